@@ -1,0 +1,146 @@
+/* The packet-level network: hosts, links, switches and their queues on one nm_engine.
+ *
+ * Life of a packet. nm_network_inject puts it at the tail of its source host's egress queue (hosts
+ * have unbounded queues: pacing is the NIC model's business). A port sends its queue in FIFO
+ * order, one packet at a time: serialization takes nm_serialization_ns(bytes, bandwidth). When the
+ * last bit leaves, the link direction's impairments decide the packet's fate; a surviving packet
+ * arrives latency_ns later. At a switch it is forwarded after the switch latency into the FIFO of
+ * the egress port chosen by nm_topology_route (tail drop or pause when the buffer is full, ECN mark
+ * above the threshold). At the destination host the delivery callback gets it.
+ *
+ * Events happen at the node where they take effect and use that node's id as engine priority,
+ * so simultaneous events are ordered by node id, then by scheduling order (nm_engine.h).
+ *
+ * Packets live in a pool that grows with the number in flight and is reused; the memory of the
+ * model is O(nodes + ports + packets in flight + flows seen by impaired links).
+ */
+#ifndef NM_NETWORK_H
+#define NM_NETWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netmodel/nm_config.h"
+#include "netmodel/nm_engine.h"
+#include "netmodel/nm_error.h"
+#include "netmodel/nm_impair.h"
+#include "netmodel/nm_packet.h"
+#include "netmodel/nm_path.h"
+#include "netmodel/nm_time.h"
+#include "netmodel/nm_topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nm_network nm_network;
+
+typedef enum nm_drop_reason {
+	NM_DROP_LOSS = 0,      /* Bernoulli loss */
+	NM_DROP_BURST = 1,     /* Gilbert-Elliott burst */
+	NM_DROP_SCRIPTED = 2,  /* "drop the nth packet of flow f" */
+	NM_DROP_LINK_DOWN = 3, /* sent while the link was down */
+	NM_DROP_BUFFER = 4,    /* tail drop at a full egress queue */
+	NM_DROP_REASON_COUNT
+} nm_drop_reason;
+
+/* Trace records: what happened to which packet, where and when. */
+typedef enum nm_trace_kind {
+	NM_TRACE_INJECT = 0,   /* accepted by nm_network_inject; port = host's egress */
+	NM_TRACE_TX_START = 1, /* first bit leaves `port` */
+	NM_TRACE_TX_END = 2,   /* last bit left `port` and the packet survived its impairments */
+	NM_TRACE_DROP = 3,     /* lost at `port` (reason set) */
+	NM_TRACE_ENQUEUE = 4,  /* joined the queue of switch egress `port` (flags show ECN marks) */
+	NM_TRACE_DELIVER = 5,  /* handed to the delivery callback at host `node` */
+	NM_TRACE_PAUSE = 6,    /* `port` stopped: the next hop's queue is full (pause mode) */
+	NM_TRACE_RESUME = 7,   /* `port` restarted */
+	NM_TRACE_DUPLICATE = 8 /* `packet` is a copy just made at `port` */
+} nm_trace_kind;
+
+typedef struct nm_trace_record {
+	nm_time_ns time;
+	nm_trace_kind kind;
+	nm_drop_reason reason; /* NM_TRACE_DROP only */
+	uint32_t node;
+	uint32_t port;            /* global port id, UINT32_MAX when not applicable */
+	const nm_packet *packet;  /* NULL for PAUSE / RESUME */
+} nm_trace_record;
+
+typedef void (*nm_trace_fn)(void *ctx, const nm_trace_record *record);
+
+/* Called when a packet reaches its destination host. The record is valid during the call only. */
+typedef void (*nm_deliver_fn)(void *ctx, const nm_packet *packet);
+
+/* Builds the topology of cfg with cfg's link, switch, impairment and NIC parameters on `engine`
+ * (which the network does not own), scripted drops at the source hosts and the link faults as
+ * scheduled events. Returns 0, -EINVAL (message says why) or -ENOMEM. */
+int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out, nm_error *err);
+void nm_network_destroy(nm_network *net);
+
+void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx);
+void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx);
+
+/* Copies *packet into the network at its src host, now. -EINVAL: src/dst not distinct hosts;
+ * -EMSGSIZE: bytes is 0 or above the path's mtu + header_bytes; -ENOMEM. */
+int nm_network_inject(nm_network *net, const nm_packet *packet);
+
+nm_engine *nm_network_engine(const nm_network *net);
+const nm_topology *nm_network_topology(const nm_network *net);
+const nm_config *nm_network_config(const nm_network *net);
+
+/* Per-port overrides after creation (port is a global port id: one link direction). */
+int nm_network_set_port_link(nm_network *net, uint32_t port, const nm_link_params *link,
+			     nm_error *err);
+int nm_network_set_port_impairments(nm_network *net, uint32_t port,
+				    const nm_impair_params *params, nm_error *err);
+/* Drop the nth (from 1) packet of `flow` that finishes transmission at `port`. */
+int nm_network_add_scripted_drop(nm_network *net, uint32_t port, uint64_t flow, uint64_t nth);
+
+/* Link state, both directions. Changing it now, or at a future time through the engine. */
+int nm_network_set_link_up(nm_network *net, uint32_t link, bool up);
+int nm_network_schedule_link_state(nm_network *net, uint32_t link, nm_time_ns at, bool up);
+bool nm_network_link_is_up(const nm_network *net, uint32_t link);
+
+/* The route a packet of `flow` from src to dst takes, with each hop's parameters. */
+int nm_network_path(const nm_network *net, uint32_t src, uint32_t dst, uint64_t flow,
+		    nm_path *out);
+
+/* Closed-form latency of an isolated message: post at the source to completion at the
+ * destination = nic send overhead + nm_path_message_wire_ns + nic receive overhead. Returns
+ * NM_TIME_NEVER for invalid hosts. */
+nm_time_ns nm_network_message_latency_ns(const nm_network *net, uint32_t src, uint32_t dst,
+					 uint64_t flow, uint64_t payload_bytes);
+
+typedef struct nm_network_stats {
+	uint64_t injected;
+	uint64_t delivered;
+	uint64_t duplicated;
+	uint64_t corrupted;
+	uint64_t ecn_marked;
+	uint64_t dropped[NM_DROP_REASON_COUNT];
+	uint64_t in_flight;      /* packets held by the model now */
+	uint64_t peak_in_flight;
+} nm_network_stats;
+
+typedef struct nm_port_stats {
+	uint64_t tx_packets; /* transmissions completed (including ones then lost on the link) */
+	uint64_t tx_bytes;
+	uint64_t dropped;    /* at this port, any reason */
+	uint64_t ecn_marked;
+	uint64_t queued_bytes; /* now, including the packet being sent */
+	uint64_t peak_queued_bytes;
+	uint64_t pauses;
+} nm_port_stats;
+
+void nm_network_stats_get(const nm_network *net, nm_network_stats *out);
+int nm_network_port_stats_get(const nm_network *net, uint32_t port, nm_port_stats *out);
+
+/* Bytes held by the network's own arrays (packet pool, ports, flow tables), for accounting. */
+size_t nm_network_memory_bytes(const nm_network *net);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,335 @@
+/* Event engine: a 4-ary min-heap of (time, priority, sequence, record) over a pool of event
+ * records. The heap holds the ordering key inline so comparisons never touch the pool; the pool
+ * holds what to run. See nm_engine.h for the ordering rule and the cancellation scheme. */
+#include "netmodel/nm_engine.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEAP_ARITY 4
+#define NO_SLOT UINT32_MAX
+/* Sweeping cancelled records costs O(n); below this size lazy removal is always cheaper. */
+#define SWEEP_MIN_CANCELLED 1024
+
+typedef struct heap_entry {
+	nm_time_ns time;
+	uint64_t seq;
+	uint32_t priority;
+	uint32_t slot;
+} heap_entry;
+
+/* fn == NULL marks a cancelled record still referenced by the heap; free records are chained
+ * through next_free. The generation changes each time a record is freed, which invalidates ids. */
+typedef struct event_record {
+	nm_event_fn fn;
+	void *ctx;
+	uint64_t arg;
+	uint32_t generation;
+	uint32_t next_free;
+} event_record;
+
+struct nm_engine {
+	nm_time_ns now;
+	uint64_t next_seq;
+	uint64_t events_run;
+
+	heap_entry *heap;
+	size_t heap_len;
+	size_t heap_cap;
+
+	event_record *records;
+	uint32_t record_cap;
+	uint32_t free_head;
+	size_t cancelled; /* cancelled records still in the heap */
+
+	nm_engine_observer_fn observer;
+	void *observer_ctx;
+};
+
+static inline nm_event_id make_id(uint32_t slot, uint32_t generation)
+{
+	return ((uint64_t)generation << 32) | slot;
+}
+
+static inline int entry_before(const heap_entry *a, const heap_entry *b)
+{
+	if (a->time != b->time)
+		return a->time < b->time;
+	if (a->priority != b->priority)
+		return a->priority < b->priority;
+	return a->seq < b->seq;
+}
+
+int nm_engine_create(nm_engine **out)
+{
+	nm_engine *engine = calloc(1, sizeof(*engine));
+	if (!engine)
+		return -ENOMEM;
+	engine->free_head = NO_SLOT;
+	*out = engine;
+	return 0;
+}
+
+void nm_engine_destroy(nm_engine *engine)
+{
+	if (!engine)
+		return;
+	free(engine->heap);
+	free(engine->records);
+	free(engine);
+}
+
+nm_time_ns nm_engine_now(const nm_engine *engine)
+{
+	return engine->now;
+}
+
+static int grow_records(nm_engine *engine)
+{
+	uint32_t old_cap = engine->record_cap;
+	if (old_cap >= UINT32_MAX / 2)
+		return -ENOMEM;
+	uint32_t new_cap = old_cap ? old_cap * 2 : 256;
+	event_record *records = realloc(engine->records, (size_t)new_cap * sizeof(*records));
+	if (!records)
+		return -ENOMEM;
+	/* Chain the new records in increasing order so allocation order is reproducible. */
+	for (uint32_t i = old_cap; i < new_cap; i++) {
+		records[i].fn = NULL;
+		records[i].generation = 1;
+		records[i].next_free = (i + 1 < new_cap) ? i + 1 : engine->free_head;
+	}
+	engine->free_head = old_cap;
+	engine->records = records;
+	engine->record_cap = new_cap;
+	return 0;
+}
+
+static int grow_heap(nm_engine *engine)
+{
+	size_t new_cap = engine->heap_cap ? engine->heap_cap * 2 : 256;
+	heap_entry *heap = realloc(engine->heap, new_cap * sizeof(*heap));
+	if (!heap)
+		return -ENOMEM;
+	engine->heap = heap;
+	engine->heap_cap = new_cap;
+	return 0;
+}
+
+static void free_record(nm_engine *engine, uint32_t slot)
+{
+	event_record *rec = &engine->records[slot];
+	rec->fn = NULL;
+	rec->generation++;
+	if (rec->generation == 0) /* keep ids non-zero after wrap-around */
+		rec->generation = 1;
+	rec->next_free = engine->free_head;
+	engine->free_head = slot;
+}
+
+static void sift_up(heap_entry *heap, size_t pos, heap_entry item)
+{
+	while (pos > 0) {
+		size_t parent = (pos - 1) / HEAP_ARITY;
+		if (!entry_before(&item, &heap[parent]))
+			break;
+		heap[pos] = heap[parent];
+		pos = parent;
+	}
+	heap[pos] = item;
+}
+
+static void sift_down(heap_entry *heap, size_t len, size_t pos, heap_entry item)
+{
+	for (;;) {
+		size_t first = pos * HEAP_ARITY + 1;
+		if (first >= len)
+			break;
+		size_t last = first + HEAP_ARITY < len ? first + HEAP_ARITY : len;
+		size_t best = first;
+		for (size_t c = first + 1; c < last; c++)
+			if (entry_before(&heap[c], &heap[best]))
+				best = c;
+		if (!entry_before(&heap[best], &item))
+			break;
+		heap[pos] = heap[best];
+		pos = best;
+	}
+	heap[pos] = item;
+}
+
+static heap_entry heap_pop(nm_engine *engine)
+{
+	heap_entry top = engine->heap[0];
+	engine->heap_len--;
+	if (engine->heap_len > 0)
+		sift_down(engine->heap, engine->heap_len, 0, engine->heap[engine->heap_len]);
+	return top;
+}
+
+int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_event_fn fn,
+		       void *ctx, uint64_t arg, nm_event_id *id_out)
+{
+	if (!fn || at < engine->now)
+		return -EINVAL;
+	if (engine->free_head == NO_SLOT && grow_records(engine) != 0)
+		return -ENOMEM;
+	if (engine->heap_len == engine->heap_cap && grow_heap(engine) != 0)
+		return -ENOMEM;
+
+	uint32_t slot = engine->free_head;
+	event_record *rec = &engine->records[slot];
+	engine->free_head = rec->next_free;
+	rec->fn = fn;
+	rec->ctx = ctx;
+	rec->arg = arg;
+
+	heap_entry item = {.time = at, .seq = engine->next_seq++, .priority = priority, .slot = slot};
+	sift_up(engine->heap, engine->heap_len++, item);
+	if (id_out)
+		*id_out = make_id(slot, rec->generation);
+	return 0;
+}
+
+int nm_engine_schedule_after(nm_engine *engine, nm_time_ns delay, uint32_t priority,
+			     nm_event_fn fn, void *ctx, uint64_t arg, nm_event_id *id_out)
+{
+	if (delay > NM_TIME_NEVER - engine->now)
+		return -EOVERFLOW;
+	return nm_engine_schedule(engine, engine->now + delay, priority, fn, ctx, arg, id_out);
+}
+
+/* Removes every cancelled entry and rebuilds the heap bottom-up: O(n). */
+static void sweep_cancelled(nm_engine *engine)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < engine->heap_len; i++) {
+		heap_entry e = engine->heap[i];
+		if (engine->records[e.slot].fn)
+			engine->heap[kept++] = e;
+		else
+			free_record(engine, e.slot);
+	}
+	engine->heap_len = kept;
+	engine->cancelled = 0;
+	for (size_t i = kept / HEAP_ARITY + 1; i-- > 0;)
+		if (i < kept)
+			sift_down(engine->heap, kept, i, engine->heap[i]);
+}
+
+int nm_engine_cancel(nm_engine *engine, nm_event_id id)
+{
+	uint32_t slot = (uint32_t)id;
+	uint32_t generation = (uint32_t)(id >> 32);
+	if (id == NM_EVENT_NONE || slot >= engine->record_cap)
+		return -ENOENT;
+	event_record *rec = &engine->records[slot];
+	if (rec->generation != generation || !rec->fn)
+		return -ENOENT;
+	rec->fn = NULL;
+	engine->cancelled++;
+	size_t live = engine->heap_len - engine->cancelled;
+	if (engine->cancelled >= SWEEP_MIN_CANCELLED && engine->cancelled > live)
+		sweep_cancelled(engine);
+	return 0;
+}
+
+/* Pops cancelled entries off the top; true when a live event is then on top. */
+static bool settle_top(nm_engine *engine)
+{
+	while (engine->heap_len > 0) {
+		uint32_t slot = engine->heap[0].slot;
+		if (engine->records[slot].fn)
+			return true;
+		heap_pop(engine);
+		free_record(engine, slot);
+		engine->cancelled--;
+	}
+	return false;
+}
+
+/* Runs the live event on top of the heap (settle_top must have returned true). */
+static void run_top(nm_engine *engine)
+{
+	heap_entry top = heap_pop(engine);
+	event_record *rec = &engine->records[top.slot];
+	nm_event_fn fn = rec->fn;
+	void *ctx = rec->ctx;
+	uint64_t arg = rec->arg;
+	/* Free first: the handler may schedule and reuse this record. */
+	free_record(engine, top.slot);
+	engine->now = top.time;
+	engine->events_run++;
+	if (engine->observer)
+		engine->observer(engine->observer_ctx, top.time, top.priority, fn, arg);
+	fn(engine, ctx, arg);
+}
+
+uint64_t nm_engine_run_until(nm_engine *engine, nm_time_ns end)
+{
+	uint64_t before = engine->events_run;
+	while (settle_top(engine) && engine->heap[0].time <= end)
+		run_top(engine);
+	if (end != NM_TIME_NEVER && end > engine->now)
+		engine->now = end;
+	return engine->events_run - before;
+}
+
+uint64_t nm_engine_run_next_instant(nm_engine *engine)
+{
+	if (!settle_top(engine))
+		return 0;
+	nm_time_ns instant = engine->heap[0].time;
+	uint64_t before = engine->events_run;
+	while (settle_top(engine) && engine->heap[0].time == instant)
+		run_top(engine);
+	return engine->events_run - before;
+}
+
+nm_run_result nm_engine_run_until_pred(nm_engine *engine, nm_engine_pred_fn pred, void *ctx,
+				       nm_time_ns deadline)
+{
+	for (;;) {
+		if (pred(ctx))
+			return NM_RUN_SATISFIED;
+		if (!settle_top(engine) || engine->heap[0].time > deadline) {
+			if (deadline == NM_TIME_NEVER)
+				return NM_RUN_IDLE;
+			if (deadline > engine->now)
+				engine->now = deadline;
+			return NM_RUN_DEADLINE;
+		}
+		run_top(engine);
+	}
+}
+
+size_t nm_engine_pending(const nm_engine *engine)
+{
+	return engine->heap_len - engine->cancelled;
+}
+
+bool nm_engine_next_time(nm_engine *engine, nm_time_ns *time_out)
+{
+	if (!settle_top(engine))
+		return false;
+	*time_out = engine->heap[0].time;
+	return true;
+}
+
+uint64_t nm_engine_events_run(const nm_engine *engine)
+{
+	return engine->events_run;
+}
+
+size_t nm_engine_memory_bytes(const nm_engine *engine)
+{
+	return sizeof(*engine) + engine->heap_cap * sizeof(heap_entry) +
+	       (size_t)engine->record_cap * sizeof(event_record);
+}
+
+void nm_engine_set_observer(nm_engine *engine, nm_engine_observer_fn fn, void *ctx)
+{
+	engine->observer = fn;
+	engine->observer_ctx = ctx;
+}

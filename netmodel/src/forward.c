@@ -1,0 +1,341 @@
+/* The packet state machine: queueing at a port, transmission, impairments on the link, arrival
+ * at a switch (routing, buffer, ECN) or at the destination host. Every event is scheduled with
+ * the id of the node where it takes effect as its engine priority. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "netmodel/nm_link.h"
+#include "network_internal.h"
+
+static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg);
+static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg);
+static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg);
+
+void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint32_t node,
+		uint32_t port, const nm_packet *pkt)
+{
+	nm_trace_record rec = {
+		.time = nm_engine_now(net->engine),
+		.kind = kind,
+		.reason = reason,
+		.node = node,
+		.port = port,
+		.packet = pkt,
+	};
+	net->trace(net->trace_ctx, &rec);
+}
+
+#define TRACE(net, kind, reason, node, port, pkt)                                  \
+	do {                                                                        \
+		if ((net)->trace)                                                   \
+			emit_trace((net), (kind), (reason), (node), (port), (pkt)); \
+	} while (0)
+
+/* ---- packet pool ---- */
+
+static int grow_pool(nm_network *net)
+{
+	packet_slot **chunks = realloc(net->chunks, (net->chunk_count + 1) * sizeof(*chunks));
+	if (!chunks)
+		return -ENOMEM;
+	net->chunks = chunks;
+	packet_slot *chunk = malloc(PACKET_CHUNK_SIZE * sizeof(*chunk));
+	if (!chunk)
+		return -ENOMEM;
+	uint32_t base = net->chunk_count << PACKET_CHUNK_BITS;
+	for (uint32_t i = 0; i < PACKET_CHUNK_SIZE; i++)
+		chunk[i].next = (i + 1 < PACKET_CHUNK_SIZE) ? base + i + 1 : net->free_packet;
+	net->chunks[net->chunk_count++] = chunk;
+	net->free_packet = base;
+	return 0;
+}
+
+int packet_alloc(nm_network *net, uint32_t *index_out)
+{
+	if (net->free_packet == NO_INDEX) {
+		if (net->chunk_count >= (NO_INDEX >> PACKET_CHUNK_BITS) || grow_pool(net))
+			return -ENOMEM;
+	}
+	uint32_t index = net->free_packet;
+	packet_slot *slot = packet_at(net, index);
+	net->free_packet = slot->next;
+	slot->next = NO_INDEX;
+	slot->reserved_port = NO_INDEX;
+	slot->ingress_port = NO_INDEX;
+	if (++net->stats.in_flight > net->stats.peak_in_flight)
+		net->stats.peak_in_flight = net->stats.in_flight;
+	*index_out = index;
+	return 0;
+}
+
+void packet_free(nm_network *net, uint32_t index)
+{
+	packet_at(net, index)->next = net->free_packet;
+	net->free_packet = index;
+	net->stats.in_flight--;
+}
+
+/* ---- buffers and pause ---- */
+
+static bool pause_mode(const nm_network *net)
+{
+	return net->cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE;
+}
+
+static uint64_t buffer_limit(const nm_network *net, const egress_port *p)
+{
+	return p->owner_is_switch ? net->cfg.sw.buffer_bytes : 0;
+}
+
+static bool has_room(const nm_network *net, const egress_port *p, uint64_t bytes)
+{
+	uint64_t limit = buffer_limit(net, p);
+	return limit == 0 || p->queued_bytes + p->reserved_bytes + bytes <= limit;
+}
+
+/* Global id of the egress port `pkt` leaves switch `node` through. */
+static uint32_t route_at(const nm_network *net, uint32_t node, const nm_packet *pkt)
+{
+	uint32_t local = nm_topology_route(&net->topo, node, pkt->flow, pkt->src, pkt->dst);
+	return net->topo.nodes[node].first_port + local;
+}
+
+static void add_waiter(nm_network *net, uint32_t target_id, uint32_t waiter_id)
+{
+	egress_port *target = &net->ports[target_id];
+	net->ports[waiter_id].next_waiter = NO_INDEX;
+	if (target->waiter_tail == NO_INDEX)
+		target->waiter_head = waiter_id;
+	else
+		net->ports[target->waiter_tail].next_waiter = waiter_id;
+	target->waiter_tail = waiter_id;
+}
+
+/* Space was freed at `target_id`: restart waiting transmitters in the order they paused, as long
+ * as the packet at the head of each fits (the first that does not keeps its place). */
+static void wake_waiters(nm_network *net, uint32_t target_id)
+{
+	egress_port *target = &net->ports[target_id];
+	while (target->waiter_head != NO_INDEX) {
+		uint32_t waiter_id = target->waiter_head;
+		egress_port *waiter = &net->ports[waiter_id];
+		const packet_slot *head = packet_at(net, waiter->queue_head);
+		if (!has_room(net, target, head->pkt.bytes))
+			return;
+		target->waiter_head = waiter->next_waiter;
+		if (target->waiter_head == NO_INDEX)
+			target->waiter_tail = NO_INDEX;
+		waiter->state = PORT_IDLE;
+		TRACE(net, NM_TRACE_RESUME, 0, waiter->node, waiter_id, NULL);
+		port_try_start(net, waiter_id);
+	}
+}
+
+static void release_reservation(nm_network *net, packet_slot *slot)
+{
+	if (slot->reserved_port == NO_INDEX)
+		return;
+	uint32_t target = slot->reserved_port;
+	net->ports[target].reserved_bytes -= slot->pkt.bytes;
+	slot->reserved_port = NO_INDEX;
+	wake_waiters(net, target);
+}
+
+/* ---- transmitter ---- */
+
+static nm_time_ns port_serialization(egress_port *p, uint32_t bytes)
+{
+	if (bytes != p->cached_bytes) {
+		p->cached_bytes = bytes;
+		p->cached_ser_ns = nm_serialization_ns(bytes, p->bandwidth_bps);
+	}
+	return p->cached_ser_ns;
+}
+
+void port_try_start(nm_network *net, uint32_t port_id)
+{
+	egress_port *p = &net->ports[port_id];
+	if (p->state != PORT_IDLE || p->queue_head == NO_INDEX)
+		return;
+	uint32_t index = p->queue_head;
+	packet_slot *slot = packet_at(net, index);
+
+	if (pause_mode(net) && p->peer_is_switch) {
+		uint32_t target = route_at(net, p->peer_node, &slot->pkt);
+		if (!has_room(net, &net->ports[target], slot->pkt.bytes)) {
+			p->state = PORT_PAUSED;
+			p->stats.pauses++;
+			add_waiter(net, target, port_id);
+			TRACE(net, NM_TRACE_PAUSE, 0, p->node, port_id, NULL);
+			return;
+		}
+		net->ports[target].reserved_bytes += slot->pkt.bytes;
+		slot->reserved_port = target;
+	}
+
+	p->queue_head = slot->next;
+	if (p->queue_head == NO_INDEX)
+		p->queue_tail = NO_INDEX;
+	p->in_service = index;
+	p->state = PORT_BUSY;
+	TRACE(net, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
+	nm_time_ns done = nm_engine_now(net->engine) + port_serialization(p, slot->pkt.bytes);
+	/* Cannot fail once the engine's arrays hold the peak number of events; if memory runs out
+	 * the packet would be stuck, so abort loudly rather than corrupt the run. */
+	if (nm_engine_schedule(net->engine, done, p->node, tx_done_event, net, port_id, NULL))
+		abort();
+}
+
+void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
+{
+	egress_port *p = &net->ports[port_id];
+	packet_slot *slot = packet_at(net, index);
+	slot->next = NO_INDEX;
+	if (p->queue_tail == NO_INDEX)
+		p->queue_head = index;
+	else
+		packet_at(net, p->queue_tail)->next = index;
+	p->queue_tail = index;
+	p->queued_bytes += slot->pkt.bytes;
+	if (p->queued_bytes > p->stats.peak_queued_bytes)
+		p->stats.peak_queued_bytes = p->queued_bytes;
+	port_try_start(net, port_id);
+}
+
+static void drop_packet(nm_network *net, uint32_t port_id, uint32_t index, nm_drop_reason reason)
+{
+	packet_slot *slot = packet_at(net, index);
+	egress_port *p = &net->ports[port_id];
+	net->stats.dropped[reason]++;
+	p->stats.dropped++;
+	TRACE(net, NM_TRACE_DROP, reason, p->node, port_id, &slot->pkt);
+	release_reservation(net, slot);
+	packet_free(net, index);
+}
+
+/* Sends a surviving packet across the link: it arrives after the link latency (plus the peer
+ * switch's forwarding latency, folded into the same event) plus any reordering hold. */
+static void launch(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns extra_delay)
+{
+	packet_slot *slot = packet_at(net, index);
+	slot->ingress_port = p->peer_port;
+	nm_time_ns at = nm_engine_now(net->engine) + p->arrive_delay_ns + extra_delay;
+	nm_event_fn fn = p->peer_is_switch ? arrive_switch_event : deliver_event;
+	if (nm_engine_schedule(net->engine, at, p->peer_node, fn, net, index, NULL))
+		abort();
+}
+
+/* A copy made by the duplication impairment. In pause mode it needs space of its own at the
+ * next switch; when there is none it is lost to the buffer, as the original would have been. */
+static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slot *original)
+{
+	egress_port *p = &net->ports[port_id];
+	uint32_t index;
+	if (packet_alloc(net, &index))
+		abort();
+	packet_slot *copy = packet_at(net, index);
+	copy->pkt = original->pkt;
+	copy->pkt.flags |= NM_PKT_DUPLICATE;
+	net->stats.duplicated++;
+	TRACE(net, NM_TRACE_DUPLICATE, 0, p->node, port_id, &copy->pkt);
+	if (original->reserved_port != NO_INDEX) {
+		egress_port *target = &net->ports[original->reserved_port];
+		if (!has_room(net, target, copy->pkt.bytes)) {
+			drop_packet(net, port_id, index, NM_DROP_BUFFER);
+			return;
+		}
+		target->reserved_bytes += copy->pkt.bytes;
+		copy->reserved_port = original->reserved_port;
+	}
+	launch(net, p, index, 0);
+}
+
+static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	nm_network *net = ctx;
+	uint32_t port_id = (uint32_t)arg;
+	egress_port *p = &net->ports[port_id];
+	uint32_t index = p->in_service;
+	packet_slot *slot = packet_at(net, index);
+
+	p->in_service = NO_INDEX;
+	p->state = PORT_IDLE;
+	p->queued_bytes -= slot->pkt.bytes;
+	p->stats.tx_packets++;
+	p->stats.tx_bytes += slot->pkt.bytes;
+	if (p->waiter_head != NO_INDEX)
+		wake_waiters(net, port_id);
+
+	impair_verdict verdict = {0};
+	if (!net->link_up[p->link]) {
+		verdict.drop = true;
+		verdict.reason = NM_DROP_LINK_DOWN;
+	} else if (p->impair && impair_decide(p->impair, slot->pkt.flow, &verdict)) {
+		abort(); /* out of memory for a flow record */
+	}
+
+	if (verdict.drop) {
+		drop_packet(net, port_id, index, verdict.reason);
+	} else {
+		if (verdict.corrupt && !(slot->pkt.flags & NM_PKT_CORRUPTED)) {
+			slot->pkt.flags |= NM_PKT_CORRUPTED;
+			net->stats.corrupted++;
+		}
+		if (verdict.extra_delay)
+			slot->pkt.flags |= NM_PKT_DELAYED;
+		TRACE(net, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
+		launch(net, p, index, verdict.extra_delay);
+		if (verdict.duplicate)
+			launch_duplicate(net, port_id, slot);
+	}
+	port_try_start(net, port_id);
+	(void)engine;
+}
+
+/* Last bit in plus forwarding latency: route, then tail drop / ECN, then the egress FIFO. */
+static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	nm_network *net = ctx;
+	uint32_t index = (uint32_t)arg;
+	packet_slot *slot = packet_at(net, index);
+	uint32_t node = net->ports[slot->ingress_port].node;
+	uint32_t egress_id = route_at(net, node, &slot->pkt);
+	egress_port *egress = &net->ports[egress_id];
+
+	if (slot->reserved_port != NO_INDEX) {
+		/* Pause mode: the space was set aside when the upstream port started sending. */
+		egress->reserved_bytes -= slot->pkt.bytes;
+		slot->reserved_port = NO_INDEX;
+	} else if (!has_room(net, egress, slot->pkt.bytes)) {
+		drop_packet(net, egress_id, index, NM_DROP_BUFFER);
+		return;
+	}
+	uint64_t ecn = net->cfg.sw.ecn_threshold_bytes;
+	if (ecn && egress->queued_bytes >= ecn) {
+		slot->pkt.flags |= NM_PKT_ECN;
+		egress->stats.ecn_marked++;
+		net->stats.ecn_marked++;
+	}
+	TRACE(net, NM_TRACE_ENQUEUE, 0, egress->node, egress_id, &slot->pkt);
+	port_enqueue(net, egress_id, index);
+	(void)engine;
+}
+
+static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	nm_network *net = ctx;
+	uint32_t index = (uint32_t)arg;
+	packet_slot *slot = packet_at(net, index);
+	net->stats.delivered++;
+	TRACE(net, NM_TRACE_DELIVER, 0, slot->pkt.dst, NO_INDEX, &slot->pkt);
+	if (net->deliver)
+		net->deliver(net->deliver_ctx, &slot->pkt);
+	packet_free(net, index);
+	(void)engine;
+}
+
+void link_state_event(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	nm_network_set_link_up(ctx, (uint32_t)(arg >> 1), arg & 1);
+	(void)engine;
+}

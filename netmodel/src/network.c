@@ -1,0 +1,344 @@
+/* Building the network from a configuration, per-port settings, link state, queries. The packet
+ * state machine itself is in forward.c. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netmodel/nm_cost.h"
+#include "netmodel/nm_link.h"
+#include "netmodel/nm_prng.h"
+#include "network_internal.h"
+
+/* Children of the seed in the random-stream tree (nm_prng.h). */
+enum stream_root {
+	STREAM_IMPAIRMENT = 1,
+};
+
+static void apply_link_params(nm_network *net, egress_port *p, const nm_link_params *link)
+{
+	p->bandwidth_bps = link->bandwidth_bps;
+	p->latency_ns = link->latency_ns;
+	p->mtu_bytes = link->mtu_bytes;
+	p->header_bytes = link->header_bytes;
+	p->arrive_delay_ns = link->latency_ns + (p->peer_is_switch ? net->cfg.sw.latency_ns : 0);
+	p->cached_bytes = 0;
+	p->cached_ser_ns = 0;
+}
+
+static void init_port(nm_network *net, uint32_t id)
+{
+	const nm_topology_port *tp = &net->topo.ports[id];
+	egress_port *p = &net->ports[id];
+	memset(p, 0, sizeof(*p));
+	p->node = tp->node;
+	p->peer_port = tp->peer_port;
+	p->peer_node = net->topo.ports[tp->peer_port].node;
+	p->link = tp->link;
+	p->owner_is_switch = net->topo.nodes[p->node].kind == NM_NODE_SWITCH;
+	p->peer_is_switch = net->topo.nodes[p->peer_node].kind == NM_NODE_SWITCH;
+	p->queue_head = p->queue_tail = NO_INDEX;
+	p->in_service = NO_INDEX;
+	p->waiter_head = p->waiter_tail = p->next_waiter = NO_INDEX;
+	apply_link_params(net, p, &net->cfg.link);
+}
+
+/* Creates the impairment state of a port on first need. */
+static int port_impair(nm_network *net, uint32_t id, impair_state **out, nm_error *err)
+{
+	egress_port *p = &net->ports[id];
+	if (!p->impair) {
+		impair_state *state = malloc(sizeof(*state));
+		if (!state)
+			return nm_error_set(err, -ENOMEM, "impairments: out of memory");
+		uint64_t path[] = {STREAM_IMPAIRMENT, id};
+		int rc = impair_state_init(state, &net->cfg.impair, nm_prng_key_path(net->cfg.seed, path, 2),
+					   err);
+		if (rc) {
+			free(state);
+			return rc;
+		}
+		p->impair = state;
+	}
+	*out = p->impair;
+	return 0;
+}
+
+static int setup_impairments(nm_network *net, nm_error *err)
+{
+	impair_state *state;
+	int rc;
+	if (nm_impair_params_active(&net->cfg.impair))
+		for (uint32_t id = 0; id < net->topo.port_count; id++)
+			if ((rc = port_impair(net, id, &state, err)))
+				return rc;
+	/* Config drops name the nth packet of a flow as it leaves its source host. */
+	for (uint32_t i = 0; i < net->cfg.drop_count; i++) {
+		for (uint32_t host = 0; host < net->topo.params.hosts; host++) {
+			uint32_t id = net->topo.nodes[host].first_port;
+			if ((rc = port_impair(net, id, &state, err)))
+				return rc;
+			if (impair_add_rule(state, net->cfg.drops[i].flow, net->cfg.drops[i].nth))
+				return nm_error_set(err, -ENOMEM, "loss.drop: out of memory");
+		}
+	}
+	return 0;
+}
+
+static int setup_faults(nm_network *net, nm_error *err)
+{
+	for (uint32_t i = 0; i < net->cfg.fault_count; i++) {
+		const nm_link_fault *f = &net->cfg.faults[i];
+		if (f->link >= net->topo.link_count)
+			return nm_error_set(err, -EINVAL,
+					    "faults.link_down: link %" PRIu32
+					    " does not exist (allowed: 0 to %" PRIu32 ")",
+					    f->link, net->topo.link_count - 1);
+		int rc = nm_network_schedule_link_state(net, f->link, f->down_at, false);
+		if (!rc && f->up_at != NM_TIME_NEVER)
+			rc = nm_network_schedule_link_state(net, f->link, f->up_at, true);
+		if (rc)
+			return nm_error_set(err, rc,
+					    "faults.link_down: link %" PRIu32 " at %" PRIu64
+					    " ns cannot be scheduled (in the past?)",
+					    f->link, f->down_at);
+	}
+	return 0;
+}
+
+int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out, nm_error *err)
+{
+	int rc = nm_config_check(cfg, err);
+	if (rc)
+		return rc;
+	nm_network *net = calloc(1, sizeof(*net));
+	if (!net)
+		return nm_error_set(err, -ENOMEM, "network: out of memory");
+	net->engine = engine;
+	net->cfg = *cfg;
+	net->free_packet = NO_INDEX;
+	if ((rc = nm_topology_init(&net->topo, &cfg->topology, err)))
+		goto fail;
+	net->ports = calloc(net->topo.port_count, sizeof(*net->ports));
+	net->link_up = malloc(net->topo.link_count * sizeof(*net->link_up));
+	if (!net->ports || !net->link_up) {
+		rc = nm_error_set(err, -ENOMEM, "network: out of memory");
+		goto fail;
+	}
+	for (uint32_t id = 0; id < net->topo.port_count; id++)
+		init_port(net, id);
+	for (uint32_t l = 0; l < net->topo.link_count; l++)
+		net->link_up[l] = true;
+	if ((rc = setup_impairments(net, err)) || (rc = setup_faults(net, err)))
+		goto fail;
+	*out = net;
+	return 0;
+fail:
+	nm_network_destroy(net);
+	return rc;
+}
+
+void nm_network_destroy(nm_network *net)
+{
+	if (!net)
+		return;
+	if (net->ports) {
+		for (uint32_t id = 0; id < net->topo.port_count; id++) {
+			if (net->ports[id].impair) {
+				impair_state_release(net->ports[id].impair);
+				free(net->ports[id].impair);
+			}
+		}
+	}
+	for (uint32_t c = 0; c < net->chunk_count; c++)
+		free(net->chunks[c]);
+	free(net->chunks);
+	free(net->ports);
+	free(net->link_up);
+	nm_topology_release(&net->topo);
+	free(net);
+}
+
+void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx)
+{
+	net->deliver = fn;
+	net->deliver_ctx = ctx;
+}
+
+void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx)
+{
+	net->trace = fn;
+	net->trace_ctx = ctx;
+}
+
+nm_engine *nm_network_engine(const nm_network *net)
+{
+	return net->engine;
+}
+
+const nm_topology *nm_network_topology(const nm_network *net)
+{
+	return &net->topo;
+}
+
+const nm_config *nm_network_config(const nm_network *net)
+{
+	return &net->cfg;
+}
+
+static bool is_host(const nm_network *net, uint32_t node)
+{
+	return node < net->topo.params.hosts;
+}
+
+int nm_network_inject(nm_network *net, const nm_packet *packet)
+{
+	if (!is_host(net, packet->src) || !is_host(net, packet->dst) || packet->src == packet->dst)
+		return -EINVAL;
+	uint32_t port_id = net->topo.nodes[packet->src].first_port;
+	const egress_port *p = &net->ports[port_id];
+	if (packet->bytes == 0 || packet->bytes > (uint64_t)p->mtu_bytes + p->header_bytes)
+		return -EMSGSIZE;
+	uint32_t index;
+	if (packet_alloc(net, &index))
+		return -ENOMEM;
+	packet_slot *slot = packet_at(net, index);
+	slot->pkt = *packet;
+	slot->pkt.injected_at = nm_engine_now(net->engine);
+	net->stats.injected++;
+	if (net->trace)
+		emit_trace(net, NM_TRACE_INJECT, 0, packet->src, port_id, &slot->pkt);
+	port_enqueue(net, port_id, index);
+	return 0;
+}
+
+int nm_network_set_port_link(nm_network *net, uint32_t port_id, const nm_link_params *link,
+			     nm_error *err)
+{
+	if (port_id >= net->topo.port_count)
+		return nm_error_set(err, -EINVAL, "port %" PRIu32 " does not exist (allowed: 0 to %" PRIu32 ")",
+				    port_id, net->topo.port_count - 1);
+	if (link->mtu_bytes == 0)
+		return nm_error_set(err, -EINVAL, "link.mtu: 0 is out of range (allowed: >= 1)");
+	apply_link_params(net, &net->ports[port_id], link);
+	return 0;
+}
+
+int nm_network_set_port_impairments(nm_network *net, uint32_t port_id,
+				    const nm_impair_params *params, nm_error *err)
+{
+	if (port_id >= net->topo.port_count)
+		return nm_error_set(err, -EINVAL, "port %" PRIu32 " does not exist (allowed: 0 to %" PRIu32 ")",
+				    port_id, net->topo.port_count - 1);
+	impair_state *state;
+	int rc = port_impair(net, port_id, &state, err);
+	if (rc)
+		return rc;
+	/* Keep the flow records and scripted rules; only the rates change. */
+	impair_state fresh;
+	if ((rc = impair_state_init(&fresh, params, state->key, err)))
+		return rc;
+	fresh.flows = state->flows;
+	fresh.flow_cap = state->flow_cap;
+	fresh.flow_count = state->flow_count;
+	fresh.rules = state->rules;
+	fresh.rule_count = state->rule_count;
+	fresh.rule_cap = state->rule_cap;
+	*state = fresh;
+	return 0;
+}
+
+int nm_network_add_scripted_drop(nm_network *net, uint32_t port_id, uint64_t flow, uint64_t nth)
+{
+	if (port_id >= net->topo.port_count || nth == 0)
+		return -EINVAL;
+	impair_state *state;
+	int rc = port_impair(net, port_id, &state, NULL);
+	return rc ? rc : impair_add_rule(state, flow, nth);
+}
+
+int nm_network_set_link_up(nm_network *net, uint32_t link, bool up)
+{
+	if (link >= net->topo.link_count)
+		return -EINVAL;
+	net->link_up[link] = up;
+	return 0;
+}
+
+int nm_network_schedule_link_state(nm_network *net, uint32_t link, nm_time_ns at, bool up)
+{
+	if (link >= net->topo.link_count)
+		return -EINVAL;
+	uint32_t node = net->topo.ports[net->topo.link_ports[2 * link]].node;
+	return nm_engine_schedule(net->engine, at, node, link_state_event, net,
+				  ((uint64_t)link << 1) | (up ? 1 : 0), NULL);
+}
+
+bool nm_network_link_is_up(const nm_network *net, uint32_t link)
+{
+	return link < net->topo.link_count && net->link_up[link];
+}
+
+int nm_network_path(const nm_network *net, uint32_t src, uint32_t dst, uint64_t flow,
+		    nm_path *out)
+{
+	if (!is_host(net, src) || !is_host(net, dst) || src == dst)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->mtu_bytes = UINT32_MAX;
+	uint32_t node = src;
+	while (node != dst) {
+		if (out->hop_count == NM_TOPOLOGY_MAX_HOPS)
+			return -ELOOP; /* cannot happen with the built-in topologies */
+		uint32_t local = nm_topology_route(&net->topo, node, flow, src, dst);
+		uint32_t port_id = net->topo.nodes[node].first_port + local;
+		const egress_port *p = &net->ports[port_id];
+		out->hops[out->hop_count++] = (nm_path_hop){
+			.port = port_id,
+			.bandwidth_bps = p->bandwidth_bps,
+			.latency_ns = p->latency_ns,
+			.forward_ns = p->arrive_delay_ns - p->latency_ns,
+		};
+		if (p->mtu_bytes < out->mtu_bytes)
+			out->mtu_bytes = p->mtu_bytes;
+		if (p->header_bytes > out->header_bytes)
+			out->header_bytes = p->header_bytes;
+		node = p->peer_node;
+	}
+	return 0;
+}
+
+nm_time_ns nm_network_message_latency_ns(const nm_network *net, uint32_t src, uint32_t dst,
+					 uint64_t flow, uint64_t payload_bytes)
+{
+	nm_path path;
+	if (nm_network_path(net, src, dst, flow, &path))
+		return NM_TIME_NEVER;
+	return nm_nic_send_overhead_ns(&net->cfg.nic) + nm_path_message_wire_ns(&path, payload_bytes) +
+	       nm_nic_recv_overhead_ns(&net->cfg.nic);
+}
+
+void nm_network_stats_get(const nm_network *net, nm_network_stats *out)
+{
+	*out = net->stats;
+}
+
+int nm_network_port_stats_get(const nm_network *net, uint32_t port_id, nm_port_stats *out)
+{
+	if (port_id >= net->topo.port_count)
+		return -EINVAL;
+	*out = net->ports[port_id].stats;
+	out->queued_bytes = net->ports[port_id].queued_bytes;
+	return 0;
+}
+
+size_t nm_network_memory_bytes(const nm_network *net)
+{
+	size_t bytes = sizeof(*net) + net->topo.port_count * (sizeof(egress_port) + sizeof(nm_topology_port)) +
+		       net->topo.node_count * sizeof(nm_topology_node) +
+		       (size_t)net->chunk_count * PACKET_CHUNK_SIZE * sizeof(packet_slot);
+	for (uint32_t id = 0; id < net->topo.port_count; id++)
+		if (net->ports[id].impair)
+			bytes += sizeof(impair_state) + impair_memory_bytes(net->ports[id].impair);
+	return bytes;
+}

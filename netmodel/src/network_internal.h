@@ -1,0 +1,105 @@
+/* Structures shared by the network's files: network.c (building, settings, queries) and
+ * forward.c (the packet state machine). Not a public header. */
+#ifndef NM_NETWORK_INTERNAL_H
+#define NM_NETWORK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "impair_state.h"
+#include "netmodel/nm_config.h"
+#include "netmodel/nm_engine.h"
+#include "netmodel/nm_network.h"
+#include "netmodel/nm_topology.h"
+
+#define NO_INDEX UINT32_MAX
+
+/* Packets live in fixed-size chunks so a packet's address never changes while it is in flight,
+ * even when the pool grows inside a callback. */
+#define PACKET_CHUNK_BITS 12
+#define PACKET_CHUNK_SIZE (UINT32_C(1) << PACKET_CHUNK_BITS)
+
+typedef struct packet_slot {
+	nm_packet pkt;
+	uint32_t next;          /* next in a port queue, or in the free list */
+	uint32_t ingress_port;  /* port it last arrived through (its peer transmitted it) */
+	uint32_t reserved_port; /* pause mode: the egress port holding space for it, or NO_INDEX */
+	uint32_t unused;
+} packet_slot;
+
+/* A transmitter's state machine:
+ *   IDLE   --packet queued, room downstream-->  BUSY    (tx_done scheduled)
+ *   IDLE   --packet queued, no room downstream--> PAUSED (on the downstream port's waiter list)
+ *   PAUSED --room freed downstream-->           BUSY
+ *   BUSY   --tx_done-->                         IDLE, then tries the next packet at once. */
+typedef enum port_state {
+	PORT_IDLE = 0,
+	PORT_BUSY = 1,
+	PORT_PAUSED = 2,
+} port_state;
+
+typedef struct port {
+	/* Wiring and parameters. */
+	uint32_t node;
+	uint32_t peer_node;
+	uint32_t peer_port;
+	uint32_t link;
+	bool owner_is_switch;  /* buffer limit, tail drop and ECN apply to switch egress only */
+	bool peer_is_switch;
+	uint64_t bandwidth_bps;
+	nm_time_ns latency_ns;
+	nm_time_ns arrive_delay_ns; /* latency + the peer switch's forwarding latency */
+	uint32_t mtu_bytes;
+	uint32_t header_bytes;
+	uint32_t cached_bytes; /* last size serialized, to skip the division for MTU-sized trains */
+	nm_time_ns cached_ser_ns;
+
+	/* Transmitter. */
+	port_state state;
+	uint32_t queue_head;
+	uint32_t queue_tail;
+	uint32_t in_service;
+	uint64_t queued_bytes;   /* queue + packet being sent */
+	uint64_t reserved_bytes; /* pause mode: space promised to packets on their way here */
+	uint32_t waiter_head;    /* pause mode: ports waiting for space here, FIFO */
+	uint32_t waiter_tail;
+	uint32_t next_waiter;
+
+	impair_state *impair; /* NULL when this direction has no impairment */
+	nm_port_stats stats;
+} egress_port;
+
+struct nm_network {
+	nm_engine *engine;
+	nm_config cfg;
+	nm_topology topo;
+	egress_port *ports;
+	bool *link_up;
+
+	packet_slot **chunks;
+	uint32_t chunk_count;
+	uint32_t free_packet;
+
+	nm_deliver_fn deliver;
+	void *deliver_ctx;
+	nm_trace_fn trace;
+	void *trace_ctx;
+
+	nm_network_stats stats;
+};
+
+static inline packet_slot *packet_at(const nm_network *net, uint32_t index)
+{
+	return &net->chunks[index >> PACKET_CHUNK_BITS][index & (PACKET_CHUNK_SIZE - 1)];
+}
+
+/* forward.c */
+int packet_alloc(nm_network *net, uint32_t *index_out);
+void packet_free(nm_network *net, uint32_t index);
+void port_try_start(nm_network *net, uint32_t port_id);
+void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index);
+void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint32_t node,
+		uint32_t port, const nm_packet *pkt);
+void link_state_event(nm_engine *engine, void *ctx, uint64_t arg);
+
+#endif

@@ -550,9 +550,10 @@ int fabsim_info_match(uint32_t version, const struct fi_info *offer,
 	if (!m.out)
 		return -FI_ENOMEM;
 	if (!hints) {
-		struct fi_info empty = { 0 };
+		/* No hints: everything offered, with the modes (and, before
+		 * API 1.5, FI_LOCAL_MR) the provider needs. */
+		struct fi_info empty = { .mode = ~0ULL };
 
-		/* No hints: everything offered, modes as the provider needs. */
 		m.hints = &empty;
 		m.out->tx_attr->op_flags = 0;
 		m.out->rx_attr->op_flags = 0;

@@ -10,7 +10,7 @@
 #include <rdma/fi_trigger.h>
 #include <rdma/providers/fi_log.h>
 
-#include "names.h"
+#include <fabsim/names.h>
 
 #define N(constant) { (uint64_t)(constant), #constant }
 #define TABLE(var, array) \

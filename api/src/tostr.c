@@ -20,7 +20,7 @@
 #include <rdma/fi_trigger.h>
 #include <rdma/providers/fi_log.h>
 
-#include "names.h"
+#include <fabsim/names.h>
 
 /* ---- A bounded string builder: never overflows, always terminated ------- */
 

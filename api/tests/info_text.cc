@@ -1,4 +1,4 @@
-#include "info_text.h"
+#include "api/tests/info_text.h"
 
 #include <cstring>
 #include <functional>
@@ -6,7 +6,7 @@
 #include <sstream>
 
 extern "C" {
-#include "names.h"
+#include <fabsim/names.h>
 }
 
 namespace {

@@ -13,7 +13,7 @@
 #include <rdma/fi_trigger.h>
 #include <rdma/providers/fi_log.h>
 
-#include "info_text.h"
+#include "api/tests/info_text.h"
 #include "test_provider.h"
 
 namespace {

@@ -15,4 +15,18 @@ int fabsim_no_tostr(const struct fid *fid, char *buf, size_t len);
 int fabsim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		      void *ops, void *context);
 
+
+/* fi_ops_fabric */
+int fabsim_no_domain(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **dom, void *context);
+int fabsim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+			 struct fid_pep **pep, void *context);
+int fabsim_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		      struct fid_eq **eq, void *context);
+int fabsim_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+			struct fid_wait **waitset);
+int fabsim_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+int fabsim_no_domain2(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **dom, uint64_t flags, void *context);
+
 #endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * What the sim provider offers to fi_getinfo. The core applies the hints
+ * (see fabsim/core.h for how these entries are read).
+ *
+ * Two reliable-datagram entries differ only in memory registration: the
+ * first asks for the modes of a verbs NIC (local descriptors, virtual
+ * addresses, allocated memory, provider keys) and is chosen by programs that
+ * support them; the second serves programs that support none, as providers
+ * with an internal registration cache do.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define SIM_CAPS_PRIMARY                                                 \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_DIRECTED_RECV)
+#define SIM_CAPS_MODIFIERS                                               \
+	(FI_READ | FI_WRITE | FI_SEND | FI_RECV | FI_REMOTE_READ |       \
+	 FI_REMOTE_WRITE)
+#define SIM_CAPS_SECONDARY                                               \
+	(FI_MULTI_RECV | FI_SOURCE | FI_SOURCE_ERR | FI_RMA_EVENT |      \
+	 FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define SIM_CAPS (SIM_CAPS_PRIMARY | SIM_CAPS_MODIFIERS | SIM_CAPS_SECONDARY)
+
+#define SIM_TX_CAPS                                                     \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |     \
+	 FI_SEND)
+#define SIM_RX_CAPS                                                     \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |                \
+	 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |              \
+	 FI_MULTI_RECV | FI_SOURCE | FI_SOURCE_ERR | FI_RMA_EVENT)
+
+/* Queue depths and limits of the simulated NIC (a mid-range RoCE NIC). */
+enum {
+	SIM_TX_SIZE = 4096,
+	SIM_RX_SIZE = 4096,
+	SIM_INJECT_SIZE = 64,
+	SIM_IOV_LIMIT = 4,
+	SIM_RMA_IOV_LIMIT = 4,
+	SIM_MR_KEY_SIZE = 4,   /* an R_Key */
+	SIM_CQ_DATA_SIZE = 4,  /* immediate data */
+	SIM_CQ_CNT = 1024,
+	SIM_EP_CNT = 1024,
+	SIM_CNTR_CNT = 1024,
+};
+#define SIM_MAX_MSG_SIZE ((size_t)1 << 31) /* the RoCE DMA length limit */
+
+#define SIM_STRICT_MR_MODE \
+	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+
+static struct fi_info *rdm_offer(const nm_config *cfg, int mr_mode)
+{
+	struct fi_info *info = fi_allocinfo();
+
+	if (!info)
+		return NULL;
+	info->caps = SIM_CAPS;
+	info->mode = 0;
+	info->addr_format = FI_SOCKADDR_IN;
+
+	info->tx_attr->caps = SIM_TX_CAPS;
+	info->tx_attr->op_flags = FI_COMPLETION | FI_INJECT |
+				  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
+				  FI_DELIVERY_COMPLETE | FI_FENCE;
+	info->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_SAR |
+				   FI_ORDER_RAW | FI_ORDER_RAR | FI_ORDER_WAW |
+				   FI_ORDER_WAS | FI_ORDER_RAS | FI_ORDER_WAR;
+	info->tx_attr->comp_order = FI_ORDER_STRICT;
+	info->tx_attr->inject_size = SIM_INJECT_SIZE;
+	info->tx_attr->size = SIM_TX_SIZE;
+	info->tx_attr->iov_limit = SIM_IOV_LIMIT;
+	info->tx_attr->rma_iov_limit = SIM_RMA_IOV_LIMIT;
+
+	info->rx_attr->caps = SIM_RX_CAPS;
+	info->rx_attr->op_flags = FI_COMPLETION | FI_MULTI_RECV;
+	info->rx_attr->msg_order = info->tx_attr->msg_order;
+	info->rx_attr->comp_order = FI_ORDER_STRICT;
+	info->rx_attr->size = SIM_RX_SIZE;
+	info->rx_attr->iov_limit = SIM_IOV_LIMIT;
+
+	info->ep_attr->type = FI_EP_RDM;
+	info->ep_attr->protocol = FI_PROTO_UNSPEC;
+	info->ep_attr->max_msg_size = SIM_MAX_MSG_SIZE;
+	info->ep_attr->max_order_raw_size = SIM_MAX_MSG_SIZE;
+	info->ep_attr->max_order_war_size = SIM_MAX_MSG_SIZE;
+	info->ep_attr->max_order_waw_size = SIM_MAX_MSG_SIZE;
+	info->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
+	info->ep_attr->tx_ctx_cnt = 1;
+	info->ep_attr->rx_ctx_cnt = 1;
+
+	info->domain_attr->name = strdup(SIM_DOMAIN_NAME);
+	info->domain_attr->threading = FI_THREAD_SAFE;
+	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	info->domain_attr->av_type = FI_AV_UNSPEC;
+	info->domain_attr->mr_mode = mr_mode;
+	info->domain_attr->mr_key_size = SIM_MR_KEY_SIZE;
+	info->domain_attr->cq_data_size = SIM_CQ_DATA_SIZE;
+	info->domain_attr->cq_cnt = SIM_CQ_CNT;
+	info->domain_attr->ep_cnt = SIM_EP_CNT;
+	info->domain_attr->tx_ctx_cnt = 1;
+	info->domain_attr->rx_ctx_cnt = 1;
+	info->domain_attr->max_ep_tx_ctx = 1;
+	info->domain_attr->max_ep_rx_ctx = 1;
+	info->domain_attr->cntr_cnt = SIM_CNTR_CNT;
+	info->domain_attr->mr_iov_limit = 1;
+	info->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	info->domain_attr->mr_cnt = cfg->mr.max_regions ? cfg->mr.max_regions
+							 : SIZE_MAX;
+
+	info->fabric_attr->name = strdup(SIM_FABRIC_NAME);
+	if (!info->domain_attr->name || !info->fabric_attr->name) {
+		fi_freeinfo(info);
+		return NULL;
+	}
+	return info;
+}
+
+/* node/service to an IPv4 address; only this machine's resolver is asked. */
+static int resolve(const char *node, const char *service, uint64_t flags,
+		   struct sockaddr_in **out)
+{
+	struct addrinfo hints = { .ai_family = AF_INET };
+	struct addrinfo *res = NULL;
+	int ret;
+
+	if (flags & FI_NUMERICHOST)
+		hints.ai_flags |= AI_NUMERICHOST;
+	if (!node)
+		hints.ai_flags |= AI_PASSIVE;
+	ret = getaddrinfo(node, service, &hints, &res);
+	if (ret) {
+		FI_WARN(&sim_prov, FI_LOG_CORE, "cannot resolve %s:%s: %s\n",
+			node ? node : "", service ? service : "",
+			gai_strerror(ret));
+		return -FI_ENODATA;
+	}
+	*out = malloc(sizeof(**out));
+	if (*out)
+		memcpy(*out, res->ai_addr, sizeof(**out));
+	freeaddrinfo(res);
+	return *out ? 0 : -FI_ENOMEM;
+}
+
+static int set_addresses(struct fi_info *info, const char *node,
+			 const char *service, uint64_t flags)
+{
+	struct sockaddr_in *sin;
+	int ret;
+
+	if (!node && !service)
+		return 0;
+	ret = resolve(node, service, flags, &sin);
+	if (ret)
+		return ret;
+	if ((flags & FI_SOURCE) || !node) {
+		info->src_addr = sin;
+		info->src_addrlen = sizeof(*sin);
+	} else {
+		info->dest_addr = sin;
+		info->dest_addrlen = sizeof(*sin);
+	}
+	return 0;
+}
+
+int sim_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info)
+{
+	struct fi_info *strict, *relaxed;
+	nm_config cfg;
+	int ret;
+
+	ret = sim_config_load(&cfg);
+	if (ret)
+		return ret;
+	strict = rdm_offer(&cfg, SIM_STRICT_MR_MODE);
+	relaxed = rdm_offer(&cfg, 0);
+	if (!strict || !relaxed) {
+		fi_freeinfo(strict);
+		fi_freeinfo(relaxed);
+		return -FI_ENOMEM;
+	}
+	ret = set_addresses(strict, node, service, flags);
+	if (!ret)
+		ret = set_addresses(relaxed, node, service, flags);
+	if (ret) {
+		fi_freeinfo(strict);
+		fi_freeinfo(relaxed);
+		return ret;
+	}
+	strict->next = relaxed;
+	*info = strict;
+	return 0;
+}

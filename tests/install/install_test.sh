@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The install target lays out a libfabric-like prefix that pkg-config and a
+# C compiler can use, and the installed library runs a program.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+prefix="$TEST_TMPDIR/prefix"
+RUNFILES_DIR="$TEST_SRCDIR" "$TEST_SRCDIR/fabsim/install" "$prefix"
+
+[ -f "$prefix/lib/libfabric.so.1" ] || fail "no lib/libfabric.so.1"
+[ "$(readlink "$prefix/lib/libfabric.so")" = libfabric.so.1 ] || fail "libfabric.so link"
+for h in fabric.h fi_domain.h fi_endpoint.h fi_cm.h fi_eq.h fi_rma.h fi_tagged.h \
+	fi_atomic.h fi_errno.h providers/fi_prov.h providers/fi_log.h; do
+	f="$prefix/include/rdma/$h"
+	[ -f "$f" ] && [ ! -L "$f" ] || fail "include/rdma/$h missing or a link"
+done
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+[ "$(pkg-config --modversion libfabric)" = 1.17.0 ] || fail "pkg-config version"
+flags=$(pkg-config --cflags --libs libfabric)
+
+cat >"$TEST_TMPDIR/prog.c" <<'PROG'
+#include <stdio.h>
+#include <rdma/fabric.h>
+#ifndef FABSIM_RDMA_HEADERS
+#error "pkg-config gave the distribution's headers"
+#endif
+int main(void)
+{
+	struct fi_info *info;
+	int ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL, &info);
+	if (ret) {
+		printf("fi_getinfo: %s\n", fi_strerror(-ret));
+		return 1;
+	}
+	printf("%s\n", info->fabric_attr->prov_name);
+	fi_freeinfo(info);
+	return 0;
+}
+PROG
+# shellcheck disable=SC2086
+cc "$TEST_TMPDIR/prog.c" -o "$TEST_TMPDIR/prog" $flags || fail "cannot compile with pkg-config flags"
+# A sanitizer build of the library needs its runtimes loaded first.
+preload=""
+for rt in asan ubsan; do
+	if readelf -d "$prefix/lib/libfabric.so.1" | grep -q "NEEDED.*lib$rt"; then
+		preload="$preload:$(cc -print-file-name=lib$rt.so)"
+	fi
+done
+out=$(LD_PRELOAD="${preload#:}" ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH="$prefix/lib" "$TEST_TMPDIR/prog") || fail "program failed: $out"
+[ "$out" = sim ] || fail "expected the sim provider, got: $out"
+# The installed command line finds the installed library.
+LD_PRELOAD="${preload#:}" ASAN_OPTIONS=detect_leaks=0 "$prefix/bin/fabsim" info >"$TEST_TMPDIR/info.txt" ||
+	fail "installed fabsim info failed"
+grep -q "^  sim 0.1" "$TEST_TMPDIR/info.txt" || fail "fabsim info does not list sim"
+echo PASS

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * `fabsim demo`: what the README's first command shows. It grows with the
+ * project; today: the providers and parameters libfabric.so.1 offers, and
+ * the network model on the default preset next to a faster one. */
+#include <string.h>
+
+#include "commands.h"
+
+int cmd_demo(int argc, char **argv, FILE *out)
+{
+	char *model_args[] = { "model", NULL, NULL, NULL };
+	char preset_flag[] = "--preset";
+	char preset_name[] = "ib-ndr-400g";
+	int ret;
+
+	fprintf(out, "== fabsim demo ==\n\n-- 1. providers (fabsim info) --\n");
+	ret = cmd_info(1, (char *[]){ "info", NULL }, out);
+	if (ret)
+		return ret;
+	fprintf(out, "\n-- 2. the network model in force (fabsim model) --\n");
+	ret = cmd_model(1, model_args, out);
+	if (ret)
+		return ret;
+	fprintf(out, "\n-- 3. the same on InfiniBand NDR (fabsim model "
+		     "--preset ib-ndr-400g) --\n");
+	model_args[1] = preset_flag;
+	model_args[2] = preset_name;
+	ret = cmd_model(3, model_args, out);
+	fprintf(out, "\nTry: FI_SIM_LINK_BANDWIDTH_GBPS=25 fabsim model, or "
+		     "fi_info -v with LD_LIBRARY_PATH pointing at fabsim's "
+		     "lib (README.md).\n");
+	return ret;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * `fabsim model`: the network model in force (preset, FI_SIM_CONFIG and
+ * FI_SIM_* overrides, exactly as the sim provider loads them) and what it
+ * predicts for an isolated message between two hosts. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netmodel/nm_config.h>
+#include <netmodel/nm_engine.h>
+#include <netmodel/nm_network.h>
+#include <netmodel/nm_preset.h>
+
+#include "commands.h"
+
+static const char *preset_override;
+
+/* The sim provider's loader reads the same variables; a --preset option
+ * stands in front of FI_SIM_PRESET. */
+static const char *model_env(void *ctx, const char *name)
+{
+	if (preset_override && !strcmp(name, "FI_SIM_PRESET"))
+		return preset_override;
+	return getenv(name);
+}
+
+static void print_config(FILE *out, const nm_config *cfg)
+{
+	double gbps = cfg->link.bandwidth_bps / 1e9;
+
+	fprintf(out, "network model: preset %s, seed %" PRIu64 "\n",
+		cfg->preset, cfg->seed);
+	if (cfg->link.bandwidth_bps)
+		fprintf(out, "  links    %.0f Gb/s, %" PRIu64 " ns, MTU %u B, "
+			"%u B headers per packet\n", gbps,
+			(uint64_t)cfg->link.latency_ns, cfg->link.mtu_bytes,
+			cfg->link.header_bytes);
+	else
+		fprintf(out, "  links    unlimited bandwidth, %" PRIu64
+			" ns, MTU %u B\n", (uint64_t)cfg->link.latency_ns,
+			cfg->link.mtu_bytes);
+	fprintf(out, "  switches %" PRIu64 " ns forwarding\n",
+		(uint64_t)cfg->sw.latency_ns);
+	fprintf(out, "  NIC      %" PRIu64 " ns send, %" PRIu64
+		" ns receive, %" PRIu64 " ns DMA\n",
+		(uint64_t)cfg->nic.tx_delay_ns, (uint64_t)cfg->nic.rx_delay_ns,
+		(uint64_t)cfg->nic.dma_latency_ns);
+	fprintf(out, "  loss     %g per packet per link\n", cfg->impair.loss_rate);
+}
+
+static void print_table(FILE *out, const nm_network *net)
+{
+	fprintf(out, "\n  %10s  %12s  %12s\n", "bytes", "latency us",
+		"Gb/s");
+	for (uint64_t size = 1; size <= (16u << 20); size *= 4) {
+		nm_time_ns ns = nm_network_message_latency_ns(net, 0, 1, 0, size);
+
+		fprintf(out, "  %10" PRIu64 "  %12.3f  %12.2f\n", size, ns / 1e3,
+			ns ? size * 8.0 / ns : 0.0);
+	}
+}
+
+int cmd_model(int argc, char **argv, FILE *out)
+{
+	static const struct option opts[] = {
+		{ "preset", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	nm_config cfg;
+	nm_engine *engine = NULL;
+	nm_network *net = NULL;
+	nm_error err;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
+		if (opt != 'p') {
+			fprintf(stderr, "usage: fabsim model [--preset NAME]\n");
+			return 2;
+		}
+		preset_override = optarg;
+	}
+	if (nm_config_load(&cfg, getenv("FI_SIM_CONFIG"), model_env, NULL,
+			   &err)) {
+		fprintf(stderr, "fabsim model: %s\n", err.msg);
+		return 1;
+	}
+	print_config(out, &cfg);
+	if (nm_engine_create(&engine) ||
+	    nm_network_create(engine, &cfg, &net, &err)) {
+		fprintf(stderr, "fabsim model: %s\n", err.msg);
+		nm_engine_destroy(engine);
+		return 1;
+	}
+	fprintf(out, "\nan isolated message, host 0 to host 1 (post to "
+		     "completion):");
+	print_table(out, net);
+	nm_network_destroy(net);
+	nm_engine_destroy(engine);
+	return 0;
+}

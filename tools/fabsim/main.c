@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * fabsim: the project's command line. `fabsim help` lists the commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const struct fabsim_command commands[] = {
+	{ "demo", "", "a tour: providers, parameters and the network model",
+	  cmd_demo },
+	{ "info", "", "providers and their parameters, through libfabric",
+	  cmd_info },
+	{ "model", "[--preset NAME] [--hosts N]",
+	  "the network model in force and its latency/bandwidth per size",
+	  cmd_model },
+};
+
+static int usage(FILE *out)
+{
+	fprintf(out, "usage: fabsim COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-6s %-28s %s\n", commands[i].name,
+			commands[i].args, commands[i].summary);
+	fprintf(out, "\nThe model reads FI_SIM_* variables and FI_SIM_CONFIG "
+		     "(see `fabsim info`).\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help"))
+		return usage(argc < 2 ? stderr : stdout) == 2 && argc < 2 ? 2 : 0;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1, stdout);
+	fprintf(stderr, "fabsim: unknown command \"%s\"\n\n", argv[1]);
+	return usage(stderr);
+}

@@ -158,7 +158,8 @@ static int set_leaf(nm_config *cfg, const key_spec *spec, const json_t *value, n
 	return -EINVAL;
 }
 
-/* Lists the keys under `prefix` ("link.") for an unknown-key message. */
+/* Lists the names allowed under `prefix` ("" or "link."): leaf keys and section names, each
+ * once, in table order, for an unknown-key message. */
 static void keys_under(const char *prefix, char *buf, size_t len)
 {
 	size_t count, used = 0, plen = strlen(prefix);
@@ -166,9 +167,23 @@ static void keys_under(const char *prefix, char *buf, size_t len)
 	buf[0] = '\0';
 	for (size_t i = 0; i < count && used < len; i++) {
 		const char *key = table[i].info.key;
-		if (strncmp(key, prefix, plen) != 0 || strchr(key + plen, '.'))
+		if (strncmp(key, prefix, plen) != 0)
 			continue;
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", key + plen);
+		const char *rest = key + plen;
+		const char *dot = strchr(rest, '.');
+		int name_len = dot ? (int)(dot - rest) : (int)strlen(rest);
+		char name[KEY_MAX];
+		snprintf(name, sizeof(name), "%.*s", name_len, rest);
+		/* Sections repeat for each of their keys; list the first only. */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++) {
+			const char *other = table[j].info.key;
+			seen = strncmp(other, prefix, plen) == 0 &&
+			       strncmp(other + plen, name, (size_t)name_len) == 0 &&
+			       (other[plen + name_len] == '.' || other[plen + name_len] == '\0');
+		}
+		if (!seen)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
 	}
 }
 

@@ -8,16 +8,27 @@
 #include <string.h>
 
 #define HEAP_ARITY 4
+_Static_assert(NM_ENGINE_PRIORITY_MAX == (UINT32_C(1) << (64 - 40)) - 1, "priority bits");
 #define NO_SLOT UINT32_MAX
 /* Sweeping cancelled records costs O(n); below this size lazy removal is always cheaper. */
 #define SWEEP_MIN_CANCELLED 1024
 
+/* The ordering key is (time, order) with order = priority << SEQ_BITS | sequence, so that one
+ * 128-bit compare (branch-free on x86-64) decides; the limits this implies are checked when
+ * scheduling. */
+#define SEQ_BITS 40
+#define SEQ_LIMIT (UINT64_C(1) << SEQ_BITS)
+
 typedef struct heap_entry {
+	uint64_t order;
 	nm_time_ns time;
-	uint64_t seq;
-	uint32_t priority;
 	uint32_t slot;
 } heap_entry;
+
+static inline unsigned __int128 entry_key(const heap_entry *e)
+{
+	return ((unsigned __int128)e->time << 64) | e->order;
+}
 
 /* fn == NULL marks a cancelled record still referenced by the heap; free records are chained
  * through next_free. The generation changes each time a record is freed, which invalidates ids. */
@@ -54,11 +65,7 @@ static inline nm_event_id make_id(uint32_t slot, uint32_t generation)
 
 static inline int entry_before(const heap_entry *a, const heap_entry *b)
 {
-	if (a->time != b->time)
-		return a->time < b->time;
-	if (a->priority != b->priority)
-		return a->priority < b->priority;
-	return a->seq < b->seq;
+	return entry_key(a) < entry_key(b);
 }
 
 int nm_engine_create(nm_engine **out)
@@ -142,16 +149,20 @@ static void sift_up(heap_entry *heap, size_t pos, heap_entry item)
 
 static void sift_down(heap_entry *heap, size_t len, size_t pos, heap_entry item)
 {
+	unsigned __int128 item_key = entry_key(&item);
 	for (;;) {
 		size_t first = pos * HEAP_ARITY + 1;
 		if (first >= len)
 			break;
 		size_t last = first + HEAP_ARITY < len ? first + HEAP_ARITY : len;
 		size_t best = first;
-		for (size_t c = first + 1; c < last; c++)
-			if (entry_before(&heap[c], &heap[best]))
-				best = c;
-		if (!entry_before(&heap[best], &item))
+		unsigned __int128 best_key = entry_key(&heap[first]);
+		for (size_t c = first + 1; c < last; c++) {
+			unsigned __int128 key = entry_key(&heap[c]);
+			best = key < best_key ? c : best;
+			best_key = key < best_key ? key : best_key;
+		}
+		if (best_key >= item_key)
 			break;
 		heap[pos] = heap[best];
 		pos = best;
@@ -171,8 +182,10 @@ static heap_entry heap_pop(nm_engine *engine)
 int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_event_fn fn,
 		       void *ctx, uint64_t arg, nm_event_id *id_out)
 {
-	if (!fn || at < engine->now)
+	if (!fn || at < engine->now || priority > NM_ENGINE_PRIORITY_MAX)
 		return -EINVAL;
+	if (engine->next_seq == SEQ_LIMIT)
+		return -EOVERFLOW;
 	if (engine->free_head == NO_SLOT && grow_records(engine) != 0)
 		return -ENOMEM;
 	if (engine->heap_len == engine->heap_cap && grow_heap(engine) != 0)
@@ -185,7 +198,11 @@ int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_e
 	rec->ctx = ctx;
 	rec->arg = arg;
 
-	heap_entry item = {.time = at, .seq = engine->next_seq++, .priority = priority, .slot = slot};
+	heap_entry item = {
+		.order = ((uint64_t)priority << SEQ_BITS) | engine->next_seq++,
+		.time = at,
+		.slot = slot,
+	};
 	sift_up(engine->heap, engine->heap_len++, item);
 	if (id_out)
 		*id_out = make_id(slot, rec->generation);
@@ -262,7 +279,8 @@ static void run_top(nm_engine *engine)
 	engine->now = top.time;
 	engine->events_run++;
 	if (engine->observer)
-		engine->observer(engine->observer_ctx, top.time, top.priority, fn, arg);
+		engine->observer(engine->observer_ctx, top.time, (uint32_t)(top.order >> SEQ_BITS), fn,
+				 arg);
 	fn(engine, ctx, arg);
 }
 

@@ -176,6 +176,8 @@ void port_try_start(nm_network *net, uint32_t port_id)
 	p->queue_head = slot->next;
 	if (p->queue_head == NO_INDEX)
 		p->queue_tail = NO_INDEX;
+	else /* it will be needed when this one is done; packets in long queues are cold */
+		__builtin_prefetch(packet_at(net, p->queue_head));
 	p->in_service = index;
 	p->state = PORT_BUSY;
 	TRACE(net, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
@@ -298,17 +300,21 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 	nm_network *net = ctx;
 	uint32_t index = (uint32_t)arg;
 	packet_slot *slot = packet_at(net, index);
-	uint32_t node = net->ports[slot->ingress_port].node;
-	uint32_t egress_id = route_at(net, node, &slot->pkt);
-	egress_port *egress = &net->ports[egress_id];
-
+	uint32_t egress_id;
+	egress_port *egress;
 	if (slot->reserved_port != NO_INDEX) {
-		/* Pause mode: the space was set aside when the upstream port started sending. */
+		/* Pause mode: routed, and space set aside, when the upstream port started sending. */
+		egress_id = slot->reserved_port;
+		egress = &net->ports[egress_id];
 		egress->reserved_bytes -= slot->pkt.bytes;
 		slot->reserved_port = NO_INDEX;
-	} else if (!has_room(net, egress, slot->pkt.bytes)) {
-		drop_packet(net, egress_id, index, NM_DROP_BUFFER);
-		return;
+	} else {
+		egress_id = route_at(net, net->ports[slot->ingress_port].node, &slot->pkt);
+		egress = &net->ports[egress_id];
+		if (!has_room(net, egress, slot->pkt.bytes)) {
+			drop_packet(net, egress_id, index, NM_DROP_BUFFER);
+			return;
+		}
 	}
 	uint64_t ecn = net->cfg.sw.ecn_threshold_bytes;
 	if (ecn && egress->queued_bytes >= ecn) {

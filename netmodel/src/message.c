@@ -13,6 +13,8 @@ typedef struct message_record {
 	nm_message_info info;
 	uint64_t packets_total;
 	uint64_t packets_received;
+	uint32_t mtu_bytes;    /* of the path, found when posting */
+	uint32_t header_bytes;
 	uint32_t next_free;
 } message_record;
 
@@ -84,18 +86,14 @@ static void inject_event(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	nm_msglayer *layer = ctx;
 	message_record *rec = &layer->records[arg];
-	nm_path path;
-	if (nm_network_path(layer->net, rec->info.src, rec->info.dst, rec->info.flow, &path))
-		abort(); /* checked in nm_message_send */
 	uint64_t remaining = rec->info.bytes;
-	rec->packets_total = nm_packet_count(remaining, path.mtu_bytes);
 	for (uint64_t i = 0; i < rec->packets_total; i++) {
-		uint64_t payload = remaining < path.mtu_bytes ? remaining : path.mtu_bytes;
+		uint64_t payload = remaining < rec->mtu_bytes ? remaining : rec->mtu_bytes;
 		remaining -= payload;
 		nm_packet pkt = {
 			.flow = rec->info.flow,
 			.user_id = arg,
-			.bytes = (uint32_t)payload + path.header_bytes,
+			.bytes = (uint32_t)payload + rec->header_bytes,
 			.src = rec->info.src,
 			.dst = rec->info.dst,
 		};
@@ -153,8 +151,10 @@ int nm_message_send(nm_msglayer *layer, uint32_t src, uint32_t dst, uint64_t flo
 		.user_id = user_id,
 		.posted_at = nm_engine_now(engine),
 	};
-	rec->packets_total = 0;
+	rec->packets_total = nm_packet_count(bytes, path.mtu_bytes);
 	rec->packets_received = 0;
+	rec->mtu_bytes = path.mtu_bytes;
+	rec->header_bytes = path.header_bytes;
 	nm_time_ns delay = nm_nic_send_overhead_ns(&nm_network_config(layer->net)->nic);
 	int rc = nm_engine_schedule_after(engine, delay, src, inject_event, layer, index, NULL);
 	if (rc) {

@@ -9,8 +9,9 @@
 
 #include "netmodel/nm_prng.h"
 
-/* Keeps node and port ids well inside 32 bits. */
-#define MAX_HOSTS (UINT32_C(1) << 24)
+/* Node ids are engine priorities: hosts + leaves + spines must stay within
+ * NM_ENGINE_PRIORITY_MAX (2^24 - 1); a fat-tree has at most 3x as many nodes as hosts. */
+#define MAX_HOSTS (UINT32_C(1) << 22)
 
 int nm_topology_params_check(const nm_topology_params *p, nm_error *err)
 {

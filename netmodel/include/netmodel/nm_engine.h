@@ -2,10 +2,12 @@
  *
  * Ordering rule. Events run in increasing (time, priority, sequence):
  *   - time      virtual nanoseconds at which the event is due;
- *   - priority  a caller-given 32-bit number, lower first; the network model passes the id of the
- *               node where the event happens, so simultaneous events are ordered by node id;
+ *   - priority  a caller-given number up to NM_ENGINE_PRIORITY_MAX, lower first; the network
+ *               model passes the id of the node where the event happens, so simultaneous events
+ *               are ordered by node id;
  *   - sequence  a per-engine counter incremented on every schedule call: among equal (time,
- *               priority) the event scheduled first runs first.
+ *               priority) the event scheduled first runs first. It has 40 bits: an engine runs
+ *               at most 2^40 (~1.1e12) schedule calls, then refuses with -EOVERFLOW.
  * Nothing else (pointer values, hash order, threads, the host clock) takes part, so the same
  * sequence of calls gives the same run on every machine.
  *
@@ -35,6 +37,9 @@ extern "C" {
 
 typedef struct nm_engine nm_engine;
 
+/* Priorities and the sequence number share one 64-bit word of the heap key. */
+#define NM_ENGINE_PRIORITY_MAX ((UINT32_C(1) << 24) - 1)
+
 /* Names one scheduled event for nm_engine_cancel. Never NM_EVENT_NONE for a scheduled event;
  * an id stays invalid once its event has run or been cancelled (records carry a generation). */
 typedef uint64_t nm_event_id;
@@ -53,8 +58,9 @@ void nm_engine_destroy(nm_engine *engine);
 
 nm_time_ns nm_engine_now(const nm_engine *engine);
 
-/* Schedules fn(engine, ctx, arg) at absolute time `at` (>= now). Returns 0, -EINVAL (at < now or
- * fn NULL) or -ENOMEM. id_out may be NULL. */
+/* Schedules fn(engine, ctx, arg) at absolute time `at` (>= now). Returns 0, -EINVAL (at < now,
+ * fn NULL or priority above NM_ENGINE_PRIORITY_MAX), -EOVERFLOW (sequence numbers exhausted) or
+ * -ENOMEM. id_out may be NULL. */
 int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_event_fn fn,
 		       void *ctx, uint64_t arg, nm_event_id *id_out);
 

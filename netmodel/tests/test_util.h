@@ -1,0 +1,93 @@
+// Helpers shared by the netmodel tests: building a network from a preset, collecting what
+// arrives, and an independent serialization formula (tests never reuse the library's own).
+#ifndef NETMODEL_TESTS_TEST_UTIL_H
+#define NETMODEL_TESTS_TEST_UTIL_H
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "netmodel/nm_config.h"
+#include "netmodel/nm_engine.h"
+#include "netmodel/nm_message.h"
+#include "netmodel/nm_network.h"
+#include "netmodel/nm_preset.h"
+}
+
+namespace nmtest {
+
+// ceil(bytes * 8 * 1e9 / bps), in 128-bit arithmetic: what a link takes to send `bytes`.
+inline uint64_t SerNs(uint64_t bytes, uint64_t bps) {
+  if (bps == 0) return 0;
+  unsigned __int128 bits_ns = static_cast<unsigned __int128>(bytes) * 8u * 1000000000u;
+  return static_cast<uint64_t>((bits_ns + bps - 1) / bps);
+}
+
+inline nm_config Preset(const char* name) {
+  nm_config cfg;
+  nm_error err;
+  EXPECT_EQ(0, nm_preset_load(&cfg, name, &err)) << err.msg;
+  return cfg;
+}
+
+// An engine and a network built from a config, destroyed together.
+struct Sim {
+  nm_engine* engine = nullptr;
+  nm_network* net = nullptr;
+
+  explicit Sim(const nm_config& cfg) {
+    EXPECT_EQ(0, nm_engine_create(&engine));
+    nm_error err;
+    int rc = nm_network_create(engine, &cfg, &net, &err);
+    EXPECT_EQ(0, rc) << err.msg;
+  }
+  ~Sim() {
+    nm_network_destroy(net);
+    nm_engine_destroy(engine);
+  }
+  Sim(const Sim&) = delete;
+  Sim& operator=(const Sim&) = delete;
+
+  uint32_t HostPort(uint32_t host) const {
+    return nm_topology_port_id(nm_network_topology(net), host, 0);
+  }
+};
+
+struct Arrival {
+  nm_time_ns time;
+  nm_packet pkt;
+};
+
+// Records every delivered packet with its arrival time.
+struct Collector {
+  nm_engine* engine;
+  std::vector<Arrival> arrivals;
+
+  static void OnDeliver(void* ctx, const nm_packet* pkt) {
+    auto* self = static_cast<Collector*>(ctx);
+    self->arrivals.push_back({nm_engine_now(self->engine), *pkt});
+  }
+  void Attach(Sim& sim) {
+    engine = sim.engine;
+    nm_network_set_deliver(sim.net, OnDeliver, this);
+  }
+};
+
+inline nm_packet Packet(uint32_t src, uint32_t dst, uint64_t flow, uint32_t bytes,
+                        uint64_t user_id = 0) {
+  nm_packet pkt{};
+  pkt.flow = flow;
+  pkt.user_id = user_id;
+  pkt.bytes = bytes;
+  pkt.src = src;
+  pkt.dst = dst;
+  return pkt;
+}
+
+}  // namespace nmtest
+
+#endif

@@ -39,7 +39,10 @@ static const nm_mr_params published_mr = {
 	.max_bytes = 64 * GIB,
 };
 
-static const nm_topology_params two_hosts = {.kind = NM_TOPO_PAIR, .hosts = 2};
+/* Two hosts back to back; the fat-tree shape (used once topology.kind says so) is 2:1, 32 hosts
+ * and 16 uplinks per leaf, as on a 48-port leaf. */
+static const nm_topology_params two_hosts = {
+	.kind = NM_TOPO_PAIR, .hosts = 2, .hosts_per_leaf = 32, .uplinks_per_leaf = 16};
 
 static const nm_config presets[] = {
 	{

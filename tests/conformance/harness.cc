@@ -181,6 +181,8 @@ long Cq::Poll()
 	constexpr size_t kBatch = 16;
 	alignas(16) uint8_t entries[kBatch * sizeof(fi_cq_tagged_entry)];
 	fi_addr_t src[kBatch];
+	for (fi_addr_t& a : src)
+		a = kUntouchedAddr;
 	ssize_t n = readfrom ? fi_cq_readfrom(cq, entries, kBatch, src)
 			     : fi_cq_read(cq, entries, kBatch);
 	if (n > 0) {

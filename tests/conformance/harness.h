@@ -98,6 +98,9 @@ struct Completion {
 	std::string strerror;  // fi_cq_strerror, taken when read
 };
 std::string Describe(const Completion& c);
+// What Cq::Poll puts in the src_addr array before fi_cq_readfrom, to tell
+// "left untouched" from a real address in messages.
+constexpr fi_addr_t kUntouchedAddr = 0x5ca1ab1e0000deadULL;
 std::string FlagsStr(uint64_t flags);
 
 // A CQ with the log of what was read from it.
@@ -309,6 +312,13 @@ constexpr uint64_t kKindMask = FI_SEND | FI_RECV | FI_MSG | FI_TAGGED |
 // flags & kKindMask, printed readably on mismatch.
 #define CONF_EXPECT_KIND(c, kind)                                           \
 	EXPECT_EQ(::conf::FlagsStr((c).flags & ::conf::kKindMask),          \
+		  ::conf::FlagsStr(kind))                                   \
+		<< ::conf::Describe(c)
+// The same for a tagged completion, which may also carry FI_MSG: fi_cq(3)
+// calls FI_MSG "a message-based operation", which a tagged message also is
+// (the sockets provider sets both).
+#define CONF_EXPECT_TAGGED_KIND(c, kind)                                    \
+	EXPECT_EQ(::conf::FlagsStr((c).flags & ::conf::kKindMask & ~FI_MSG), \
 		  ::conf::FlagsStr(kind))                                   \
 		<< ::conf::Describe(c)
 

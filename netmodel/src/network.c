@@ -197,7 +197,7 @@ int nm_network_inject(nm_network *net, const nm_packet *packet)
 		return -EINVAL;
 	uint32_t port_id = net->topo.nodes[packet->src].first_port;
 	const egress_port *p = &net->ports[port_id];
-	if (packet->bytes > (uint64_t)p->mtu_bytes + p->header_bytes)
+	if (packet->bytes > (uint64_t)p->mtu_bytes + p->header_bytes + NM_PACKET_MAX_EXTRA_BYTES)
 		return -EMSGSIZE;
 	uint32_t index;
 	if (packet_alloc(net, &index))

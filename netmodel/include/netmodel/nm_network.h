@@ -82,7 +82,8 @@ void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx);
 void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx);
 
 /* Copies *packet into the network at its src host, now. -EINVAL: src/dst not distinct hosts;
- * -EMSGSIZE: bytes above the source link's mtu + header_bytes; -ENOMEM. (A 0-byte packet is
+ * -EMSGSIZE: bytes above the source link's mtu + header_bytes +
+ * NM_PACKET_MAX_EXTRA_BYTES; -ENOMEM. (A 0-byte packet is
  * allowed: it is what a 0-byte message becomes on a link without framing, as in "ideal".) */
 int nm_network_inject(nm_network *net, const nm_packet *packet);
 

@@ -19,11 +19,16 @@ enum nm_packet_flag {
 	NM_PKT_DELAYED = 1u << 3,   /* held back by a link's reordering impairment */
 };
 
+/* Transport headers a packet may carry beyond the link's header_bytes (which cover the framing
+ * every packet has): e.g. RDMA extended headers (RETH, AETH, AtomicETH, ImmDt, DETH). A packet
+ * may be up to mtu + header_bytes + this many bytes. */
+#define NM_PACKET_MAX_EXTRA_BYTES 64u
+
 typedef struct nm_packet {
 	uint64_t flow;          /* flow id: ECMP hashing and per-flow impairment streams */
 	uint64_t user_id;       /* opaque to the model */
 	void *user_ptr;         /* opaque to the model */
-	uint32_t bytes;         /* bytes on the wire: payload + link header_bytes */
+	uint32_t bytes;         /* bytes on the wire: payload + link header_bytes + extra headers */
 	uint32_t src;           /* source host */
 	uint32_t dst;           /* destination host */
 	uint32_t flags;         /* nm_packet_flag bits; the injector normally passes 0 */

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The simulated RDMA NIC: what the libfabric glue (and, later, a verbs face)
+ * builds on. It knows queue pairs, memory regions, work requests and
+ * packets; it does not know fid objects or ops tables.
+ *
+ * World. One nic_world is one simulated fabric in this process: an event
+ * engine (the virtual clock), the packet network of netmodel, and the NICs
+ * attached to its hosts. Every call below expects the world lock held (the
+ * glue takes it at each API entry); callbacks into the glue run with it held.
+ *
+ * Transport. Queue pairs are reliable (NIC_QP_RD: reliable datagram, one QP
+ * talks to any peer QP with per-peer sequence state, as RDM endpoints need;
+ * NIC_QP_RC: the same bound to one peer) or unreliable (NIC_QP_UD). Reliable
+ * traffic uses RoCE RC packets: PSNs, ACK/NAK, go-back-N retransmission on a
+ * sequence NAK or a timeout, receiver-not-ready NAKs with a retry timer, and
+ * error completions on remote access errors and retry exhaustion
+ * (nic_transport.h has the state machines).
+ *
+ * Time. Posting takes no virtual time; the first packet leaves after the NIC
+ * send overhead; a completion appears the NIC receive overhead after its last
+ * packet (or ACK) arrived. Nothing moves unless the glue runs the world
+ * (nic_world_run_*), which it does when the application waits.
+ */
+#ifndef FABSIM_NIC_H
+#define FABSIM_NIC_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <netmodel/nm_config.h>
+#include <netmodel/nm_engine.h>
+#include <netmodel/nm_error.h>
+
+struct nic_world;
+struct nic;
+struct nic_mr;
+struct nic_qp;
+
+/* ---- Transport parameters (FI_SIM_* provider parameters) ---------------- */
+
+struct nic_transport_params {
+	nm_time_ns ack_timeout_ns;   /* no ACK progress for this long: retransmit */
+	uint32_t   retry_count;      /* timeouts in a row before giving up */
+	nm_time_ns rnr_timeout_ns;   /* wait after a receiver-not-ready NAK */
+	int32_t    rnr_retry;        /* RNR NAKs in a row before giving up; <0: never */
+	uint32_t   window_packets;   /* unacknowledged packets per peer */
+	uint32_t   ack_every;        /* AckReq on every Nth packet of a message */
+	size_t     unexpected_bytes; /* buffer for messages with no posted receive */
+};
+
+void nic_transport_defaults(struct nic_transport_params *params);
+
+/* ---- World ---------------------------------------------------------------- */
+
+int nic_world_create(const nm_config *cfg,
+		     const struct nic_transport_params *transport,
+		     struct nic_world **out, nm_error *err);
+void nic_world_destroy(struct nic_world *world);
+
+void nic_world_lock(struct nic_world *world);
+void nic_world_unlock(struct nic_world *world);
+
+nm_time_ns nic_world_now(const struct nic_world *world);
+const nm_config *nic_world_config(const struct nic_world *world);
+
+/* Runs the events of the next instant; false when nothing was pending. */
+bool nic_world_run_instant(struct nic_world *world);
+
+/* Runs until pred(ctx) holds or virtual time reaches `deadline`
+ * (NM_TIME_NEVER: no deadline). NM_RUN_IDLE when nothing is left to run. */
+nm_run_result nic_world_run_until(struct nic_world *world,
+				  bool (*pred)(void *ctx), void *ctx,
+				  nm_time_ns deadline);
+
+/* Lets `ns` of virtual time pass (a blocking cost, e.g. registration). */
+void nic_world_advance(struct nic_world *world, nm_time_ns ns);
+
+struct nic_stats {
+	uint64_t packets_sent;     /* data, ACK and response packets handed to the wire */
+	uint64_t bytes_sent;       /* their wire bytes */
+	uint64_t packets_received; /* reached a NIC intact */
+	uint64_t packets_dropped;  /* lost by the network (any reason) */
+	uint64_t packets_corrupted;/* arrived damaged and discarded (ICRC) */
+	uint64_t retransmits;      /* packets sent again */
+	uint64_t timeouts;         /* retransmission timer expiries */
+	uint64_t seq_naks;         /* PSN sequence error NAKs sent */
+	uint64_t rnr_naks;         /* receiver-not-ready NAKs sent */
+	uint64_t duplicates;       /* packets received twice */
+	uint64_t retry_exhausted;  /* peers given up on */
+};
+
+void nic_world_stats(const struct nic_world *world, struct nic_stats *out);
+
+/* ---- NICs ------------------------------------------------------------------ */
+
+/* Attaches a NIC to the next free host of the topology (or to `host` when
+ * it is not NIC_HOST_ANY). -FI_ENOSPC (as a negative errno) when the
+ * topology has no free host; err says how to grow it. */
+#define NIC_HOST_ANY UINT32_MAX
+int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
+	     nm_error *err);
+void nic_close(struct nic *nic);
+
+uint32_t nic_host(const struct nic *nic);
+struct in_addr nic_ipv4(const struct nic *nic);
+struct nic_world *nic_world_of(const struct nic *nic);
+
+/* The host with this IPv4 address, or NIC_HOST_ANY. */
+uint32_t nic_world_host_of_ipv4(const struct nic_world *world,
+				struct in_addr addr);
+
+/* ---- Memory regions -------------------------------------------------------- */
+
+enum nic_access {
+	NIC_ACCESS_LOCAL = 1u << 0,   /* source or sink of local operations */
+	NIC_ACCESS_REMOTE_READ = 1u << 1,
+	NIC_ACCESS_REMOTE_WRITE = 1u << 2,
+	NIC_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+/* Registers [addr, addr+len). key: NIC_KEY_ANY lets the NIC choose, else
+ * the requested key (-EEXIST when taken). virt_addr: remote addresses are
+ * virtual addresses; otherwise offsets from addr. Charges the registration
+ * cost in virtual time (*cost_ns says how much) and enforces the preset's
+ * MR limits (-ENOSPC: count, -ENOMEM: bytes). */
+#define NIC_KEY_ANY UINT64_MAX
+int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
+	       uint64_t key, bool virt_addr, struct nic_mr **out,
+	       nm_time_ns *cost_ns, nm_error *err);
+/* -EBUSY while operations in flight use it. */
+int nic_mr_dereg(struct nic_mr *mr);
+uint64_t nic_mr_key(const struct nic_mr *mr);
+/* True when [addr, addr+len) lies inside the region (local addresses). */
+bool nic_mr_covers(const struct nic_mr *mr, const void *addr, size_t len);
+
+/* ---- Queue pairs ------------------------------------------------------------ */
+
+enum nic_qp_type {
+	NIC_QP_RD, /* reliable, any peer */
+	NIC_QP_RC, /* reliable, one peer */
+	NIC_QP_UD, /* unreliable datagrams, one packet each */
+};
+
+/* A peer queue pair. */
+struct nic_peer {
+	uint32_t host;
+	uint32_t qpn;
+};
+
+/* Status of a completion: 0 or a negative FI_E* code, with the NIC's own
+ * reason for fi_cq_strerror. */
+enum nic_status {
+	NIC_OK = 0,
+	NIC_LOC_PROT_ERR,     /* local buffer not registered / no access */
+	NIC_REM_ACCESS_ERR,   /* bad key, bounds or rights at the target */
+	NIC_REM_INV_REQ_ERR,  /* target could not parse the request */
+	NIC_REM_OP_ERR,       /* target failed the operation */
+	NIC_RETRY_EXC_ERR,    /* no ACK after retry_count timeouts */
+	NIC_RNR_RETRY_EXC_ERR,/* receiver not ready after rnr_retry NAKs */
+	NIC_WR_FLUSH_ERR,     /* cancelled or flushed */
+	NIC_TRUNCATED,        /* receive buffer too small */
+	NIC_STATUS_COUNT
+};
+
+const char *nic_status_str(enum nic_status status);
+int nic_status_errno(enum nic_status status); /* positive FI_E* value */
+
+enum nic_wr_opcode {
+	NIC_WR_SEND,
+	NIC_WR_WRITE,
+	NIC_WR_READ,
+	NIC_WR_ATOMIC,       /* op on target memory, no result */
+	NIC_WR_FETCH_ATOMIC, /* op, original value returned */
+	NIC_WR_COMPARE_ATOMIC,
+};
+
+enum nic_wr_flags {
+	NIC_WR_IMM = 1u << 0,      /* carries 4 bytes of immediate data */
+	NIC_WR_TAGGED = 1u << 1,   /* send carries a tag */
+	NIC_WR_INLINE = 1u << 2,   /* payload copied at post time */
+	NIC_WR_FENCE = 1u << 3,    /* wait for earlier ops to this peer */
+	NIC_WR_SIGNALED = 1u << 4, /* the glue wants to hear of success */
+};
+
+#define NIC_MAX_SGE 4
+#define NIC_INLINE_MAX 64
+/* Largest operand of one atomic operation (all elements together). */
+#define NIC_ATOMIC_MAX_BYTES 512
+
+/* Elements of `datatype` one atomic may carry (0: unsupported type). */
+size_t nic_atomic_max_count(const struct nic_world *world, int datatype,
+			    bool compare);
+/* Whether the NIC implements op on datatype. */
+bool nic_atomic_supported(int datatype, int op);
+
+struct nic_sge {
+	void          *addr;
+	size_t         len;
+	struct nic_mr *mr;  /* NULL: unregistered (allowed unless checked) */
+};
+
+struct nic_rma_seg {
+	uint64_t addr;
+	size_t   len;
+	uint64_t key;
+};
+
+/* Atomic operation on the target; datatype and op are libfabric's
+ * enum fi_datatype / enum fi_op values. */
+struct nic_atomic {
+	int      datatype;
+	int      op;
+	size_t   count;
+	void    *operand;  /* count elements (may be the inline buffer) */
+	void    *compare;  /* count elements, for compare ops */
+	void    *result;   /* count elements, for fetch/compare ops */
+	struct nic_mr *result_mr;
+};
+
+struct nic_wr {
+	uint64_t           wr_id;    /* the glue's cookie */
+	enum nic_wr_opcode opcode;
+	uint32_t           flags;
+	struct nic_peer    peer;     /* RD/UD: destination; RC: ignored */
+	uint32_t           imm;
+	uint64_t           tag;
+	size_t             sge_count;
+	struct nic_sge     sge[NIC_MAX_SGE];
+	size_t             rma_count;
+	struct nic_rma_seg rma[NIC_MAX_SGE];
+	struct nic_atomic  atomic;
+	/* Owned by the NIC while posted. */
+	uint8_t            inline_data[NIC_INLINE_MAX];
+	uint8_t            inline_compare[NIC_INLINE_MAX];
+};
+
+/* ---- Receives ----------------------------------------------------------------- */
+
+enum nic_recv_flags {
+	NIC_RECV_TAGGED = 1u << 0,
+	NIC_RECV_MULTI = 1u << 1,   /* keeps receiving until min_free is left */
+	NIC_RECV_PEEK = 1u << 2,    /* only look in the unexpected queue */
+	NIC_RECV_CLAIM = 1u << 3,   /* take a message found by a PEEK */
+	NIC_RECV_DISCARD = 1u << 4, /* drop the found message */
+};
+
+#define NIC_ANY_SOURCE ((struct nic_peer){ UINT32_MAX, UINT32_MAX })
+
+struct nic_recv {
+	uint64_t        cookie;  /* the glue's */
+	uint32_t        flags;
+	struct nic_peer source;  /* NIC_ANY_SOURCE or one peer */
+	uint64_t        tag;
+	uint64_t        ignore;
+	size_t          sge_count;
+	struct nic_sge  sge[NIC_MAX_SGE];
+	size_t          min_free;  /* NIC_RECV_MULTI */
+	uint64_t        claim_id;  /* NIC_RECV_CLAIM: from the PEEK completion */
+};
+
+/* What the NIC reports to the glue. */
+struct nic_completion {
+	uint64_t         cookie;   /* wr_id or recv cookie */
+	enum nic_status  status;
+	enum nic_wr_opcode opcode; /* for sends: what was posted */
+	uint32_t         flags;    /* NIC_CQ_* below */
+	size_t           len;      /* bytes placed (receive) */
+	size_t           olen;     /* bytes that did not fit (truncation) */
+	void            *buf;      /* receive: where the data starts */
+	uint64_t         tag;
+	uint32_t         imm;
+	struct nic_peer  source;
+	uint64_t         claim_id; /* PEEK: names the message for CLAIM */
+	nm_time_ns       time;
+};
+
+enum nic_cq_flags {
+	NIC_CQ_IMM = 1u << 0,
+	NIC_CQ_TAGGED = 1u << 1,
+	NIC_CQ_MULTI_RECV_DONE = 1u << 2, /* buffer released */
+	NIC_CQ_REMOTE_WRITE = 1u << 3,
+	NIC_CQ_REMOTE_READ = 1u << 4,
+	NIC_CQ_REMOTE_ATOMIC = 1u << 5,
+	NIC_CQ_PEEK = 1u << 6,
+};
+
+/* How the NIC calls the glue back. All run with the world lock held. */
+struct nic_qp_ops {
+	void (*send_done)(void *ctx, const struct nic_completion *c);
+	void (*recv_done)(void *ctx, const struct nic_completion *c);
+	/* A peer's RMA or atomic touched our memory (for FI_RMA_EVENT and
+	 * remote CQ data); len bytes, imm valid with NIC_CQ_IMM. */
+	void (*remote_done)(void *ctx, const struct nic_completion *c);
+};
+
+int nic_qp_create(struct nic *nic, enum nic_qp_type type,
+		  const struct nic_qp_ops *ops, void *ctx,
+		  struct nic_qp **out);
+/* Flushes what is still posted (NIC_WR_FLUSH_ERR completions are not
+ * reported: the glue is going away) and frees the QP. */
+void nic_qp_destroy(struct nic_qp *qp);
+uint32_t nic_qp_num(const struct nic_qp *qp);
+struct nic *nic_qp_nic(const struct nic_qp *qp);
+
+/* RC only: the one peer. */
+int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer);
+
+/* Posts a work request (copied). Inline payloads are copied now. -EAGAIN
+ * never: queue depth is the glue's business. -EINVAL for a malformed WR. */
+int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr);
+
+/* Posts a receive (copied). With PEEK/CLAIM/DISCARD the answer comes as a
+ * recv_done completion (status NIC_OK, or NIC_WR_FLUSH_ERR when no such
+ * message: the glue reports FI_ENOMSG). */
+int nic_post_recv(struct nic_qp *qp, const struct nic_recv *recv);
+
+/* Cancels a posted receive; a NIC_WR_FLUSH_ERR completion follows. 0, or
+ * -ENOENT when it is not posted (already matched). */
+int nic_cancel_recv(struct nic_qp *qp, uint64_t cookie);
+
+/* Posted sends not yet completed (for close-time checks). */
+size_t nic_qp_outstanding(const struct nic_qp *qp);
+
+#endif

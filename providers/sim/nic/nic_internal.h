@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The NIC model's private structures, shared by its files:
+ *   nic_world.c   world, clock, locking, stats
+ *   nic_node.c    NICs on hosts, addresses, QP and MR tables
+ *   nic_mr.c      registration and protection checks
+ *   nic_wire.c    packets: pool, transmit (network or loopback), delivery
+ *   nic_qp.c      queue pairs and per-peer flows
+ *   nic_req.c     requester: packetization, window, retransmission, ACKs
+ *   nic_resp.c    responder: PSN checks, placement, ACK/NAK, read responses
+ *   nic_match.c   receive matching and the unexpected-message queue
+ *   nic_atomic.c  atomic arithmetic
+ */
+#ifndef FABSIM_NIC_INTERNAL_H
+#define FABSIM_NIC_INTERNAL_H
+
+#include <netmodel/nm_cost.h>
+#include <netmodel/nm_network.h>
+
+#include "nic.h"
+#include "nic_opcode.h"
+
+/* ---- Packets ---------------------------------------------------------------- */
+
+enum nic_pkt_flags {
+	NIC_PKT_ACKREQ = 1u << 0,     /* responder must acknowledge */
+	NIC_PKT_RETRANSMIT = 1u << 1, /* sent again (statistics, traces) */
+	NIC_PKT_OWNS_PAYLOAD = 1u << 2,
+	NIC_PKT_FABSIM_HDR = 1u << 3, /* payload starts with struct nic_fabsim_hdr */
+};
+
+/* Metadata the RoCE headers have no room for, carried at the start of the
+ * first packet's payload of a tagged send or a generic atomic (documented in
+ * traces/README.md as the fabsim header). */
+enum nic_fabsim_kind {
+	NIC_FABSIM_TAGGED_SEND = 1,
+	NIC_FABSIM_ATOMIC = 2,
+};
+
+struct nic_fabsim_hdr {
+	uint8_t  kind;
+	uint8_t  atomic_op;       /* enum fi_op */
+	uint8_t  atomic_datatype; /* enum fi_datatype */
+	uint8_t  atomic_fetch;    /* result wanted */
+	uint32_t count;           /* atomic elements */
+	uint64_t tag;
+	uint64_t addr;            /* atomic target */
+	uint64_t key;
+};
+#define NIC_FABSIM_HDR_WIRE 32 /* bytes it occupies in the payload */
+
+struct nic_pkt {
+	uint32_t         refs;
+	uint8_t          opcode;
+	uint8_t          flags;
+	uint32_t         psn;
+	uint32_t         epoch;       /* flow incarnation (stale packets die) */
+	struct nic_peer  src, dst;
+	uint32_t         src_qp_gen;  /* payload valid only while the QP lives */
+	/* Extended headers */
+	uint64_t         reth_va;
+	uint32_t         reth_key;
+	uint32_t         reth_len;
+	uint8_t          aeth_syndrome;
+	uint32_t         aeth_msn;
+	uint64_t         atomic_swap, atomic_cmp, atomic_orig;
+	uint32_t         imm;
+	struct nic_fabsim_hdr fabsim;
+	/* Payload (after the fabsim header when there is one) */
+	const void      *payload;
+	uint32_t         payload_len;
+	uint32_t         wire_bytes;
+	struct nic_pkt  *next_free;   /* pool, or a flow's reply queue */
+	struct nic_pkt  *alloc_next;  /* every record, for teardown */
+	uint8_t          owned[];     /* NIC_PKT_OWNS_PAYLOAD: mtu bytes */
+};
+
+struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload);
+void nic_pkt_put(struct nic_world *world, struct nic_pkt *pkt);
+
+/* Hands a packet to the wire now (it takes the caller's reference). Only
+ * the transmit scheduler (nic_tx.c) calls it. */
+void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt);
+
+/* Extended-header bytes a packet carries beyond the link framing. */
+uint32_t nic_pkt_header_bytes(const struct nic_pkt *pkt);
+
+/* ---- World ------------------------------------------------------------------- */
+
+struct nic_world {
+	pthread_mutex_t   lock;
+	nm_config         cfg;
+	struct nic_transport_params transport;
+	nm_engine        *engine;
+	nm_network       *net;
+	nm_time_ns        send_overhead_ns;
+	nm_time_ns        recv_overhead_ns;
+	uint32_t          mtu;           /* payload bytes per packet */
+	uint32_t          host_count;
+	struct nic      **hosts;         /* by host id */
+	struct nic_pkt   *free_pkts;
+	struct nic_pkt   *free_owned_pkts;
+	struct nic_pkt   *all_pkts;
+	struct nic_stats  stats;
+};
+
+/* Schedules fn at now + delay, ordered by the host where it happens. */
+int nic_schedule(struct nic *nic, nm_time_ns delay, nm_event_fn fn, void *ctx,
+		 uint64_t arg, nm_event_id *id);
+
+/* ---- NIC ------------------------------------------------------------------------ */
+
+struct nic_qp_table {
+	struct nic_qp **slots; /* by qpn - NIC_QPN_BASE */
+	uint32_t        count;
+	uint32_t        next;
+};
+
+#define NIC_QPN_BASE 0x100
+#define NIC_QPN_MAX  0xffff /* QPNs double as ports in addresses */
+
+struct nic {
+	struct nic_world   *world;
+	/* Transmit arbitration (nic_tx.c): flows with something to send, in
+	 * round-robin order, and the packets waiting at our egress port. */
+	struct nic_flow    *txq_head, *txq_tail;
+	uint32_t            port_queued;
+	uint32_t            host;
+	struct in_addr      ipv4;
+	struct nic_qp_table qps;
+	uint32_t            qp_gen;      /* bumps with each QP created */
+	struct nic_mr     **mrs;         /* open hash by key */
+	size_t              mr_slots;
+	size_t              mr_count;
+	uint64_t            next_key;
+	nm_mr_ledger        ledger;
+};
+
+struct nic_qp *nic_find_qp(struct nic *nic, uint32_t qpn);
+struct nic_mr *nic_find_mr(struct nic *nic, uint64_t key);
+
+/* ---- Memory regions -------------------------------------------------------------- */
+
+struct nic_mr {
+	struct nic *nic;
+	uint8_t    *addr;
+	size_t      len;
+	uint32_t    access;
+	uint64_t    key;
+	bool        virt_addr;
+	uint32_t    busy;     /* operations in flight using it */
+};
+
+/* Target-side check of a remote access: resolves [addr, addr+len) of
+ * region `key` to local memory with the given access, or fails. */
+enum nic_status nic_mr_check_remote(struct nic *nic, uint64_t key,
+				    uint64_t addr, size_t len,
+				    uint32_t access, uint8_t **out);
+
+/* ---- Queue pairs and flows ------------------------------------------------------- */
+
+struct nic_pending;  /* a scheduled callback into the glue */
+
+/* A posted send as the requester tracks it. */
+struct nic_swqe {
+	struct nic_wr    wr;
+	size_t           len;          /* total payload (sends/writes) */
+	uint32_t         psn_first;    /* unwrapped 32-bit PSNs */
+	uint32_t         psn_count;
+	uint32_t         msg_count;    /* RDMA segments: one message each */
+	bool             ready;        /* the NIC has fetched it */
+	nm_event_id      ready_event;
+	struct nic_flow *flow;
+	struct nic_swqe *next;
+};
+
+/* Receive-side progress of the message being assembled from one peer. */
+struct nic_rx_msg {
+	bool             active;
+	uint8_t          kind;         /* send or write */
+	struct nic_rmatch *match;      /* send: where the data goes */
+	uint8_t         *write_dst;    /* write: resolved target memory */
+	size_t           offset;       /* bytes of payload seen so far */
+	size_t           total;        /* write: length the RETH announced */
+};
+
+/* Per-peer reliable transport state (both directions). */
+struct nic_flow {
+	struct nic_peer  peer;
+	uint32_t         epoch;
+	struct nic_flow *hash_next;
+	struct nic_qp   *qp;
+	/* Requester */
+	struct nic_swqe *sq_head, *sq_tail;
+	uint32_t         next_psn;     /* first PSN of the next new request */
+	uint32_t         send_psn;     /* next PSN to put on the wire */
+	uint32_t         acked_psn;    /* every PSN below is done */
+	uint32_t         high_psn;     /* one past the highest PSN ever sent */
+	uint32_t         retries;      /* timeouts without progress */
+	int32_t          rnr_retries;
+	nm_event_id      timer;        /* ACK timeout or RNR wait */
+	bool             rnr_waiting;
+	/* Transmit scheduling */
+	bool             in_txq;
+	struct nic_flow *txq_prev, *txq_next;
+	struct nic_pkt  *replies, *replies_tail; /* ACKs, NAKs, atomic answers */
+	struct nic_read_job *reads, *reads_tail; /* read responses to send */
+	/* Responder */
+	uint32_t         resp_epoch;   /* the peer's requester epoch */
+	uint32_t         epsn;         /* next expected PSN */
+	uint32_t         msn;
+	bool             nak_sent;     /* one sequence NAK per gap */
+	struct nic_rx_msg rx;
+	/* Recent atomic results, to answer a retransmitted request alike. */
+	struct nic_atomic_replay {
+		uint32_t psn;
+		bool     valid;
+		uint32_t len;
+		uint8_t *data;
+	} atomic_replay[8];
+};
+
+/* The receive side's matching state (nic_match.c). */
+struct nic_rmatch;
+struct nic_rmatch_list {
+	struct nic_rmatch *head, *tail;
+};
+
+struct nic_matcher {
+	struct nic_rmatch_list posted_msg;
+	struct nic_rmatch_list posted_tag;
+	struct nic_rmatch_list unexpected;
+	struct nic_rmatch_list draining;  /* multi-recv buffers full, busy */
+	size_t                 unexpected_bytes;
+	uint64_t               next_claim_id;
+};
+
+struct nic_qp {
+	struct nic           *nic;
+	enum nic_qp_type      type;
+	uint32_t              qpn;
+	uint32_t              gen;
+	const struct nic_qp_ops *ops;
+	void                 *ctx;
+	struct nic_peer       rc_peer;
+	bool                  rc_connected;
+	struct nic_flow     **flows;      /* hash by peer */
+	size_t                flow_slots;
+	size_t                flow_count;
+	struct nic_matcher    matcher;
+	struct nic_pending   *pending;    /* callbacks not yet delivered */
+	size_t                outstanding;
+};
+
+struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
+			      bool create);
+
+/* ---- Transmit scheduling (nic_tx.c) --------------------------------------------------- */
+
+/* The flow has something to send: queue it for the port. */
+void nic_flow_wants_tx(struct nic_flow *flow);
+/* Queues a reply packet (ACK, NAK, atomic answer) on the flow. */
+void nic_flow_reply(struct nic_flow *flow, struct nic_pkt *pkt);
+/* Takes the flow off the NIC's queue and frees what it still had to send. */
+void nic_flow_tx_release(struct nic_flow *flow);
+/* The port started sending one of our packets: room for another. */
+void nic_tx_port_started(struct nic *nic);
+
+/* A read being answered, one response packet at a time. */
+struct nic_read_job {
+	uint32_t             epoch;
+	uint32_t             psn;      /* of the next response */
+	uint32_t             msn;
+	const uint8_t       *src;
+	size_t               len;
+	size_t               sent;
+	struct nic_read_job *next;
+};
+
+/* ---- Requester (nic_req.c) -------------------------------------------------------- */
+
+/* The next request packet the flow may send now, or NULL. */
+struct nic_pkt *nic_req_next(struct nic_flow *flow);
+void nic_req_post(struct nic_flow *flow, struct nic_swqe *wqe);
+void nic_req_on_ack(struct nic_flow *flow, const struct nic_pkt *pkt);
+void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt);
+void nic_req_flow_release(struct nic_flow *flow);
+
+/* ---- Responder (nic_resp.c) ------------------------------------------------------- */
+
+void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt);
+/* The next read response the flow owes, or NULL. */
+struct nic_pkt *nic_resp_next_read(struct nic_flow *flow);
+
+/* ---- Completion delivery ----------------------------------------------------------- */
+
+enum nic_pending_kind { NIC_PENDING_SEND, NIC_PENDING_RECV, NIC_PENDING_REMOTE };
+
+/* Delivers c to the glue after `delay` of virtual time (the NIC's CQE
+ * latency), in the order scheduled. */
+void nic_complete_later(struct nic_qp *qp, enum nic_pending_kind kind,
+			const struct nic_completion *c, nm_time_ns delay);
+
+/* ---- Matching (nic_match.c) --------------------------------------------------------- */
+
+/* A posted receive, an unexpected message, or the staging of a message
+ * bound for a multi-receive buffer. */
+enum nic_rmatch_kind { NIC_RM_POSTED, NIC_RM_UNEXPECTED, NIC_RM_STAGING };
+
+struct nic_rmatch {
+	enum nic_rmatch_kind kind;
+	struct nic_recv    recv;       /* posted: as given */
+	size_t             capacity;   /* posted: sum of sge lengths */
+	size_t             used;       /* multi-recv: bytes consumed */
+	uint32_t           busy;       /* multi-recv: messages still landing */
+	bool               released;   /* multi-recv: takes no more */
+	/* The message (set when one arrives): */
+	struct nic_peer    source;
+	uint64_t           tag;
+	bool               tagged;
+	bool               has_imm;
+	uint32_t           imm;
+	size_t             truncated;  /* posted: bytes that did not fit */
+	/* unexpected and staging: the data so far */
+	uint8_t           *data;
+	size_t             len;
+	size_t             data_cap;
+	bool               complete;   /* unexpected: all of it arrived */
+	uint64_t           claim_id;   /* unexpected: reserved by PEEK|CLAIM */
+	struct nic_rmatch *bound;      /* unexpected: posted receive waiting for
+					* the rest; staging: the multi-recv */
+	struct nic_rmatch *next;
+};
+
+/* Where the payload of a new incoming send goes. NULL: no room (RNR). */
+struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
+				      bool tagged, uint64_t tag);
+/* Places payload bytes [offset, offset+len) of the message. */
+void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
+		     const void *data, size_t len);
+/* The whole message (msg_len bytes) has arrived. */
+void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
+		      bool has_imm, uint32_t imm);
+/* The message will not complete (its sender restarted): undo. */
+void nic_match_abandon(struct nic_qp *qp, struct nic_rmatch *m);
+/* The QP goes away with the message half in: free what only it holds. */
+void nic_match_drop(struct nic_qp *qp, struct nic_rmatch *m);
+int nic_match_post(struct nic_qp *qp, const struct nic_recv *recv);
+int nic_match_cancel(struct nic_qp *qp, uint64_t cookie);
+void nic_match_release(struct nic_qp *qp);
+
+/* ---- Atomics (nic_atomic.c) ----------------------------------------------------------- */
+
+size_t nic_atomic_size(int datatype);
+/* Applies op elementwise: dst = op(dst, operand[, compare]); old values to
+ * result when non-NULL. false for an unsupported op/datatype pair. */
+bool nic_atomic_apply(int datatype, int op, size_t count, void *dst,
+		      const void *operand, const void *compare, void *result);
+
+#define NIC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- PSN arithmetic ------------------------------------------------------------------- */
+
+#define NIC_PSN_MASK 0xffffffu
+static inline uint32_t nic_psn_wire(uint32_t psn)
+{
+	return psn & NIC_PSN_MASK;
+}
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Memory regions: registration (cost and limits from the preset), the key
+ * table, and the checks a NIC makes on every remote access. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_internal.h"
+
+static size_t key_slot(uint64_t key, size_t slots)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (slots - 1);
+}
+
+struct nic_mr *nic_find_mr(struct nic *nic, uint64_t key)
+{
+	if (!nic->mr_slots)
+		return NULL;
+	for (size_t i = key_slot(key, nic->mr_slots);; i = (i + 1) & (nic->mr_slots - 1)) {
+		struct nic_mr *mr = nic->mrs[i];
+
+		if (!mr)
+			return NULL;
+		if (mr != (struct nic_mr *)nic && mr->key == key)
+			return mr;
+	}
+}
+
+/* Open addressing; the NIC's own address marks a deleted slot. */
+static int table_insert(struct nic *nic, struct nic_mr *mr)
+{
+	if ((nic->mr_count + 1) * 2 > nic->mr_slots) {
+		size_t slots = nic->mr_slots ? nic->mr_slots * 2 : 64;
+		struct nic_mr **old = nic->mrs, **fresh = calloc(slots, sizeof(*fresh));
+		size_t old_slots = nic->mr_slots;
+
+		if (!fresh)
+			return -ENOMEM;
+		nic->mrs = fresh;
+		nic->mr_slots = slots;
+		nic->mr_count = 0;
+		for (size_t i = 0; i < old_slots; i++)
+			if (old[i] && old[i] != (struct nic_mr *)nic)
+				table_insert(nic, old[i]);
+		free(old);
+	}
+	for (size_t i = key_slot(mr->key, nic->mr_slots);; i = (i + 1) & (nic->mr_slots - 1)) {
+		if (!nic->mrs[i] || nic->mrs[i] == (struct nic_mr *)nic) {
+			nic->mrs[i] = mr;
+			nic->mr_count++;
+			return 0;
+		}
+	}
+}
+
+static void table_remove(struct nic *nic, struct nic_mr *mr)
+{
+	for (size_t i = key_slot(mr->key, nic->mr_slots);; i = (i + 1) & (nic->mr_slots - 1)) {
+		if (nic->mrs[i] == mr) {
+			nic->mrs[i] = (struct nic_mr *)nic;
+			nic->mr_count--;
+			return;
+		}
+	}
+}
+
+/* Provider keys are 32 bits, as an R_Key on the wire. */
+static uint64_t next_free_key(struct nic *nic)
+{
+	while (nic_find_mr(nic, nic->next_key) || !(nic->next_key & 0xffffffffu))
+		nic->next_key = (nic->next_key + 0x101) & 0xffffffffu;
+	return nic->next_key;
+}
+
+int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
+	       uint64_t key, bool virt_addr, struct nic_mr **out,
+	       nm_time_ns *cost_ns, nm_error *err)
+{
+	struct nic_mr *mr;
+	int ret;
+
+	*cost_ns = 0;
+	if (key != NIC_KEY_ANY && nic_find_mr(nic, key))
+		return nm_error_set(err, -EEXIST, "key %#llx is already in "
+				    "use on this NIC", (unsigned long long)key);
+	if (key != NIC_KEY_ANY && key > 0xffffffffu)
+		return nm_error_set(err, -EINVAL, "key %#llx does not fit the "
+				    "NIC's 32-bit keys",
+				    (unsigned long long)key);
+	if (len) {
+		ret = nm_mr_register(&nic->ledger, (uintptr_t)addr, len,
+				     cost_ns, err);
+		if (ret)
+			return ret;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		goto nomem;
+	mr->nic = nic;
+	mr->addr = addr;
+	mr->len = len;
+	mr->access = access;
+	mr->virt_addr = virt_addr;
+	mr->key = key == NIC_KEY_ANY ? next_free_key(nic) : key;
+	if (table_insert(nic, mr)) {
+		free(mr);
+		goto nomem;
+	}
+	if (key == NIC_KEY_ANY)
+		nic->next_key = (mr->key + 0x101) & 0xffffffffu;
+	*out = mr;
+	return 0;
+nomem:
+	if (len)
+		nm_mr_deregister(&nic->ledger, len, NULL);
+	return nm_error_set(err, -ENOMEM, "out of memory");
+}
+
+int nic_mr_dereg(struct nic_mr *mr)
+{
+	if (mr->busy)
+		return -EBUSY;
+	table_remove(mr->nic, mr);
+	if (mr->len)
+		nm_mr_deregister(&mr->nic->ledger, mr->len, NULL);
+	free(mr);
+	return 0;
+}
+
+uint64_t nic_mr_key(const struct nic_mr *mr)
+{
+	return mr->key;
+}
+
+bool nic_mr_covers(const struct nic_mr *mr, const void *addr, size_t len)
+{
+	const uint8_t *p = addr;
+
+	return p >= mr->addr && len <= mr->len &&
+	       (size_t)(p - mr->addr) <= mr->len - len;
+}
+
+enum nic_status nic_mr_check_remote(struct nic *nic, uint64_t key,
+				    uint64_t addr, size_t len,
+				    uint32_t access, uint8_t **out)
+{
+	struct nic_mr *mr = nic_find_mr(nic, key);
+	uint64_t offset;
+
+	if (!mr || (mr->access & access) != access)
+		return NIC_REM_ACCESS_ERR;
+	offset = mr->virt_addr ? addr - (uintptr_t)mr->addr : addr;
+	if ((mr->virt_addr && addr < (uintptr_t)mr->addr) || len > mr->len ||
+	    offset > mr->len - len)
+		return NIC_REM_ACCESS_ERR;
+	*out = mr->addr + offset;
+	return NIC_OK;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * NICs: one per host of the topology, with an IPv4 address, a queue-pair
+ * table and a memory-region table. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_internal.h"
+
+/* Host h is 10.0.0.0 + h + 1: 10.0.0.1, 10.0.0.2, ... */
+static struct in_addr host_ipv4(uint32_t host)
+{
+	struct in_addr a = { .s_addr = htonl(0x0a000000u + host + 1) };
+
+	return a;
+}
+
+uint32_t nic_world_host_of_ipv4(const struct nic_world *world,
+				struct in_addr addr)
+{
+	uint32_t ip = ntohl(addr.s_addr);
+
+	if (ip <= 0x0a000000u || ip - 0x0a000000u > world->host_count)
+		return NIC_HOST_ANY;
+	return ip - 0x0a000000u - 1;
+}
+
+int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
+	     nm_error *err)
+{
+	struct nic *nic;
+
+	if (host == NIC_HOST_ANY) {
+		for (host = 0; host < world->host_count; host++)
+			if (!world->hosts[host])
+				break;
+		if (host == world->host_count)
+			return nm_error_set(err, -ENOSPC,
+					    "all %u hosts of the %s topology "
+					    "have a NIC open; raise "
+					    "topology.hosts (FI_SIM_TOPOLOGY_"
+					    "HOSTS, with FI_SIM_TOPOLOGY_KIND="
+					    "star or fattree)",
+					    world->host_count,
+					    world->cfg.topology.kind ==
+							    NM_TOPO_PAIR ?
+						    "pair" : "configured");
+	} else if (host >= world->host_count || world->hosts[host]) {
+		return nm_error_set(err, -EADDRINUSE,
+				    "host %u is taken or outside the topology "
+				    "(%u hosts)", host, world->host_count);
+	}
+	nic = calloc(1, sizeof(*nic));
+	if (!nic)
+		return -ENOMEM;
+	nic->world = world;
+	nic->host = host;
+	nic->ipv4 = host_ipv4(host);
+	nic->next_key = 1;
+	nm_mr_ledger_init(&nic->ledger, &world->cfg.mr);
+	world->hosts[host] = nic;
+	*out = nic;
+	return 0;
+}
+
+void nic_close(struct nic *nic)
+{
+	if (!nic)
+		return;
+	nic->world->hosts[nic->host] = NULL;
+	free(nic->qps.slots);
+	free(nic->mrs);
+	free(nic);
+}
+
+uint32_t nic_host(const struct nic *nic)
+{
+	return nic->host;
+}
+
+struct in_addr nic_ipv4(const struct nic *nic)
+{
+	return nic->ipv4;
+}
+
+struct nic_world *nic_world_of(const struct nic *nic)
+{
+	return nic->world;
+}
+
+struct nic_qp *nic_find_qp(struct nic *nic, uint32_t qpn)
+{
+	uint32_t i = qpn - NIC_QPN_BASE;
+
+	if (qpn < NIC_QPN_BASE || i >= nic->qps.count)
+		return NULL;
+	return nic->qps.slots[i];
+}

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Queue pairs: numbering, per-peer flows, posting, and the completions the
+ * NIC hands back to the glue after its CQE latency. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "nic_internal.h"
+
+/* ---- Completions not yet delivered ------------------------------------------ */
+
+struct nic_pending {
+	struct nic_qp         *qp;
+	enum nic_pending_kind  kind;
+	struct nic_completion  c;
+	nm_event_id            event;
+	struct nic_pending    *prev, *next;
+};
+
+static void unlink_pending(struct nic_qp *qp, struct nic_pending *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		qp->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+}
+
+static void deliver_pending(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct nic_pending *p = (struct nic_pending *)(uintptr_t)arg;
+	struct nic_qp *qp = p->qp;
+
+	unlink_pending(qp, p);
+	p->c.time = nm_engine_now(engine);
+	switch (p->kind) {
+	case NIC_PENDING_SEND:
+		qp->outstanding--;
+		qp->ops->send_done(qp->ctx, &p->c);
+		break;
+	case NIC_PENDING_RECV:
+		qp->ops->recv_done(qp->ctx, &p->c);
+		break;
+	case NIC_PENDING_REMOTE:
+		qp->ops->remote_done(qp->ctx, &p->c);
+		break;
+	}
+	free(p);
+}
+
+void nic_complete_later(struct nic_qp *qp, enum nic_pending_kind kind,
+			const struct nic_completion *c, nm_time_ns delay)
+{
+	struct nic_pending *p = malloc(sizeof(*p));
+
+	if (!p)
+		abort(); /* a completion must not be lost */
+	p->qp = qp;
+	p->kind = kind;
+	p->c = *c;
+	p->prev = NULL;
+	p->next = qp->pending;
+	if (qp->pending)
+		qp->pending->prev = p;
+	qp->pending = p;
+	if (nic_schedule(qp->nic, delay, deliver_pending, NULL,
+			 (uintptr_t)p, &p->event))
+		abort();
+}
+
+/* ---- Flows ------------------------------------------------------------------------- */
+
+static size_t flow_slot(struct nic_peer peer, size_t slots)
+{
+	uint64_t h = ((uint64_t)peer.host << 32 | peer.qpn) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 20) & (slots - 1);
+}
+
+static int flows_grow(struct nic_qp *qp)
+{
+	size_t slots = qp->flow_slots ? qp->flow_slots * 2 : 16;
+	struct nic_flow **fresh = calloc(slots, sizeof(*fresh));
+
+	if (!fresh)
+		return -ENOMEM;
+	for (size_t i = 0; i < qp->flow_slots; i++) {
+		struct nic_flow *f = qp->flows[i], *next;
+
+		for (; f; f = next) {
+			size_t s = flow_slot(f->peer, slots);
+
+			next = f->hash_next;
+			f->hash_next = fresh[s];
+			fresh[s] = f;
+		}
+	}
+	free(qp->flows);
+	qp->flows = fresh;
+	qp->flow_slots = slots;
+	return 0;
+}
+
+struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
+			      bool create)
+{
+	struct nic_flow *f = NULL;
+	size_t s;
+
+	if (qp->flow_slots) {
+		for (f = qp->flows[flow_slot(peer, qp->flow_slots)]; f;
+		     f = f->hash_next)
+			if (f->peer.host == peer.host && f->peer.qpn == peer.qpn)
+				return f;
+	}
+	if (!create)
+		return NULL;
+	if ((qp->flow_count + 1) * 2 > qp->flow_slots && flows_grow(qp))
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->peer = peer;
+	f->qp = qp;
+	f->rnr_retries = qp->nic->world->transport.rnr_retry;
+	s = flow_slot(peer, qp->flow_slots);
+	f->hash_next = qp->flows[s];
+	qp->flows[s] = f;
+	qp->flow_count++;
+	return f;
+}
+
+/* ---- Queue pairs ------------------------------------------------------------------- */
+
+static int qpn_alloc(struct nic *nic, struct nic_qp *qp)
+{
+	struct nic_qp_table *t = &nic->qps;
+	uint32_t limit = NIC_QPN_MAX - NIC_QPN_BASE + 1;
+
+	for (uint32_t tries = 0; tries < limit; tries++) {
+		uint32_t i = (t->next + tries) % limit;
+
+		if (i >= t->count) {
+			uint32_t count = t->count ? t->count * 2 : 16;
+			struct nic_qp **slots;
+
+			if (count > limit)
+				count = limit;
+			slots = realloc(t->slots, count * sizeof(*slots));
+			if (!slots)
+				return -ENOMEM;
+			memset(slots + t->count, 0,
+			       (count - t->count) * sizeof(*slots));
+			t->slots = slots;
+			t->count = count;
+		}
+		if (!t->slots[i]) {
+			t->slots[i] = qp;
+			t->next = i + 1;
+			qp->qpn = NIC_QPN_BASE + i;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+int nic_qp_create(struct nic *nic, enum nic_qp_type type,
+		  const struct nic_qp_ops *ops, void *ctx,
+		  struct nic_qp **out)
+{
+	struct nic_qp *qp = calloc(1, sizeof(*qp));
+	int ret;
+
+	if (!qp)
+		return -ENOMEM;
+	qp->nic = nic;
+	qp->type = type;
+	qp->ops = ops;
+	qp->ctx = ctx;
+	qp->gen = ++nic->qp_gen;
+	ret = qpn_alloc(nic, qp);
+	if (ret) {
+		free(qp);
+		return ret;
+	}
+	*out = qp;
+	return 0;
+}
+
+void nic_qp_destroy(struct nic_qp *qp)
+{
+	struct nic_world *world = qp->nic->world;
+
+	while (qp->pending) {
+		struct nic_pending *p = qp->pending;
+
+		nm_engine_cancel(world->engine, p->event);
+		unlink_pending(qp, p);
+		free(p);
+	}
+	for (size_t i = 0; i < qp->flow_slots; i++) {
+		struct nic_flow *f = qp->flows[i], *next;
+
+		for (; f; f = next) {
+			next = f->hash_next;
+			nic_req_flow_release(f);
+			if (f->rx.active && f->rx.kind == 0)
+				nic_match_drop(qp, f->rx.match);
+			for (size_t r = 0; r < NIC_ARRAY_LEN(f->atomic_replay); r++)
+				free(f->atomic_replay[r].data);
+			free(f);
+		}
+	}
+	free(qp->flows);
+	nic_match_release(qp);
+	qp->nic->qps.slots[qp->qpn - NIC_QPN_BASE] = NULL;
+	free(qp);
+}
+
+uint32_t nic_qp_num(const struct nic_qp *qp)
+{
+	return qp->qpn;
+}
+
+struct nic *nic_qp_nic(const struct nic_qp *qp)
+{
+	return qp->nic;
+}
+
+size_t nic_qp_outstanding(const struct nic_qp *qp)
+{
+	return qp->outstanding;
+}
+
+int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer)
+{
+	if (qp->type != NIC_QP_RC)
+		return -EINVAL;
+	qp->rc_peer = peer;
+	qp->rc_connected = true;
+	return 0;
+}
+
+static size_t sge_total(const struct nic_wr *wr)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < wr->sge_count; i++)
+		len += wr->sge[i].len;
+	return len;
+}
+
+static int check_wr(const struct nic_qp *qp, const struct nic_wr *wr)
+{
+	if (wr->sge_count > NIC_MAX_SGE || wr->rma_count > NIC_MAX_SGE)
+		return -EINVAL;
+	if ((wr->flags & NIC_WR_INLINE) && sge_total(wr) > NIC_INLINE_MAX)
+		return -EINVAL;
+	if ((wr->opcode == NIC_WR_WRITE || wr->opcode == NIC_WR_READ) &&
+	    !wr->rma_count)
+		return -EINVAL;
+	if (qp->type == NIC_QP_RC && !qp->rc_connected)
+		return -ENOTCONN;
+	return 0;
+}
+
+int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
+{
+	struct nic_peer peer = qp->type == NIC_QP_RC ? qp->rc_peer : wr->peer;
+	struct nic_swqe *wqe;
+	struct nic_flow *flow;
+	int ret = check_wr(qp, wr);
+
+	if (ret)
+		return ret;
+	flow = nic_flow_get(qp, peer, true);
+	wqe = calloc(1, sizeof(*wqe));
+	if (!flow || !wqe) {
+		free(wqe);
+		return -ENOMEM;
+	}
+	wqe->wr = *wr;
+	wqe->wr.peer = peer;
+	wqe->len = sge_total(wr);
+	if (wr->flags & NIC_WR_INLINE) {
+		/* The caller's buffers may be reused as soon as we return. */
+		uint8_t *p = wqe->wr.inline_data;
+
+		for (size_t i = 0; i < wr->sge_count; i++) {
+			memcpy(p, wr->sge[i].addr, wr->sge[i].len);
+			p += wr->sge[i].len;
+		}
+		wqe->wr.sge_count = 1;
+		wqe->wr.sge[0].addr = wqe->wr.inline_data;
+		wqe->wr.sge[0].len = wqe->len;
+		wqe->wr.sge[0].mr = NULL;
+	}
+	qp->outstanding++;
+	nic_req_post(flow, wqe);
+	return 0;
+}
+
+int nic_post_recv(struct nic_qp *qp, const struct nic_recv *recv)
+{
+	if (recv->sge_count > NIC_MAX_SGE)
+		return -EINVAL;
+	return nic_match_post(qp, recv);
+}
+
+int nic_cancel_recv(struct nic_qp *qp, uint64_t cookie)
+{
+	return nic_match_cancel(qp, cookie);
+}
+
+const char *nic_status_str(enum nic_status status)
+{
+	static const char *const text[NIC_STATUS_COUNT] = {
+		[NIC_OK] = "success",
+		[NIC_LOC_PROT_ERR] = "local protection error: a buffer is not "
+				     "covered by a registered region with the "
+				     "needed access",
+		[NIC_REM_ACCESS_ERR] = "remote access error: the target "
+				       "rejected the key, the address range or "
+				       "the access rights",
+		[NIC_REM_INV_REQ_ERR] = "remote invalid request: the target "
+					"could not parse the request",
+		[NIC_REM_OP_ERR] = "remote operation error: the target could "
+				   "not complete the operation",
+		[NIC_RETRY_EXC_ERR] = "transport retry counter exceeded: no "
+				      "acknowledgement from the peer",
+		[NIC_RNR_RETRY_EXC_ERR] = "receiver-not-ready retry counter "
+					  "exceeded: the peer posted no "
+					  "receive buffer",
+		[NIC_WR_FLUSH_ERR] = "operation flushed (cancelled or the "
+				     "endpoint is in error)",
+		[NIC_TRUNCATED] = "message truncated: the receive buffer is "
+				  "too small",
+	};
+
+	return (unsigned)status < NIC_STATUS_COUNT ? text[status] : "unknown";
+}
+
+int nic_status_errno(enum nic_status status)
+{
+	switch (status) {
+	case NIC_OK: return 0;
+	case NIC_LOC_PROT_ERR: return FI_EACCES;
+	case NIC_REM_ACCESS_ERR: return FI_EACCES;
+	case NIC_REM_INV_REQ_ERR: return FI_EINVAL;
+	case NIC_REM_OP_ERR: return FI_EREMOTEIO;
+	case NIC_RETRY_EXC_ERR: return FI_ETIMEDOUT;
+	case NIC_RNR_RETRY_EXC_ERR: return FI_ENORX;
+	case NIC_WR_FLUSH_ERR: return FI_ECANCELED;
+	case NIC_TRUNCATED: return FI_ETRUNC;
+	default: return FI_EIO;
+	}
+}

@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The responder: what a NIC does with each packet that reaches it.
+ *
+ * Requests are taken strictly in PSN order per peer. A packet ahead of the
+ * expected PSN draws one sequence NAK per gap and is dropped; one behind it
+ * is a duplicate: it is acknowledged again (reads are answered again,
+ * atomics replay their recorded result), never applied twice. A send that
+ * finds no receive buffer and no room in the unexpected queue draws an RNR
+ * NAK and is retried by the sender. A request that fails its protection
+ * checks draws a fatal NAK naming its PSN, and its PSNs are stepped over so
+ * that later requests go on.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_domain.h>
+
+#include "nic_internal.h"
+
+/* ---- Replies ------------------------------------------------------------------ */
+
+static struct nic_pkt *reply(struct nic_qp *qp, const struct nic_pkt *req,
+			     bool owns_payload)
+{
+	struct nic_pkt *pkt = nic_pkt_alloc(qp->nic->world, owns_payload);
+
+	pkt->src.host = qp->nic->host;
+	pkt->src.qpn = qp->qpn;
+	pkt->src_qp_gen = qp->gen;
+	pkt->dst = req->src;
+	pkt->epoch = req->epoch;
+	return pkt;
+}
+
+static void send_ack(struct nic_qp *qp, struct nic_flow *flow,
+		     const struct nic_pkt *req, uint32_t psn, uint8_t syndrome)
+{
+	struct nic_pkt *pkt = reply(qp, req, false);
+
+	pkt->opcode = NIC_OP_ACK;
+	pkt->psn = psn;
+	pkt->aeth_syndrome = syndrome;
+	pkt->aeth_msn = flow->msn;
+	nic_flow_reply(flow, pkt);
+}
+
+static void nak(struct nic_qp *qp, struct nic_flow *flow,
+		const struct nic_pkt *req, uint32_t psn, uint8_t syndrome)
+{
+	struct nic_world *world = qp->nic->world;
+
+	if (syndrome == NIC_AETH_NAK_SEQ)
+		world->stats.seq_naks++;
+	else if ((syndrome & 0xe0) == NIC_AETH_RNR_NAK)
+		world->stats.rnr_naks++;
+	send_ack(qp, flow, req, psn, syndrome);
+}
+
+static uint32_t packets_for(uint64_t bytes, uint32_t mtu)
+{
+	return bytes ? (uint32_t)((bytes + mtu - 1) / mtu) : 1;
+}
+
+/* ---- Reads -------------------------------------------------------------------- */
+
+static void answer_read(struct nic_qp *qp, struct nic_flow *flow,
+			const struct nic_pkt *req)
+{
+	struct nic_read_job *job;
+	uint8_t *src;
+
+	if (nic_mr_check_remote(qp->nic, req->reth_key, req->reth_va,
+				req->reth_len, NIC_ACCESS_REMOTE_READ,
+				&src) != NIC_OK) {
+		nak(qp, flow, req, req->psn, NIC_AETH_NAK_REM_ACCESS);
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		abort();
+	job->epoch = req->epoch;
+	job->psn = req->psn;
+	job->msn = flow->msn;
+	job->src = src;
+	job->len = req->reth_len;
+	if (flow->reads_tail)
+		flow->reads_tail->next = job;
+	else
+		flow->reads = job;
+	flow->reads_tail = job;
+	nic_flow_wants_tx(flow);
+}
+
+struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
+{
+	struct nic_read_job *job = flow->reads;
+	struct nic_qp *qp = flow->qp;
+	uint32_t mtu = qp->nic->world->mtu, count;
+	uint32_t i;
+	size_t len;
+	struct nic_pkt *pkt;
+
+	if (!job)
+		return NULL;
+	count = packets_for(job->len, mtu);
+	i = (uint32_t)(job->sent / mtu);
+	len = job->len - job->sent < mtu ? job->len - job->sent : mtu;
+	pkt = nic_pkt_alloc(qp->nic->world, true);
+	pkt->src.host = qp->nic->host;
+	pkt->src.qpn = qp->qpn;
+	pkt->src_qp_gen = qp->gen;
+	pkt->dst = flow->peer;
+	pkt->epoch = job->epoch;
+	pkt->opcode = count == 1 ? NIC_OP_READ_RESP_ONLY :
+		      i == 0 ? NIC_OP_READ_RESP_FIRST :
+		      i + 1 == count ? NIC_OP_READ_RESP_LAST :
+				       NIC_OP_READ_RESP_MIDDLE;
+	pkt->psn = job->psn + i;
+	pkt->aeth_syndrome = NIC_AETH_ACK;
+	pkt->aeth_msn = job->msn;
+	/* The NIC reads target memory as it sends. */
+	memcpy(pkt->owned, job->src + job->sent, len);
+	pkt->payload_len = (uint32_t)len;
+	job->sent += len;
+	if (job->sent >= job->len) {
+		flow->reads = job->next;
+		if (!flow->reads)
+			flow->reads_tail = NULL;
+		free(job);
+	}
+	return pkt;
+}
+
+/* ---- Atomics ------------------------------------------------------------------- */
+
+/* Records the answer to an atomic so that a retransmitted request (whose
+ * answer was lost) gets the same one instead of applying it twice. */
+static void remember(struct nic_flow *flow, uint32_t psn, const void *data,
+		     uint32_t len)
+{
+	struct nic_atomic_replay *r =
+		&flow->atomic_replay[psn % NIC_ARRAY_LEN(flow->atomic_replay)];
+	uint8_t *buf = realloc(r->data, len ? len : 1);
+
+	if (!buf) {
+		r->valid = false;
+		return;
+	}
+	memcpy(buf, data, len);
+	r->data = buf;
+	r->len = len;
+	r->psn = psn;
+	r->valid = true;
+}
+
+static const struct nic_atomic_replay *recall(const struct nic_flow *flow,
+					      uint32_t psn)
+{
+	const struct nic_atomic_replay *r =
+		&flow->atomic_replay[psn % NIC_ARRAY_LEN(flow->atomic_replay)];
+
+	return r->valid && r->psn == psn ? r : NULL;
+}
+
+static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
+			  const struct nic_pkt *req, bool replay)
+{
+	struct nic_pkt *pkt;
+	uint64_t orig = 0;
+	uint8_t *dst;
+
+	if (replay) {
+		const struct nic_atomic_replay *r = recall(flow, req->psn);
+
+		if (!r)
+			return; /* too old to answer: the sender will time out */
+		memcpy(&orig, r->data, 8);
+	} else {
+		enum nic_status st = nic_mr_check_remote(
+			qp->nic, req->reth_key, req->reth_va, 8,
+			NIC_ACCESS_REMOTE_ATOMIC, &dst);
+
+		if (st != NIC_OK || ((uintptr_t)dst & 7)) {
+			nak(qp, flow, req, req->psn, NIC_AETH_NAK_REM_ACCESS);
+			return;
+		}
+		memcpy(&orig, dst, 8);
+		uint64_t value = req->opcode == NIC_OP_FETCH_ADD ?
+					 orig + req->atomic_swap :
+				 orig == req->atomic_cmp ? req->atomic_swap : orig;
+		memcpy(dst, &value, 8);
+		remember(flow, req->psn, &orig, 8);
+	}
+	pkt = reply(qp, req, false);
+	pkt->opcode = NIC_OP_ATOMIC_ACK;
+	pkt->psn = req->psn;
+	pkt->aeth_syndrome = NIC_AETH_ACK;
+	pkt->aeth_msn = flow->msn;
+	pkt->atomic_orig = orig;
+	nic_flow_reply(flow, pkt);
+}
+
+static void atomic_answer(struct nic_qp *qp, struct nic_flow *flow,
+			  const struct nic_pkt *req, const void *data,
+			  uint32_t len)
+{
+	struct nic_pkt *pkt = reply(qp, req, true);
+
+	/* The result rides a read response, as the value a fetch returns. */
+	pkt->opcode = NIC_OP_READ_RESP_ONLY;
+	pkt->psn = req->psn;
+	pkt->aeth_syndrome = NIC_AETH_ACK;
+	pkt->aeth_msn = flow->msn;
+	memcpy(pkt->owned, data, len);
+	pkt->payload_len = len;
+	nic_flow_reply(flow, pkt);
+}
+
+/* Generic atomics (any op and datatype, up to one packet of elements). */
+static void fabsim_atomic(struct nic_qp *qp, struct nic_flow *flow,
+			  const struct nic_pkt *req, bool replay)
+{
+	const struct nic_fabsim_hdr *h = &req->fabsim;
+	size_t size = nic_atomic_size(h->atomic_datatype) * h->count;
+	bool compare = h->atomic_op >= FI_CSWAP && h->atomic_op <= FI_MSWAP;
+	_Alignas(16) uint8_t result[NIC_ATOMIC_MAX_BYTES];
+	enum nic_status st;
+	uint32_t len;
+	uint8_t *dst;
+
+	if (replay) {
+		const struct nic_atomic_replay *r = recall(flow, req->psn);
+
+		if (r)
+			atomic_answer(qp, flow, req, r->data, r->len);
+		return;
+	}
+	st = size && size <= NIC_ATOMIC_MAX_BYTES &&
+			     size * (compare ? 2 : 1) == req->payload_len ?
+		     nic_mr_check_remote(qp->nic, h->key, h->addr, size,
+					 NIC_ACCESS_REMOTE_ATOMIC, &dst) :
+		     NIC_REM_INV_REQ_ERR;
+	if (st == NIC_OK &&
+	    !nic_atomic_apply(h->atomic_datatype, h->atomic_op, h->count, dst,
+			      req->payload,
+			      compare ? (const uint8_t *)req->payload + size : NULL,
+			      result))
+		st = NIC_REM_INV_REQ_ERR;
+	if (st != NIC_OK) {
+		nak(qp, flow, req, req->psn,
+		    st == NIC_REM_ACCESS_ERR ? NIC_AETH_NAK_REM_ACCESS
+					     : NIC_AETH_NAK_INV_REQ);
+		return;
+	}
+	len = h->atomic_fetch ? (uint32_t)size : 0;
+	remember(flow, req->psn, result, len);
+	atomic_answer(qp, flow, req, result, len);
+
+	struct nic_completion c = {
+		.flags = NIC_CQ_REMOTE_ATOMIC,
+		.len = size,
+		.source = req->src,
+	};
+	nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
+			   qp->nic->world->recv_overhead_ns);
+}
+
+/* ---- Sends -------------------------------------------------------------------------- */
+
+static void abort_rx(struct nic_qp *qp, struct nic_flow *flow)
+{
+	if (flow->rx.active && flow->rx.kind == 0 && flow->rx.match)
+		nic_match_abandon(qp, flow->rx.match);
+	memset(&flow->rx, 0, sizeof(flow->rx));
+}
+
+/* false: no buffer (the caller NAKs receiver-not-ready). */
+static bool send_packet(struct nic_qp *qp, struct nic_flow *flow,
+			const struct nic_pkt *pkt)
+{
+	struct nic_rx_msg *rx = &flow->rx;
+
+	if (nic_op_is_first(pkt->opcode)) {
+		bool tagged = (pkt->flags & NIC_PKT_FABSIM_HDR) &&
+			      pkt->fabsim.kind == NIC_FABSIM_TAGGED_SEND;
+
+		abort_rx(qp, flow);
+		rx->match = nic_match_incoming(qp, pkt->src, tagged,
+					       pkt->fabsim.tag);
+		if (!rx->match)
+			return false;
+		rx->active = true;
+		rx->kind = 0;
+		rx->offset = 0;
+	} else if (!rx->active || rx->kind != 0) {
+		return true; /* the start was stepped over: nothing to place */
+	}
+	nic_match_place(qp, rx->match, rx->offset, pkt->payload,
+			pkt->payload_len);
+	rx->offset += pkt->payload_len;
+	if (nic_op_is_last(pkt->opcode)) {
+		nic_match_finish(qp, rx->match, rx->offset,
+				 nic_op_has_imm(pkt->opcode), pkt->imm);
+		memset(rx, 0, sizeof(*rx));
+		flow->msn++;
+	}
+	return true;
+}
+
+/* ---- Writes ------------------------------------------------------------------------- */
+
+/* false: the write failed its checks (the caller NAKs). */
+static bool write_packet(struct nic_qp *qp, struct nic_flow *flow,
+			 const struct nic_pkt *pkt)
+{
+	struct nic_rx_msg *rx = &flow->rx;
+
+	if (nic_op_is_first(pkt->opcode)) {
+		abort_rx(qp, flow);
+		if (nic_mr_check_remote(qp->nic, pkt->reth_key, pkt->reth_va,
+					pkt->reth_len, NIC_ACCESS_REMOTE_WRITE,
+					&rx->write_dst) != NIC_OK)
+			return false;
+		rx->active = true;
+		rx->kind = 1;
+		rx->offset = 0;
+		rx->total = pkt->reth_len;
+	} else if (!rx->active || rx->kind != 1) {
+		return true;
+	}
+	if (pkt->payload_len > rx->total - rx->offset)
+		return false; /* more data than the RETH announced */
+	memcpy(rx->write_dst + rx->offset, pkt->payload, pkt->payload_len);
+	rx->offset += pkt->payload_len;
+	if (nic_op_is_last(pkt->opcode)) {
+		struct nic_completion c = {
+			.flags = NIC_CQ_REMOTE_WRITE,
+			.len = rx->offset,
+			.source = pkt->src,
+		};
+
+		if (nic_op_has_imm(pkt->opcode)) {
+			c.flags |= NIC_CQ_IMM;
+			c.imm = pkt->imm;
+		}
+		nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
+				   qp->nic->world->recv_overhead_ns);
+		memset(rx, 0, sizeof(*rx));
+		flow->msn++;
+	}
+	return true;
+}
+
+/* ---- Dispatch ------------------------------------------------------------------------- */
+
+static bool is_response(uint8_t op)
+{
+	return op == NIC_OP_ACK || op == NIC_OP_ATOMIC_ACK ||
+	       nic_op_is_read_resp(op);
+}
+
+/* How many PSNs a request occupies, to step over a failed one. */
+static uint32_t request_span(const struct nic_world *world,
+			     const struct nic_pkt *pkt)
+{
+	if (pkt->opcode == NIC_OP_READ_REQUEST ||
+	    pkt->opcode == NIC_OP_WRITE_FIRST)
+		return packets_for(pkt->reth_len, world->mtu);
+	return 1;
+}
+
+/* A sender whose QP is gone (or replaced) has freed the memory its
+ * packets point into. */
+static bool sender_alive(const struct nic_world *world,
+			 const struct nic_pkt *pkt)
+{
+	struct nic *src = pkt->src.host < world->host_count ?
+				  world->hosts[pkt->src.host] : NULL;
+	struct nic_qp *qp = src ? nic_find_qp(src, pkt->src.qpn) : NULL;
+
+	return qp && qp->gen == pkt->src_qp_gen;
+}
+
+static void duplicate(struct nic_qp *qp, struct nic_flow *flow,
+		      const struct nic_pkt *pkt)
+{
+	qp->nic->world->stats.duplicates++;
+	if (pkt->opcode == NIC_OP_READ_REQUEST) {
+		answer_read(qp, flow, pkt);
+	} else if (pkt->opcode == NIC_OP_COMPARE_SWAP ||
+		   pkt->opcode == NIC_OP_FETCH_ADD) {
+		native_atomic(qp, flow, pkt, true);
+	} else if (pkt->flags & NIC_PKT_FABSIM_HDR &&
+		   pkt->fabsim.kind == NIC_FABSIM_ATOMIC) {
+		fabsim_atomic(qp, flow, pkt, true);
+	} else if (pkt->flags & NIC_PKT_ACKREQ) {
+		send_ack(qp, flow, pkt, flow->epsn - 1, NIC_AETH_ACK);
+	}
+}
+
+static void request(struct nic_qp *qp, struct nic_flow *flow,
+		    struct nic_pkt *pkt)
+{
+	struct nic_world *world = qp->nic->world;
+	bool ok = true;
+
+	if (pkt->opcode == NIC_OP_READ_REQUEST) {
+		answer_read(qp, flow, pkt);
+		struct nic_completion c = { .flags = NIC_CQ_REMOTE_READ,
+					    .len = pkt->reth_len,
+					    .source = pkt->src };
+		flow->epsn += request_span(world, pkt);
+		nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
+				   world->recv_overhead_ns);
+		return;
+	}
+	if (pkt->opcode == NIC_OP_COMPARE_SWAP ||
+	    pkt->opcode == NIC_OP_FETCH_ADD) {
+		native_atomic(qp, flow, pkt, false);
+		flow->epsn++;
+		return;
+	}
+	if ((pkt->flags & NIC_PKT_FABSIM_HDR) &&
+	    pkt->fabsim.kind == NIC_FABSIM_ATOMIC) {
+		fabsim_atomic(qp, flow, pkt, false);
+		flow->epsn++;
+		return;
+	}
+	if (nic_op_is_send(pkt->opcode)) {
+		if (!send_packet(qp, flow, pkt)) {
+			nak(qp, flow, pkt, pkt->psn, NIC_AETH_RNR_NAK | 0x0e);
+			return; /* epsn stays: the sender retries this PSN */
+		}
+	} else if (nic_op_is_write(pkt->opcode)) {
+		ok = write_packet(qp, flow, pkt);
+	}
+	if (!ok) {
+		nak(qp, flow, pkt, pkt->psn, NIC_AETH_NAK_REM_ACCESS);
+		flow->epsn = pkt->psn + request_span(world, pkt);
+		memset(&flow->rx, 0, sizeof(flow->rx));
+		return;
+	}
+	flow->epsn++;
+	if (pkt->flags & NIC_PKT_ACKREQ)
+		send_ack(qp, flow, pkt, pkt->psn, NIC_AETH_ACK);
+}
+
+void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
+{
+	struct nic_qp *qp = nic_find_qp(nic, pkt->dst.qpn);
+	struct nic_flow *flow;
+
+	if (!qp)
+		return; /* no such queue pair: dropped, as silently as a NIC */
+	if (qp->type == NIC_QP_RC &&
+	    (pkt->src.host != qp->rc_peer.host || pkt->src.qpn != qp->rc_peer.qpn))
+		return;
+	if (is_response(pkt->opcode)) {
+		flow = nic_flow_get(qp, pkt->src, false);
+		if (!flow || pkt->epoch != flow->epoch)
+			return;
+		if (pkt->opcode == NIC_OP_ACK)
+			nic_req_on_ack(flow, pkt);
+		else
+			nic_req_on_response(flow, pkt);
+		return;
+	}
+	flow = nic_flow_get(qp, pkt->src, true);
+	if (!flow)
+		return;
+	if (pkt->epoch != flow->resp_epoch) {
+		if ((int32_t)(pkt->epoch - flow->resp_epoch) < 0)
+			return; /* from before the peer's last failure */
+		/* The peer gave up on its old requests: start over. */
+		abort_rx(qp, flow);
+		flow->resp_epoch = pkt->epoch;
+		flow->epsn = 0;
+		flow->nak_sent = false;
+	}
+	if ((int32_t)(pkt->psn - flow->epsn) > 0) {
+		if (!flow->nak_sent) {
+			flow->nak_sent = true;
+			nak(qp, flow, pkt, flow->epsn, NIC_AETH_NAK_SEQ);
+		}
+		return;
+	}
+	if ((int32_t)(pkt->psn - flow->epsn) < 0) {
+		duplicate(qp, flow, pkt);
+		return;
+	}
+	if (pkt->payload_len && !(pkt->flags & NIC_PKT_OWNS_PAYLOAD) &&
+	    !sender_alive(nic->world, pkt))
+		return;
+	flow->nak_sent = false;
+	request(qp, flow, pkt);
+}

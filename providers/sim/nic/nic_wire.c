@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Packets on the simulated wire: their records, their size on the wire, and
+ * the way out (the network, or the NIC's own loopback). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_internal.h"
+
+/* The model's link.header_bytes already counts the framing every packet has
+ * (up to and including BTH and ICRC); these are the extended headers of
+ * each opcode (IBA 9.3), which only some packets carry. */
+enum { RETH = 16, AETH = 4, ATOMIC_ETH = 28, ATOMIC_ACK_ETH = 8, IMM = 4,
+       DETH = 8 };
+
+uint32_t nic_pkt_header_bytes(const struct nic_pkt *pkt)
+{
+	uint32_t h = 0;
+
+	switch (pkt->opcode) {
+	case NIC_OP_WRITE_FIRST:
+	case NIC_OP_WRITE_ONLY:
+	case NIC_OP_READ_REQUEST:
+		h += RETH;
+		break;
+	case NIC_OP_WRITE_ONLY_IMM:
+		h += RETH + IMM;
+		break;
+	case NIC_OP_READ_RESP_FIRST:
+	case NIC_OP_READ_RESP_LAST:
+	case NIC_OP_READ_RESP_ONLY:
+	case NIC_OP_ACK:
+		h += AETH;
+		break;
+	case NIC_OP_ATOMIC_ACK:
+		h += AETH + ATOMIC_ACK_ETH;
+		break;
+	case NIC_OP_COMPARE_SWAP:
+	case NIC_OP_FETCH_ADD:
+		h += ATOMIC_ETH;
+		break;
+	case NIC_OP_UD_SEND_ONLY:
+		h += DETH;
+		break;
+	case NIC_OP_UD_SEND_ONLY_IMM:
+		h += DETH + IMM;
+		break;
+	default:
+		break;
+	}
+	if (nic_op_has_imm(pkt->opcode) && pkt->opcode != NIC_OP_WRITE_ONLY_IMM &&
+	    pkt->opcode != NIC_OP_UD_SEND_ONLY_IMM)
+		h += IMM;
+	return h;
+}
+
+struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload)
+{
+	struct nic_pkt **free_list = owns_payload ? &world->free_owned_pkts
+						  : &world->free_pkts;
+	struct nic_pkt *pkt = *free_list;
+	size_t extra = owns_payload ? world->mtu : 0;
+
+	if (pkt) {
+		*free_list = pkt->next_free;
+	} else {
+		pkt = malloc(sizeof(*pkt) + extra);
+		if (!pkt)
+			abort(); /* the model cannot lose a packet record */
+		pkt->alloc_next = world->all_pkts;
+		world->all_pkts = pkt;
+	}
+	struct nic_pkt *keep = pkt->alloc_next;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->alloc_next = keep;
+	pkt->refs = 1;
+	if (owns_payload) {
+		pkt->flags = NIC_PKT_OWNS_PAYLOAD;
+		pkt->payload = pkt->owned;
+	}
+	return pkt;
+}
+
+void nic_pkt_put(struct nic_world *world, struct nic_pkt *pkt)
+{
+	struct nic_pkt **free_list;
+
+	if (--pkt->refs)
+		return;
+	free_list = (pkt->flags & NIC_PKT_OWNS_PAYLOAD) ?
+			    &world->free_owned_pkts : &world->free_pkts;
+	pkt->next_free = *free_list;
+	*free_list = pkt;
+}
+
+/* A NIC talking to itself never reaches the wire: the packet turns around
+ * inside the NIC after one DMA. */
+static void loopback_arrive(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct nic *nic = ctx;
+	struct nic_pkt *pkt = (struct nic_pkt *)(uintptr_t)arg;
+
+	nic->world->stats.packets_received++;
+	nic_resp_receive(nic, pkt);
+	nic_pkt_put(nic->world, pkt);
+}
+
+void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt)
+{
+	struct nic_world *world = nic->world;
+	nm_packet np = { 0 };
+
+	/* The fabsim header travels as payload. */
+	pkt->wire_bytes = pkt->payload_len + nic_pkt_header_bytes(pkt) +
+			  world->cfg.link.header_bytes +
+			  ((pkt->flags & NIC_PKT_FABSIM_HDR) ? NIC_FABSIM_HDR_WIRE : 0);
+	world->stats.packets_sent++;
+	world->stats.bytes_sent += pkt->wire_bytes;
+	if (pkt->flags & NIC_PKT_RETRANSMIT)
+		world->stats.retransmits++;
+
+	if (pkt->dst.host == nic->host) {
+		if (nic_schedule(nic, world->cfg.nic.dma_latency_ns,
+				 loopback_arrive, nic, (uintptr_t)pkt, NULL))
+			nic_pkt_put(world, pkt);
+		return;
+	}
+	/* One flow per queue-pair pair keeps ECMP from reordering it. */
+	np.flow = ((uint64_t)pkt->src.qpn << 40) ^ ((uint64_t)pkt->dst.host << 20) ^
+		  pkt->dst.qpn ^ ((uint64_t)pkt->src.host << 52);
+	np.user_ptr = pkt;
+	np.bytes = pkt->wire_bytes;
+	np.src = nic->host;
+	np.dst = pkt->dst.host;
+	if (nm_network_inject(world->net, &np))
+		nic_pkt_put(world, pkt);
+}

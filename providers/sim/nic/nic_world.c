@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The world: one simulated fabric's clock, network and NICs. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_internal.h"
+
+void nic_transport_defaults(struct nic_transport_params *p)
+{
+	p->ack_timeout_ns = 100 * NM_NS_PER_US;
+	p->retry_count = 7;
+	p->rnr_timeout_ns = 10 * NM_NS_PER_US;
+	p->rnr_retry = -1; /* resource management enabled: retry for ever */
+	p->window_packets = 128;
+	p->ack_every = 32;
+	p->unexpected_bytes = 64u << 20;
+}
+
+static void deliver(void *ctx, const nm_packet *np)
+{
+	struct nic_world *world = ctx;
+	struct nic_pkt *pkt = np->user_ptr;
+	struct nic *nic = np->dst < world->host_count ? world->hosts[np->dst]
+						       : NULL;
+
+	if (np->flags & NM_PKT_CORRUPTED) {
+		world->stats.packets_corrupted++;
+	} else if (nic) {
+		world->stats.packets_received++;
+		nic_resp_receive(nic, pkt);
+	}
+	nic_pkt_put(world, pkt);
+}
+
+/* The network copies and loses packets; the NIC's packet records are
+ * shared by reference and freed when the last copy is gone. */
+static void track(void *ctx, const nm_trace_record *rec)
+{
+	struct nic_world *world = ctx;
+	struct nic_pkt *pkt = rec->packet ? rec->packet->user_ptr : NULL;
+
+	switch (rec->kind) {
+	case NM_TRACE_TX_START:
+		/* Our port took a packet: the NIC may hand it the next. */
+		if (rec->node < world->host_count && world->hosts[rec->node])
+			nic_tx_port_started(world->hosts[rec->node]);
+		break;
+	case NM_TRACE_DUPLICATE:
+		pkt->refs++;
+		break;
+	case NM_TRACE_DROP:
+		world->stats.packets_dropped++;
+		nic_pkt_put(world, pkt);
+		break;
+	default:
+		break;
+	}
+}
+
+int nic_world_create(const nm_config *cfg,
+		     const struct nic_transport_params *transport,
+		     struct nic_world **out, nm_error *err)
+{
+	struct nic_world *world = calloc(1, sizeof(*world));
+	int ret;
+
+	if (!world)
+		return -ENOMEM;
+	world->cfg = *cfg;
+	world->transport = *transport;
+	pthread_mutex_init(&world->lock, NULL);
+	ret = nm_engine_create(&world->engine);
+	if (!ret)
+		ret = nm_network_create(world->engine, cfg, &world->net, err);
+	if (ret)
+		goto fail;
+	world->host_count = cfg->topology.hosts;
+	world->hosts = calloc(world->host_count, sizeof(*world->hosts));
+	if (!world->hosts) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	world->mtu = cfg->link.mtu_bytes;
+	world->send_overhead_ns = nm_nic_send_overhead_ns(&cfg->nic);
+	world->recv_overhead_ns = nm_nic_recv_overhead_ns(&cfg->nic);
+	nm_network_set_deliver(world->net, deliver, world);
+	nm_network_set_trace(world->net, track, world);
+	*out = world;
+	return 0;
+fail:
+	nic_world_destroy(world);
+	return ret;
+}
+
+static void free_all_packets(struct nic_pkt *pkt)
+{
+	while (pkt) {
+		struct nic_pkt *next = pkt->alloc_next;
+
+		free(pkt);
+		pkt = next;
+	}
+}
+
+void nic_world_destroy(struct nic_world *world)
+{
+	if (!world)
+		return;
+	/* Packet records still in the network are freed with the rest. */
+	if (world->net)
+		nm_network_destroy(world->net);
+	if (world->engine)
+		nm_engine_destroy(world->engine);
+	free_all_packets(world->all_pkts);
+	free(world->hosts);
+	pthread_mutex_destroy(&world->lock);
+	free(world);
+}
+
+void nic_world_lock(struct nic_world *world)
+{
+	pthread_mutex_lock(&world->lock);
+}
+
+void nic_world_unlock(struct nic_world *world)
+{
+	pthread_mutex_unlock(&world->lock);
+}
+
+nm_time_ns nic_world_now(const struct nic_world *world)
+{
+	return nm_engine_now(world->engine);
+}
+
+const nm_config *nic_world_config(const struct nic_world *world)
+{
+	return &world->cfg;
+}
+
+bool nic_world_run_instant(struct nic_world *world)
+{
+	return nm_engine_run_next_instant(world->engine) > 0;
+}
+
+nm_run_result nic_world_run_until(struct nic_world *world,
+				  bool (*pred)(void *ctx), void *ctx,
+				  nm_time_ns deadline)
+{
+	if (!pred) {
+		nm_engine_run_until(world->engine, deadline);
+		return deadline == NM_TIME_NEVER ? NM_RUN_IDLE : NM_RUN_DEADLINE;
+	}
+	return nm_engine_run_until_pred(world->engine, pred, ctx, deadline);
+}
+
+void nic_world_advance(struct nic_world *world, nm_time_ns ns)
+{
+	nm_time_ns now = nm_engine_now(world->engine);
+
+	nm_engine_run_until(world->engine,
+			    ns > NM_TIME_NEVER - now ? NM_TIME_NEVER : now + ns);
+}
+
+void nic_world_stats(const struct nic_world *world, struct nic_stats *out)
+{
+	*out = world->stats;
+}
+
+int nic_schedule(struct nic *nic, nm_time_ns delay, nm_event_fn fn, void *ctx,
+		 uint64_t arg, nm_event_id *id)
+{
+	return nm_engine_schedule_after(nic->world->engine, delay, nic->host,
+					fn, ctx, arg, id);
+}

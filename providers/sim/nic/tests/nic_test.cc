@@ -1,0 +1,600 @@
+// The NIC model on its own: two (or more) NICs on a simulated network,
+// work requests in, completions out, checked against the data and against
+// the network model's closed-form timing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include <rdma/fi_atomic.h>
+#include <netmodel/nm_network.h>
+#include <netmodel/nm_preset.h>
+#include "providers/sim/nic/nic.h"
+}
+
+namespace {
+
+struct Collected {
+	std::vector<nic_completion> sends, recvs, remotes;
+};
+
+void on_send(void *ctx, const nic_completion *c)
+{
+	static_cast<Collected *>(ctx)->sends.push_back(*c);
+}
+void on_recv(void *ctx, const nic_completion *c)
+{
+	static_cast<Collected *>(ctx)->recvs.push_back(*c);
+}
+void on_remote(void *ctx, const nic_completion *c)
+{
+	static_cast<Collected *>(ctx)->remotes.push_back(*c);
+}
+const nic_qp_ops kOps = {on_send, on_recv, on_remote};
+
+struct Node {
+	nic *n = nullptr;
+	nic_qp *qp = nullptr;
+	Collected got;
+	nic_peer addr() const { return {nic_host(n), nic_qp_num(qp)}; }
+};
+
+class NicTest : public ::testing::Test {
+protected:
+	void build(const char *preset, void (*tweak)(nm_config *) = nullptr,
+		   uint32_t hosts = 2,
+		   void (*ttweak)(nic_transport_params *) = nullptr)
+	{
+		nm_error err;
+		ASSERT_EQ(nm_preset_load(&cfg, preset, &err), 0) << err.msg;
+		if (hosts > 2) {
+			cfg.topology.kind = NM_TOPO_STAR;
+			cfg.topology.hosts = hosts;
+		}
+		if (tweak)
+			tweak(&cfg);
+		nic_transport_params tp;
+		nic_transport_defaults(&tp);
+		if (ttweak)
+			ttweak(&tp);
+		ASSERT_EQ(nic_world_create(&cfg, &tp, &world, &err), 0) << err.msg;
+		nodes.resize(hosts);
+		for (auto &node : nodes) {
+			ASSERT_EQ(nic_open(world, NIC_HOST_ANY, &node.n, &err), 0);
+			ASSERT_EQ(nic_qp_create(node.n, NIC_QP_RD, &kOps, &node.got,
+						&node.qp), 0);
+		}
+	}
+	void TearDown() override
+	{
+		for (auto &node : nodes) {
+			if (node.qp)
+				nic_qp_destroy(node.qp);
+			nic_close(node.n);
+		}
+		nic_world_destroy(world);
+	}
+	nic_mr *reg(Node &node, void *buf, size_t len,
+		    uint32_t access = NIC_ACCESS_LOCAL | NIC_ACCESS_REMOTE_READ |
+				      NIC_ACCESS_REMOTE_WRITE |
+				      NIC_ACCESS_REMOTE_ATOMIC)
+	{
+		nic_mr *mr = nullptr;
+		nm_time_ns cost;
+		nm_error err;
+		EXPECT_EQ(nic_mr_reg(node.n, buf, len, access, NIC_KEY_ANY, true,
+				     &mr, &cost, &err), 0) << err.msg;
+		return mr;
+	}
+	void run() { nic_world_run_until(world, nullptr, nullptr, NM_TIME_NEVER); }
+	void run_until_idle()
+	{
+		while (nic_world_run_instant(world)) {
+		}
+	}
+	nic_wr send_wr(Node &to, const void *buf, size_t len, uint64_t id = 1)
+	{
+		nic_wr wr = {};
+		wr.wr_id = id;
+		wr.opcode = NIC_WR_SEND;
+		wr.peer = to.addr();
+		wr.sge_count = 1;
+		wr.sge[0].addr = const_cast<void *>(buf);
+		wr.sge[0].len = len;
+		return wr;
+	}
+	nic_recv recv_of(void *buf, size_t len, uint64_t cookie = 1)
+	{
+		nic_recv r = {};
+		r.cookie = cookie;
+		r.source = NIC_ANY_SOURCE;
+		r.sge_count = 1;
+		r.sge[0].addr = buf;
+		r.sge[0].len = len;
+		return r;
+	}
+
+	nm_config cfg;
+	nic_world *world = nullptr;
+	std::vector<Node> nodes;
+};
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed)
+{
+	std::vector<uint8_t> v(n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (uint8_t)(seed + i * 7 + (i >> 8));
+	return v;
+}
+
+TEST_F(NicTest, SendLandsInPostedReceive)
+{
+	build("ideal");
+	auto data = pattern(10000, 3);
+	std::vector<uint8_t> buf(10000);
+	nic_recv r = recv_of(buf.data(), buf.size(), 42);
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size(), 7);
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 1u);
+	EXPECT_EQ(nodes[1].got.recvs[0].cookie, 42u);
+	EXPECT_EQ(nodes[1].got.recvs[0].status, NIC_OK);
+	EXPECT_EQ(nodes[1].got.recvs[0].len, data.size());
+	EXPECT_EQ(nodes[1].got.recvs[0].source.host, nic_host(nodes[0].n));
+	EXPECT_EQ(buf, data);
+	ASSERT_EQ(nodes[0].got.sends.size(), 1u);
+	EXPECT_EQ(nodes[0].got.sends[0].cookie, 7u);
+	EXPECT_EQ(nodes[0].got.sends[0].status, NIC_OK);
+	EXPECT_EQ(nic_qp_outstanding(nodes[0].qp), 0u);
+}
+
+TEST_F(NicTest, ReceiveCompletionTimeIsTheModelsClosedForm)
+{
+	build("roce-100g");
+	nm_engine *engine;
+	nm_network *net;
+	nm_error err;
+	ASSERT_EQ(nm_engine_create(&engine), 0);
+	ASSERT_EQ(nm_network_create(engine, &cfg, &net, &err), 0);
+	for (size_t size : {0ul, 1ul, 100ul, 4096ul, 4097ul, 65536ul, 1000000ul}) {
+		auto data = pattern(size, 1);
+		std::vector<uint8_t> buf(size + 1);
+		nic_recv r = recv_of(buf.data(), buf.size());
+		ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+		nm_time_ns start = nic_world_now(world);
+		nic_wr wr = send_wr(nodes[1], data.data(), size);
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+		run();
+		ASSERT_EQ(nodes[1].got.recvs.size(), 1u);
+		nm_time_ns expect =
+			nm_network_message_latency_ns(net, 0, 1, 0, size);
+		EXPECT_EQ(nodes[1].got.recvs[0].time - start, expect)
+			<< size << " bytes";
+		EXPECT_TRUE(std::equal(data.begin(), data.end(), buf.begin()));
+		nodes[1].got.recvs.clear();
+		nodes[0].got.sends.clear();
+	}
+	nm_network_destroy(net);
+	nm_engine_destroy(engine);
+}
+
+TEST_F(NicTest, UnexpectedTaggedMessagesMatchLaterReceives)
+{
+	build("ideal");
+	auto a = pattern(5000, 1), b = pattern(300, 2);
+	nic_wr wa = send_wr(nodes[1], a.data(), a.size(), 1);
+	wa.flags = NIC_WR_TAGGED;
+	wa.tag = 0xAAAA;
+	nic_wr wb = send_wr(nodes[1], b.data(), b.size(), 2);
+	wb.flags = NIC_WR_TAGGED;
+	wb.tag = 0xBBBB;
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wa), 0);
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wb), 0);
+	run();
+	EXPECT_EQ(nodes[0].got.sends.size(), 2u);
+	std::vector<uint8_t> rb(300), ra(5000);
+	nic_recv r = recv_of(rb.data(), rb.size(), 20);
+	r.flags = NIC_RECV_TAGGED;
+	r.tag = 0xBBBB;
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	r = recv_of(ra.data(), ra.size(), 10);
+	r.flags = NIC_RECV_TAGGED;
+	r.tag = 0xAA00;
+	r.ignore = 0xFF;
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 2u);
+	EXPECT_EQ(nodes[1].got.recvs[0].cookie, 20u);
+	EXPECT_EQ(nodes[1].got.recvs[0].tag, 0xBBBBu);
+	EXPECT_EQ(nodes[1].got.recvs[1].cookie, 10u);
+	EXPECT_EQ(nodes[1].got.recvs[1].tag, 0xAAAAu);
+	EXPECT_EQ(ra, a);
+	EXPECT_EQ(rb, b);
+}
+
+TEST_F(NicTest, WriteWithImmediateAndRead)
+{
+	build("roce-25g");
+	std::vector<uint8_t> target(20000, 0), back(20000, 0);
+	auto data = pattern(20000, 9);
+	nic_mr *mr = reg(nodes[1], target.data(), target.size());
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size(), 5);
+	wr.opcode = NIC_WR_WRITE;
+	wr.flags = NIC_WR_IMM;
+	wr.imm = 0x12345678;
+	wr.rma_count = 1;
+	wr.rma[0] = {(uint64_t)(uintptr_t)target.data(), data.size(),
+		     nic_mr_key(mr)};
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	run();
+	EXPECT_EQ(target, data);
+	ASSERT_EQ(nodes[1].got.remotes.size(), 1u);
+	EXPECT_EQ(nodes[1].got.remotes[0].imm, 0x12345678u);
+	EXPECT_TRUE(nodes[1].got.remotes[0].flags & NIC_CQ_IMM);
+	EXPECT_EQ(nodes[1].got.remotes[0].len, data.size());
+
+	wr = send_wr(nodes[1], back.data(), back.size(), 6);
+	wr.opcode = NIC_WR_READ;
+	wr.rma_count = 1;
+	wr.rma[0] = {(uint64_t)(uintptr_t)target.data(), back.size(),
+		     nic_mr_key(mr)};
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	run();
+	EXPECT_EQ(back, data);
+	ASSERT_EQ(nodes[0].got.sends.size(), 2u);
+	EXPECT_EQ(nodes[0].got.sends[1].status, NIC_OK);
+	EXPECT_EQ(nic_mr_dereg(mr), 0);
+}
+
+TEST_F(NicTest, AtomicsComputeAndFetch)
+{
+	build("ideal");
+	uint64_t counter = 40;
+	double vec[4] = {1, 2, 3, 4};
+	nic_mr *m1 = reg(nodes[1], &counter, sizeof(counter));
+	nic_mr *m2 = reg(nodes[1], vec, sizeof(vec));
+	uint64_t add = 2, old = 0;
+	nic_wr wr = {};
+	wr.wr_id = 1;
+	wr.opcode = NIC_WR_FETCH_ATOMIC;
+	wr.peer = nodes[1].addr();
+	wr.rma_count = 1;
+	wr.rma[0] = {(uint64_t)(uintptr_t)&counter, 8, nic_mr_key(m1)};
+	wr.atomic = {FI_UINT64, FI_SUM, 1, &add, nullptr, &old, nullptr};
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	double dv[4] = {0.5, 0.5, 0.5, 0.5}, dold[4] = {};
+	nic_wr w2 = wr;
+	w2.wr_id = 2;
+	w2.rma[0] = {(uint64_t)(uintptr_t)vec, sizeof(vec), nic_mr_key(m2)};
+	w2.atomic = {FI_DOUBLE, FI_SUM, 4, dv, nullptr, dold, nullptr};
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &w2), 0);
+	uint64_t cmp = 42, swp = 100, prev = 0;
+	nic_wr w3 = wr;
+	w3.wr_id = 3;
+	w3.opcode = NIC_WR_COMPARE_ATOMIC;
+	w3.atomic = {FI_UINT64, FI_CSWAP, 1, &swp, &cmp, &prev, nullptr};
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &w3), 0);
+	run();
+	ASSERT_EQ(nodes[0].got.sends.size(), 3u);
+	for (auto &c : nodes[0].got.sends)
+		EXPECT_EQ(c.status, NIC_OK);
+	EXPECT_EQ(old, 40u);
+	EXPECT_EQ(prev, 42u);
+	EXPECT_EQ(counter, 100u);
+	EXPECT_EQ(vec[0], 1.5);
+	EXPECT_EQ(vec[3], 4.5);
+	EXPECT_EQ(dold[2], 3.0);
+	nic_mr_dereg(m1);
+	nic_mr_dereg(m2);
+}
+
+TEST_F(NicTest, BadKeyFailsThatRequestOnly)
+{
+	build("ideal");
+	std::vector<uint8_t> target(64), data = pattern(64, 4);
+	nic_mr *mr = reg(nodes[1], target.data(), target.size(),
+			 NIC_ACCESS_LOCAL | NIC_ACCESS_REMOTE_READ);
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size(), 1);
+	wr.opcode = NIC_WR_WRITE;
+	wr.rma_count = 1;
+	wr.rma[0] = {(uint64_t)(uintptr_t)target.data(), 64, nic_mr_key(mr)};
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0); // no write access
+	wr.wr_id = 2;
+	wr.rma[0].key = nic_mr_key(mr) + 99;               // no such key
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	wr.wr_id = 3;
+	wr.opcode = NIC_WR_READ;
+	wr.rma[0] = {(uint64_t)(uintptr_t)target.data() + 60, 8, nic_mr_key(mr)};
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);     // out of bounds
+	std::vector<uint8_t> rb(64);
+	nic_recv r = recv_of(rb.data(), rb.size());
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	nic_wr ok = send_wr(nodes[1], data.data(), data.size(), 4);
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &ok), 0);
+	run();
+	ASSERT_EQ(nodes[0].got.sends.size(), 4u);
+	EXPECT_EQ(nodes[0].got.sends[0].status, NIC_REM_ACCESS_ERR);
+	EXPECT_EQ(nodes[0].got.sends[1].status, NIC_REM_ACCESS_ERR);
+	EXPECT_EQ(nodes[0].got.sends[2].status, NIC_REM_ACCESS_ERR);
+	EXPECT_EQ(nodes[0].got.sends[3].status, NIC_OK);
+	EXPECT_EQ(rb, data);
+	EXPECT_EQ(target, std::vector<uint8_t>(64, 0));
+	nic_mr_dereg(mr);
+}
+
+TEST_F(NicTest, TruncationReportsOverflow)
+{
+	build("ideal");
+	auto data = pattern(1000, 5);
+	std::vector<uint8_t> buf(600);
+	nic_recv r = recv_of(buf.data(), buf.size());
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size());
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 1u);
+	EXPECT_EQ(nodes[1].got.recvs[0].status, NIC_TRUNCATED);
+	EXPECT_EQ(nodes[1].got.recvs[0].len, 600u);
+	EXPECT_EQ(nodes[1].got.recvs[0].olen, 400u);
+	EXPECT_TRUE(std::equal(buf.begin(), buf.end(), data.begin()));
+	EXPECT_EQ(nodes[0].got.sends[0].status, NIC_OK);
+}
+
+// Every message arrives intact, exactly once and in order, whatever the
+// network does to the packets.
+void lossy(nm_config *cfg)
+{
+	cfg->impair.loss_rate = 0.2;
+	cfg->impair.duplicate_rate = 0.05;
+	cfg->impair.reorder_rate = 0.05;
+	cfg->impair.reorder_delay_ns = 3000;
+	cfg->seed = 11;
+}
+void patient(nic_transport_params *tp)
+{
+	tp->retry_count = 60;
+	tp->ack_timeout_ns = 20000;
+}
+
+TEST_F(NicTest, LossDuplicationAndReorderingAreRepaired)
+{
+	build("roce-100g", lossy, 2, patient);
+	const int n = 300;
+	std::vector<std::vector<uint8_t>> out(n), in(n);
+	for (int i = 0; i < n; i++) {
+		out[i] = pattern(1 + (i * 977) % 20000, (uint8_t)i);
+		in[i].assign(out[i].size(), 0);
+		nic_recv r = recv_of(in[i].data(), in[i].size(), (uint64_t)i);
+		ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	}
+	for (int i = 0; i < n; i++) {
+		nic_wr wr = send_wr(nodes[1], out[i].data(), out[i].size(), i);
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	}
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), (size_t)n);
+	ASSERT_EQ(nodes[0].got.sends.size(), (size_t)n);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(nodes[1].got.recvs[i].cookie, (uint64_t)i);
+		EXPECT_EQ(nodes[1].got.recvs[i].status, NIC_OK);
+		EXPECT_EQ(in[i], out[i]) << "message " << i;
+		EXPECT_EQ(nodes[0].got.sends[i].status, NIC_OK);
+	}
+	nic_stats st;
+	nic_world_stats(world, &st);
+	EXPECT_GT(st.retransmits, 0u);
+	EXPECT_GT(st.packets_dropped, 0u);
+	EXPECT_GT(st.duplicates, 0u);
+}
+
+void link_down_long(nm_config *cfg)
+{
+	cfg->fault_count = 1;
+	cfg->faults[0] = {0, 1000, NM_TIME_NEVER};
+}
+
+// Writes, reads and atomics under the same impairments: data intact, each
+// atomic applied exactly once.
+TEST_F(NicTest, RmaAndAtomicsSurviveLoss)
+{
+	build("roce-25g", lossy, 2, patient);
+	const int n = 200;
+	std::vector<uint8_t> target(n * 6000, 0);
+	uint64_t counter = 0;
+	nic_mr *mt = reg(nodes[1], target.data(), target.size());
+	nic_mr *mc = reg(nodes[1], &counter, sizeof(counter));
+	std::vector<std::vector<uint8_t>> out(n), back(n);
+	std::vector<uint64_t> fetched(n);
+	uint64_t one = 1;
+	for (int i = 0; i < n; i++) {
+		out[i] = pattern(6000, (uint8_t)(i * 3));
+		nic_wr wr = send_wr(nodes[1], out[i].data(), 6000, 3 * i);
+		wr.opcode = NIC_WR_WRITE;
+		wr.rma_count = 1;
+		wr.rma[0] = {(uint64_t)(uintptr_t)&target[i * 6000], 6000,
+			     nic_mr_key(mt)};
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+		back[i].assign(6000, 0);
+		wr.wr_id = 3 * i + 1;
+		wr.opcode = NIC_WR_READ;
+		wr.sge[0].addr = back[i].data();
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+		nic_wr at = {};
+		at.wr_id = 3 * i + 2;
+		at.opcode = NIC_WR_FETCH_ATOMIC;
+		at.peer = nodes[1].addr();
+		at.rma_count = 1;
+		at.rma[0] = {(uint64_t)(uintptr_t)&counter, 8, nic_mr_key(mc)};
+		at.atomic = {FI_UINT64, i % 2 ? FI_SUM : FI_SUM, 1, &one, nullptr,
+			     &fetched[i], nullptr};
+		if (i % 3 == 0)
+			at.atomic.datatype = FI_INT64; // native fetch-add too
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &at), 0);
+	}
+	run();
+	ASSERT_EQ(nodes[0].got.sends.size(), (size_t)(3 * n));
+	for (auto &c : nodes[0].got.sends)
+		EXPECT_EQ(c.status, NIC_OK) << c.cookie;
+	for (int i = 0; i < n; i++) {
+		EXPECT_TRUE(std::equal(out[i].begin(), out[i].end(),
+				       target.begin() + i * 6000)) << i;
+		EXPECT_EQ(back[i], out[i]) << i;
+	}
+	EXPECT_EQ(counter, (uint64_t)n);
+	std::vector<uint64_t> sorted = fetched;
+	std::sort(sorted.begin(), sorted.end());
+	for (int i = 0; i < n; i++)
+		EXPECT_EQ(sorted[i], (uint64_t)i) << "each atomic applied once";
+	nic_mr_dereg(mt);
+	nic_mr_dereg(mc);
+}
+
+TEST_F(NicTest, RetryExhaustionFailsTheOperations)
+{
+	build("roce-100g", link_down_long);
+	auto data = pattern(100, 1);
+	std::vector<uint8_t> buf(100);
+	nic_recv r = recv_of(buf.data(), buf.size());
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	// Let the link go down first.
+	nic_world_advance(world, 2000);
+	for (int i = 0; i < 3; i++) {
+		nic_wr wr = send_wr(nodes[1], data.data(), data.size(), i);
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	}
+	run();
+	ASSERT_EQ(nodes[0].got.sends.size(), 3u);
+	for (auto &c : nodes[0].got.sends)
+		EXPECT_EQ(c.status, NIC_RETRY_EXC_ERR);
+	EXPECT_TRUE(nodes[1].got.recvs.empty());
+}
+
+void no_unexpected(nic_transport_params *tp)
+{
+	tp->unexpected_bytes = 0;
+	tp->rnr_timeout_ns = 5000;
+}
+
+TEST_F(NicTest, ReceiverNotReadyIsRetriedUntilAReceiveIsPosted)
+{
+	build("ideal", nullptr, 2, no_unexpected);
+	auto data = pattern(3000, 8);
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size());
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	nic_world_advance(world, 50000); // several RNR rounds
+	EXPECT_TRUE(nodes[0].got.sends.empty());
+	std::vector<uint8_t> buf(3000);
+	nic_recv r = recv_of(buf.data(), buf.size());
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 1u);
+	EXPECT_EQ(buf, data);
+	ASSERT_EQ(nodes[0].got.sends.size(), 1u);
+	nic_stats st;
+	nic_world_stats(world, &st);
+	EXPECT_GE(st.rnr_naks, 5u);
+}
+
+TEST_F(NicTest, MultiReceiveBufferTakesWholeMessages)
+{
+	build("ideal", nullptr, 3);
+	std::vector<uint8_t> big(1000, 0);
+	nic_recv r = recv_of(big.data(), big.size(), 9);
+	r.flags = NIC_RECV_MULTI;
+	r.min_free = 300;
+	ASSERT_EQ(nic_post_recv(nodes[2].qp, &r), 0);
+	auto a = pattern(400, 1), b = pattern(350, 2);
+	nic_wr wa = send_wr(nodes[2], a.data(), a.size(), 1);
+	nic_wr wb = send_wr(nodes[2], b.data(), b.size(), 2);
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wa), 0);
+	ASSERT_EQ(nic_post_send(nodes[1].qp, &wb), 0);
+	run();
+	ASSERT_EQ(nodes[2].got.recvs.size(), 2u);
+	auto &c0 = nodes[2].got.recvs[0], &c1 = nodes[2].got.recvs[1];
+	EXPECT_EQ(c0.cookie, 9u);
+	EXPECT_EQ(c1.cookie, 9u);
+	EXPECT_EQ((uint8_t *)c1.buf - (uint8_t *)c0.buf, (ptrdiff_t)c0.len);
+	EXPECT_FALSE(c0.flags & NIC_CQ_MULTI_RECV_DONE);
+	EXPECT_TRUE(c1.flags & NIC_CQ_MULTI_RECV_DONE); // 250 < 300 left
+	EXPECT_EQ(c0.len + c1.len, 750u);
+}
+
+TEST_F(NicTest, PeekClaimAndCancel)
+{
+	build("ideal");
+	auto a = pattern(100, 1);
+	nic_wr wa = send_wr(nodes[1], a.data(), a.size(), 1);
+	wa.flags = NIC_WR_TAGGED;
+	wa.tag = 5;
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wa), 0);
+	run();
+	nic_recv p = recv_of(nullptr, 0, 100);
+	p.sge_count = 0;
+	p.flags = NIC_RECV_TAGGED | NIC_RECV_PEEK;
+	p.tag = 6;
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &p), 0);
+	p.cookie = 101;
+	p.tag = 5;
+	p.flags |= NIC_RECV_CLAIM;
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &p), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 2u);
+	EXPECT_EQ(nodes[1].got.recvs[0].status, NIC_WR_FLUSH_ERR); // none
+	EXPECT_EQ(nodes[1].got.recvs[1].status, NIC_OK);
+	EXPECT_EQ(nodes[1].got.recvs[1].len, 100u);
+	uint64_t claim = nodes[1].got.recvs[1].claim_id;
+	// A plain receive no longer sees the claimed message.
+	std::vector<uint8_t> buf(100), other(100);
+	nic_recv plain = recv_of(other.data(), other.size(), 102);
+	plain.flags = NIC_RECV_TAGGED;
+	plain.tag = 5;
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &plain), 0);
+	nic_recv c = recv_of(buf.data(), buf.size(), 103);
+	c.flags = NIC_RECV_TAGGED | NIC_RECV_CLAIM;
+	c.claim_id = claim;
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &c), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 3u);
+	EXPECT_EQ(nodes[1].got.recvs[2].cookie, 103u);
+	EXPECT_EQ(buf, a);
+	EXPECT_EQ(nic_cancel_recv(nodes[1].qp, 102), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 4u);
+	EXPECT_EQ(nodes[1].got.recvs[3].status, NIC_WR_FLUSH_ERR);
+	EXPECT_EQ(nic_cancel_recv(nodes[1].qp, 102), -ENOENT);
+}
+
+TEST_F(NicTest, SameSeedSameTimeline)
+{
+	std::vector<nm_time_ns> first;
+	for (int round = 0; round < 2; round++) {
+		build("roce-25g", lossy, 2, patient);
+		std::vector<std::vector<uint8_t>> bufs(50);
+		auto data = pattern(9000, 3);
+		for (int i = 0; i < 50; i++) {
+			bufs[i].resize(9000);
+			nic_recv r = recv_of(bufs[i].data(), 9000, i);
+			nic_post_recv(nodes[1].qp, &r);
+			nic_wr wr = send_wr(nodes[1], data.data(), 9000, i);
+			nic_post_send(nodes[0].qp, &wr);
+		}
+		run();
+		std::vector<nm_time_ns> times;
+		for (auto &c : nodes[1].got.recvs)
+			times.push_back(c.time);
+		for (auto &c : nodes[0].got.sends)
+			times.push_back(c.time);
+		if (round == 0)
+			first = times;
+		else
+			EXPECT_EQ(times, first);
+		TearDown();
+		nodes.clear();
+		world = nullptr;
+	}
+}
+
+}  // namespace

@@ -38,6 +38,9 @@ const Known kKnown[] = {
 	{"tcp;ofi_rxm", "close.cq_busy",
 	 "fi_close(cq) while bound returns -FI_EBUSY but has already released "
 	 "part of the CQ: the later close double-frees"},
+	{"sockets", "cq.signal_sread_eagain",
+	 "fi_cq_sread woken by fi_cq_signal returns -FI_ECANCELED instead of "
+	 "-FI_EAGAIN"},
 	{nullptr, nullptr, nullptr},
 };
 

@@ -285,6 +285,19 @@ bool World::prov_key() const
 	return info && (info->domain_attr->mr_mode & FI_MR_PROV_KEY);
 }
 
+uint64_t World::BadKey(const Buf* b)
+{
+	size_t ks = info ? info->domain_attr->mr_key_size : 8;
+	uint64_t mask = ks > 0 && ks < 8 ? (1ULL << (8 * ks)) - 1 : ~0ULL;
+	for (uint64_t k = (b->key + 0x1000) & mask;; k = (k + 0x1001) & mask) {
+		bool used = false;
+		for (auto& o : bufs_)
+			used |= o->mr && o->key == k;
+		if (!used)
+			return k;
+	}
+}
+
 uint64_t World::NextKey()
 {
 	uint64_t k = next_key_++;
@@ -345,6 +358,20 @@ bool World::Open(const Options& o)
 		info = nullptr;
 		ADD_FAILURE() << "fi_getinfo: " << Err(ret);
 		return false;
+	}
+	static bool told = false;
+	if (!told) {
+		told = true;
+		char mm[256];
+		fi_tostr_r(mm, sizeof(mm), &info->domain_attr->mr_mode,
+			   FI_TYPE_MR_MODE);
+		printf("conformance: fabric \"%s\", domain \"%s\", mr_mode "
+		       "[%s], mode 0x%llx, addr_format %u, inject_size %zu, "
+		       "tx/rx size %zu/%zu\n",
+		       info->fabric_attr->name, info->domain_attr->name, mm,
+		       (unsigned long long)info->mode, info->addr_format,
+		       info->tx_attr->inject_size, info->tx_attr->size,
+		       info->rx_attr->size);
 	}
 	ret = fi_fabric(info->fabric_attr, &fabric, nullptr);
 	if (ret) {

@@ -223,6 +223,8 @@ class World {
 	// fi_* error of fi_mr_reg/bind/enable (0 on success).
 	int Register(int node, Buf* b, uint64_t access, uint64_t flags = 0);
 	uint64_t NextKey();
+	// A key no buffer of this World is registered with.
+	uint64_t BadKey(const Buf* b);
 
 	// Contexts: stable fi_context2 objects, one per operation.
 	fi_context2* Ctx();

@@ -1,0 +1,227 @@
+// Counters (fi_cntr(3)): read/readerr/add/set/adderr/seterr/wait, and the
+// events they count when bound to an endpoint (fi_endpoint(3) fi_ep_bind):
+// FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE.
+#include <chrono>
+#include <cstring>
+
+#include "harness.h"
+
+namespace conf {
+namespace {
+
+class CntrTest : public RdmTest {
+      protected:
+	void SetUp() override
+	{
+		Options o;
+		o.cntr_events = FI_SEND | FI_RECV;
+		o.cntr_wait = FI_WAIT_UNSPEC;
+		Open(o);
+	}
+	// fi_cntr_wait in 100 ms slices with progress between, bounded.
+	int WaitSliced(fid_cntr* c, uint64_t v)
+	{
+		auto start = std::chrono::steady_clock::now();
+		int r = -FI_ETIMEDOUT;
+		while (std::chrono::steady_clock::now() - start <
+		       std::chrono::milliseconds(TimeoutMs())) {
+			r = fi_cntr_wait(c, v, 100);
+			if (r == FI_ETIMEDOUT &&
+			    Deviation("cntr.wait_timeout_sign"))
+				r = -FI_ETIMEDOUT;
+			if (r != -FI_ETIMEDOUT)
+				return r;
+			w.PollAll();
+		}
+		return r;
+	}
+};
+
+TEST_F(CntrTest, ArithmeticOnValueAndErrorValue)
+{
+	fid_cntr* c = w.node(0).counter(FI_SEND);
+	EXPECT_EQ(fi_cntr_read(c), 0u);
+	EXPECT_EQ(fi_cntr_readerr(c), 0u);
+	CONF_OK(fi_cntr_add(c, 5));
+	CONF_OK(fi_cntr_add(c, 7));
+	EXPECT_EQ(fi_cntr_read(c), 12u);
+	CONF_OK(fi_cntr_set(c, 100));
+	EXPECT_EQ(fi_cntr_read(c), 100u);
+	CONF_OK(fi_cntr_adderr(c, 3));
+	EXPECT_EQ(fi_cntr_readerr(c), 3u);
+	CONF_OK(fi_cntr_seterr(c, 9));
+	EXPECT_EQ(fi_cntr_readerr(c), 9u);
+	EXPECT_EQ(fi_cntr_read(c), 100u) << "error ops changed the value";
+	CONF_OK(fi_cntr_set(c, 0));
+	CONF_OK(fi_cntr_seterr(c, 0));
+	EXPECT_EQ(fi_cntr_read(c), 0u);
+	EXPECT_EQ(fi_cntr_readerr(c), 0u);
+}
+
+TEST_F(CntrTest, WaitTimesOutWithETIMEDOUT)
+{
+	CONF_SKIP_IF_DEVIATION("cntr.wait_timeout_sign");
+	fid_cntr* c = w.node(0).counter(FI_SEND);
+	auto start = std::chrono::steady_clock::now();
+	int r = fi_cntr_wait(c, 1, 150);
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+			  std::chrono::steady_clock::now() - start)
+			  .count();
+	EXPECT_EQ(r, -FI_ETIMEDOUT) << Err(r);
+	EXPECT_LT(ms, TimeoutMs());
+	EXPECT_EQ(fi_cntr_readerr(c), 0u)
+		<< "fi_cntr(3): a timeout leaves the error value unchanged";
+}
+
+TEST_F(CntrTest, WaitForReachedThresholdReturnsAtOnce)
+{
+	fid_cntr* c = w.node(0).counter(FI_SEND);
+	CONF_OK(fi_cntr_set(c, 5));
+	EXPECT_EQ(fi_cntr_wait(c, 5, 100), 0);
+	EXPECT_EQ(fi_cntr_wait(c, 3, 100), 0);
+}
+
+TEST_F(CntrTest, SendAndRecvCountersCountMessages)
+{
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	constexpr int kN = 3;
+	for (int i = 0; i < kN; i++) {
+		Buf* r = w.NewBuf(1, 8);
+		CONF_POST(fi_recv(b.ep, r->p, 8, r->desc, FI_ADDR_UNSPEC,
+				  w.Ctx()));
+	}
+	for (int i = 0; i < kN; i++) {
+		Buf* s = w.NewBuf(0, 8);
+		CONF_POST(fi_send(a.ep, s->p, 8, s->desc, a.peer(1), w.Ctx()));
+	}
+	ASSERT_TRUE(w.WaitCntr(a.counter(FI_SEND), kN));
+	ASSERT_TRUE(w.WaitCntr(b.counter(FI_RECV), kN));
+	ASSERT_TRUE(w.WaitFor(b.rx, kN));
+	w.Settle();
+	EXPECT_EQ(fi_cntr_read(a.counter(FI_SEND)), (uint64_t)kN);
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_RECV)), (uint64_t)kN);
+	EXPECT_EQ(fi_cntr_read(a.counter(FI_RECV)), 0u);
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_SEND)), 0u);
+	EXPECT_EQ(fi_cntr_readerr(a.counter(FI_SEND)), 0u);
+}
+
+TEST_F(CntrTest, WaitReturnsOnceMessagesComplete)
+{
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	Buf* r = w.NewBuf(1, 8);
+	Buf* s = w.NewBuf(0, 8);
+	CONF_POST(fi_recv(b.ep, r->p, 8, r->desc, FI_ADDR_UNSPEC, w.Ctx()));
+	CONF_POST(fi_send(a.ep, s->p, 8, s->desc, a.peer(1), w.Ctx()));
+	EXPECT_EQ(WaitSliced(b.counter(FI_RECV), 1), 0);
+	EXPECT_EQ(WaitSliced(a.counter(FI_SEND), 1), 0);
+}
+
+// Counters with FI_SELECTIVE_COMPLETION: operations without FI_COMPLETION
+// write no CQ entry but are counted (fi_endpoint(3) NOTES).
+TEST_F(CntrTest, CountersCountWhatTheCqSuppresses)
+{
+	w.Close();
+	Options o;
+	o.cntr_events = FI_SEND;
+	o.tx_bind = FI_TRANSMIT | FI_SELECTIVE_COMPLETION;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	constexpr int kN = 4;
+	for (int i = 0; i < kN; i++) {
+		Buf* r = w.NewBuf(1, 8);
+		CONF_POST(fi_recv(b.ep, r->p, 8, r->desc, FI_ADDR_UNSPEC,
+				  w.Ctx()));
+		Buf* s = w.NewBuf(0, 8);
+		CONF_POST(fi_send(a.ep, s->p, 8, s->desc, a.peer(1), nullptr));
+	}
+	ASSERT_TRUE(w.WaitFor(b.rx, kN));
+	ASSERT_TRUE(w.WaitCntr(a.counter(FI_SEND), kN));
+	w.Settle();
+	EXPECT_TRUE(a.tx.log.empty())
+		<< "a suppressed send wrote a CQ entry: " << Describe(a.tx.log[0]);
+}
+
+// ---- RMA counters --------------------------------------------------------------
+
+class CntrRmaTest : public RdmTest {};
+
+TEST_F(CntrRmaTest, ReadAndWriteCountersCountInitiatedRma)
+{
+	Options o;
+	o.caps = FI_MSG | FI_RMA;
+	o.cntr_events = FI_READ | FI_WRITE;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);
+	Buf* local = w.NewBuf(0, 64);
+	local->Fill(1);
+	CONF_POST(fi_write(a.ep, local->p, 64, local->desc, a.peer(1),
+			   target->raddr(), target->key, w.Ctx()));
+	ASSERT_TRUE(w.WaitCntr(a.counter(FI_WRITE), 1));
+	CONF_POST(fi_read(a.ep, local->p, 64, local->desc, a.peer(1),
+			  target->raddr(), target->key, w.Ctx()));
+	ASSERT_TRUE(w.WaitCntr(a.counter(FI_READ), 1));
+	ASSERT_TRUE(w.WaitFor(a.tx, 2));
+	EXPECT_EQ(fi_cntr_read(a.counter(FI_WRITE)), 1u);
+	EXPECT_EQ(fi_cntr_read(a.counter(FI_READ)), 1u);
+	EXPECT_TRUE(target->Check(1, 64));
+}
+
+TEST_F(CntrRmaTest, RemoteCountersNeedRmaEventAndCountTargetAccess)
+{
+	Options o;
+	o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
+	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);
+	Buf* local = w.NewBuf(0, 64);
+	local->Fill(2);
+	CONF_POST(fi_write(a.ep, local->p, 64, local->desc, a.peer(1),
+			   target->raddr(), target->key, w.Ctx()));
+	CONF_POST(fi_write(a.ep, local->p, 32, local->desc, a.peer(1),
+			   target->raddr(32), target->key, w.Ctx()));
+	ASSERT_TRUE(w.WaitCntr(b.counter(FI_REMOTE_WRITE), 2));
+	CONF_POST(fi_read(a.ep, local->p, 16, local->desc, a.peer(1),
+			  target->raddr(), target->key, w.Ctx()));
+	ASSERT_TRUE(w.WaitCntr(b.counter(FI_REMOTE_READ), 1));
+	ASSERT_TRUE(w.WaitFor(a.tx, 3));
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_WRITE)), 2u);
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_READ)), 1u);
+	EXPECT_EQ(fi_cntr_read(a.counter(FI_REMOTE_WRITE)), 0u)
+		<< "the initiator's remote counter moved";
+}
+
+// An RMA write with a key the target never issued fails; the initiator's
+// FI_WRITE counter records it in its error value, not its success value
+// (fi_cntr(3): "if an operation completes in error, it may increment an
+// associated error value").
+TEST_F(CntrRmaTest, FailedWriteIncrementsTheErrorValue)
+{
+	CONF_SKIP_IF_DEVIATION("rma.bad_key");
+	Options o;
+	o.caps = FI_MSG | FI_RMA;
+	o.cntr_events = FI_WRITE;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);
+	Buf* local = w.NewBuf(0, 64);
+	CONF_POST(fi_write(a.ep, local->p, 64, local->desc, a.peer(1),
+			   target->raddr(), w.BadKey(target), w.Ctx()));
+	Completion c = w.ExpectError(a.tx);
+	EXPECT_NE(c.err, 0);
+	auto start = std::chrono::steady_clock::now();
+	while (fi_cntr_readerr(a.counter(FI_WRITE)) < 1 &&
+	       std::chrono::steady_clock::now() - start <
+		       std::chrono::milliseconds(TimeoutMs()))
+		w.PollAll();
+	EXPECT_EQ(fi_cntr_readerr(a.counter(FI_WRITE)), 1u);
+	EXPECT_EQ(fi_cntr_read(a.counter(FI_WRITE)), 0u);
+}
+
+}  // namespace
+}  // namespace conf

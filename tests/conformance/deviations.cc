@@ -47,6 +47,16 @@ const Known kKnown[] = {
 	{"tcp;ofi_rxm", "rma.bad_key",
 	 "an RMA write with a key the target never registered completes "
 	 "successfully: remote keys are not checked"},
+	{"sockets", "ep.enable_without_cq",
+	 "fi_enable succeeds on an endpoint bound to no CQ"},
+	{"sockets", "ep.enable_without_av",
+	 "fi_enable succeeds on an RDM endpoint bound to no AV"},
+	{"tcp;ofi_rxm", "ep.enable_without_av",
+	 "fi_enable without an AV returns -FI_EOPBADSTATE, but closing that "
+	 "endpoint then crashes (SIGSEGV)"},
+	{"tcp;ofi_rxm", "ep.post_before_enable",
+	 "fi_recv on a bound endpoint that was not enabled crashes (SIGSEGV) "
+	 "instead of returning -FI_EOPBADSTATE"},
 	{nullptr, nullptr, nullptr},
 };
 

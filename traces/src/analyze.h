@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The analyzer behind `trace summary` and `trace check`: it takes the reader's records one by one,
+ * keeps per-flow state (PSN sequences, open messages, requests awaiting their response) and
+ * fills a tr_summary. Every rule a trace can break is decided here, once; `check` prints the
+ * problems, `summary` counts them. */
+#ifndef TR_ANALYZE_H
+#define TR_ANALYZE_H
+
+#include "flow.h"
+#include "traces/tr_summary.h"
+#include "traces/tr_trace.h"
+
+/* msg: "frame N (byte offset X): what", without a newline. */
+typedef void (*tr_problem_fn)(void *ctx, const char *msg);
+
+typedef struct tr_samples {
+	uint64_t *v;
+	size_t n, cap;
+} tr_samples;
+
+typedef struct tr_analyzer {
+	tr_summary *s;
+	tr_flow_table flows;
+	tr_samples lat[TR_LAT_KINDS];
+	tr_problem_fn problem;
+	void *ctx;
+	int oom; /* -ENOMEM once an allocation failed: the result is then incomplete */
+} tr_analyzer;
+
+void tr_analyzer_init(tr_analyzer *a, tr_summary *s, tr_problem_fn fn, void *ctx);
+
+/* Accounts for one record; -ENOMEM. */
+int tr_analyzer_record(tr_analyzer *a, const tr_record *rec);
+
+/* Reports a problem that is not tied to a record (e.g. the reader's fatal error). */
+void tr_analyzer_problem(tr_analyzer *a, const char *msg);
+
+/* Completes s: latency figures, per-flow summaries. -ENOMEM. */
+int tr_analyzer_finish(tr_analyzer *a);
+
+void tr_analyzer_free(tr_analyzer *a);
+
+#endif

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * What the analyzer keeps per flow, and its stages: packet checks, the request side (PSN sequence,
+ * message reassembly) and the response side (ACK/NAK, READ responses, latencies). */
+#ifndef TR_ANALYZE_INTERNAL_H
+#define TR_ANALYZE_INTERNAL_H
+
+#include "analyze.h"
+
+/* Requests remembered per flow so that a response can be matched to what it answers. PSNs are
+ * sequential, so a ring indexed by PSN keeps the most recent ones at a fixed cost. */
+#define TR_SENT_RING 1024u
+
+enum tr_sent_kind { TR_SENT_DATA = 1, TR_SENT_READ, TR_SENT_ATOMIC };
+
+typedef struct tr_sent {
+	uint32_t psn;
+	uint8_t kind;     /* tr_sent_kind; 0 = empty */
+	bool dropped;     /* never reached the responder: no latency from it */
+	bool answered;    /* its first response was measured */
+	uint64_t ts_ns;
+} tr_sent;
+
+/* Where a flow is between FIRST and LAST. */
+enum tr_msg_state {
+	TR_MSTATE_NONE = 0, /* between messages */
+	TR_MSTATE_OPEN,     /* after FIRST or MIDDLE */
+	TR_MSTATE_UNKNOWN,  /* start of the capture or after a gap: anything may come */
+};
+
+typedef struct tr_msg_progress {
+	int state;          /* tr_msg_state */
+	uint8_t op;         /* tr_op of the open message */
+	uint64_t bytes;
+	bool tagged;
+	bool has_dma;
+	uint32_t dma_len;   /* RDMA WRITE: what the RETH announced */
+	uint32_t next_psn;  /* READ responses: the PSN the next one must carry */
+} tr_msg_progress;
+
+struct tr_flow {
+	tr_flow_key key;    /* first: the flow table reads it */
+	tr_flow_summary sum;
+	bool transport_set;
+
+	/* requests this flow sends */
+	bool req_seen;
+	uint32_t req_next;  /* one past the newest PSN sent */
+	uint32_t req_slack; /* a READ request may be followed by a jump over its response PSNs */
+	tr_msg_progress req;
+	bool acked;
+	uint32_t acked_psn; /* every PSN up to this one is acknowledged */
+	bool nak_seen;      /* a NAK came back since the last retransmission */
+	uint32_t pmtu;      /* payload of its FIRST/MIDDLE packets */
+	tr_sent *sent;      /* TR_SENT_RING entries, allocated with the first RC request */
+
+	/* responses this flow sends */
+	tr_msg_progress resp;
+	tr_flow *peer;      /* the request flow these responses answer */
+};
+
+/* Reports a problem about rec at byte `at` of its frame. */
+void tr_an_problem(tr_analyzer *a, const tr_record *rec, uint32_t at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Header, length and integrity rules of one packet. */
+void tr_an_check_packet(tr_analyzer *a, tr_flow *f, const tr_record *rec);
+
+/* A request (SEND, WRITE, READ request, atomic) on flow f. */
+void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec);
+
+/* A response (READ response, ACK/NAK, atomic ACK) on flow f. */
+void tr_an_response(tr_analyzer *a, tr_flow *f, const tr_record *rec);
+
+void tr_an_message_done(tr_analyzer *a, tr_flow *f, uint8_t kind, uint64_t bytes, bool tagged);
+
+void tr_an_sample(tr_analyzer *a, tr_lat_kind k, uint64_t ns);
+
+#endif

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The request side of a flow: the PSN sequence (new, resent, or jumping over PSNs never seen) and
+ * the reassembly of SEND and RDMA WRITE messages from their FIRST/MIDDLE/LAST packets. Only the
+ * first transmission of a PSN builds messages; a resend replays what was already counted. */
+#include <stdlib.h>
+
+#include "analyze_internal.h"
+
+/* PSNs a READ of dma_len bytes may consume at most: one per response packet, at the smallest
+ * path MTU (256). */
+static uint32_t read_span(uint32_t dma_len)
+{
+	uint32_t n = dma_len / 256 + (dma_len % 256 != 0);
+
+	return n ? n : 1;
+}
+
+static void remember(tr_flow *f, const tr_record *rec, uint8_t kind)
+{
+	tr_sent *e;
+
+	if (!f->sent) {
+		f->sent = calloc(TR_SENT_RING, sizeof(*f->sent));
+		if (!f->sent)
+			return;
+	}
+	e = &f->sent[rec->pkt.psn % TR_SENT_RING];
+	e->psn = rec->pkt.psn;
+	e->kind = kind;
+	e->dropped = rec->mark.flags & TR_DROPPED;
+	e->answered = false;
+	e->ts_ns = rec->ts_ns;
+}
+
+/* A resend is legitimate after a NAK, after a timeout (the PSN was not yet acknowledged) or when
+ * the trace says so; resending acknowledged data is not. */
+static void resent(tr_analyzer *a, tr_flow *f, const tr_record *rec)
+{
+	const tr_packet *p = &rec->pkt;
+
+	f->sum.retransmissions++;
+	a->s->retransmissions++;
+	if (p->op->transport == TR_TRANSPORT_UC) {
+		tr_an_problem(a, rec, p->bth_off + 9,
+			      "PSN %u goes back (newest was %u) on a UC flow, which never resends",
+			      p->psn, (f->req_next - 1) & TR_PSN_MASK);
+		return;
+	}
+	if (!(rec->mark.flags & TR_RETRANSMIT) && !f->nak_seen && f->acked &&
+	    tr_psn_diff(f->acked_psn, p->psn) <= 0)
+		tr_an_problem(a, rec, p->bth_off + 9,
+			      "PSN %u sent again although acknowledged (ACKs reached PSN %u) and "
+			      "no NAK came back", p->psn, f->acked_psn);
+	f->nak_seen = false;
+}
+
+static void open_msg(tr_flow *f, const tr_packet *p)
+{
+	f->req.state = TR_MSTATE_OPEN;
+	f->req.op = p->op->op;
+	f->req.bytes = p->payload_len;
+	f->req.tagged = p->flags & TR_PKT_TAGHDR;
+	f->req.has_dma = p->op->hdrs & TR_HDR_BIT(TR_HDR_RETH);
+	f->req.dma_len = p->reth.dma_len;
+}
+
+static void close_msg(tr_analyzer *a, tr_flow *f, const tr_record *rec)
+{
+	const tr_packet *p = &rec->pkt;
+	uint8_t kind = f->req.op == TR_OP_WRITE ? TR_MSG_WRITE : TR_MSG_SEND;
+
+	if (f->req.has_dma && f->req.bytes != f->req.dma_len)
+		tr_an_problem(a, rec, p->bth_off,
+			      "RDMA WRITE message of %llu bytes ends here, its first packet's RETH "
+			      "announced %u", (unsigned long long)f->req.bytes, f->req.dma_len);
+	tr_an_message_done(a, f, kind, f->req.bytes, f->req.tagged);
+	f->req.state = TR_MSTATE_NONE;
+}
+
+/* FIRST/MIDDLE/LAST/ONLY must follow each other as the IBA says: one message at a time per QP. */
+static void reassemble(tr_analyzer *a, tr_flow *f, const tr_record *rec)
+{
+	const tr_packet *p = &rec->pkt;
+	const tr_opcode_info *op = p->op;
+	bool open = f->req.state == TR_MSTATE_OPEN;
+
+	if (op->op != TR_OP_SEND && op->op != TR_OP_WRITE) {
+		if (open) {
+			tr_an_problem(a, rec, p->bth_off, "%s inside an open %s message", op->name,
+				      tr_op_name(f->req.op));
+			f->sum.incomplete_messages++;
+		}
+		f->req.state = TR_MSTATE_NONE;
+		if (op->op == TR_OP_COMPARE_SWAP || op->op == TR_OP_FETCH_ADD)
+			tr_an_message_done(a, f, TR_MSG_ATOMIC, 8, false);
+		return;
+	}
+	switch (op->pos) {
+	case TR_POS_FIRST:
+	case TR_POS_ONLY:
+		if (open) {
+			tr_an_problem(a, rec, p->bth_off, "%s while a %s message is still open",
+				      op->name, tr_op_name(f->req.op));
+			f->sum.incomplete_messages++;
+		}
+		open_msg(f, p);
+		if (op->pos == TR_POS_ONLY)
+			close_msg(a, f, rec);
+		return;
+	case TR_POS_MIDDLE:
+	case TR_POS_LAST:
+		if (f->req.state == TR_MSTATE_UNKNOWN)
+			return; /* the message began before the capture or a gap */
+		if (!open || f->req.op != op->op) {
+			tr_an_problem(a, rec, p->bth_off, "%s without a %s FIRST before it",
+				      op->name, tr_op_name(op->op));
+			f->req.state = TR_MSTATE_UNKNOWN;
+			return;
+		}
+		f->req.bytes += p->payload_len;
+		if (op->pos == TR_POS_LAST)
+			close_msg(a, f, rec);
+		return;
+	}
+}
+
+void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
+{
+	const tr_packet *p = &rec->pkt;
+	uint8_t transport = p->op->transport;
+	bool sequenced = transport == TR_TRANSPORT_RC || transport == TR_TRANSPORT_UC;
+	bool fresh = true;
+	uint8_t kind = p->op->op == TR_OP_READ_REQUEST ? TR_SENT_READ
+		       : p->op->op == TR_OP_COMPARE_SWAP || p->op->op == TR_OP_FETCH_ADD
+			       ? TR_SENT_ATOMIC
+			       : TR_SENT_DATA;
+
+	if (sequenced && f->req_seen) {
+		int32_t d = tr_psn_diff(f->req_next, p->psn);
+
+		if (d < 0) {
+			fresh = false;
+			resent(a, f, rec);
+		} else if (d > 0 && (uint32_t)d > f->req_slack) {
+			f->sum.psn_gaps++;
+			a->s->psn_gaps++;
+			tr_an_problem(a, rec, p->bth_off + 9,
+				      "PSN gap: expected PSN %u, got %u (%d PSNs never seen)",
+				      f->req_next, p->psn, d);
+			f->req.state = TR_MSTATE_UNKNOWN;
+		}
+	}
+	if (transport == TR_TRANSPORT_RC)
+		remember(f, rec, kind);
+	if (!fresh)
+		return;
+	if (sequenced) {
+		f->req_seen = true;
+		f->req_next = (p->psn + 1) & TR_PSN_MASK;
+		f->req_slack = kind == TR_SENT_READ ? read_span(p->reth.dma_len) - 1 : 0;
+	}
+	f->sum.unique_payload_bytes += p->payload_len;
+	if (transport == TR_TRANSPORT_UD)
+		tr_an_message_done(a, f, TR_MSG_SEND, p->payload_len, p->flags & TR_PKT_TAGHDR);
+	else
+		reassemble(a, f, rec);
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The response side: ACKs and NAKs, atomic ACKs and READ responses. A response names only the QP
+ * it goes to, so the request flow it answers is found by addresses and PSN: among the flows going
+ * the other way between the same hosts, the one that sent this PSN — preferring the one whose UDP
+ * source port is the QP's number (the simulator's rule, and the Huawei NIC's) because simulated
+ * QPs may all start at the same PSN. Once found, the pair is remembered. */
+#include "analyze_internal.h"
+
+static tr_sent *sent_at(tr_flow *g, uint32_t psn)
+{
+	tr_sent *e;
+
+	if (!g || !g->sent)
+		return NULL;
+	e = &g->sent[psn % TR_SENT_RING];
+	return e->kind && e->psn == psn ? e : NULL;
+}
+
+static bool port_names_qp(const tr_flow *g, uint32_t qpn)
+{
+	return g->key.sport == qpn || g->key.sport == tr_udp_sport_for_qp(qpn);
+}
+
+static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
+{
+	tr_flow *fallback = NULL;
+
+	if (sent_at(f->peer, psn))
+		return f->peer;
+	for (size_t i = 0; i < a->flows.count; i++) {
+		tr_flow *g = a->flows.flows[i];
+
+		if (!tr_flow_key_reverse_hosts(&g->key, &f->key) || !sent_at(g, psn))
+			continue;
+		if (port_names_qp(g, f->key.dest_qp)) {
+			f->peer = g;
+			return g;
+		}
+		if (!fallback)
+			fallback = g;
+	}
+	if (fallback)
+		f->peer = fallback;
+	return f->peer;
+}
+
+static void ack_through(tr_flow *g, uint32_t psn)
+{
+	psn &= TR_PSN_MASK;
+	if (g && (!g->acked || tr_psn_diff(g->acked_psn, psn) > 0)) {
+		g->acked = true;
+		g->acked_psn = psn;
+	}
+}
+
+/* The first response to a request gives one latency sample. */
+static void measure(tr_analyzer *a, tr_flow *peer, const tr_record *rec, uint8_t kind,
+		    tr_lat_kind lat)
+{
+	tr_sent *e = sent_at(peer, rec->pkt.psn);
+
+	if (!e || e->kind != kind || e->answered || e->dropped || rec->ts_ns < e->ts_ns)
+		return;
+	e->answered = true;
+	tr_an_sample(a, lat, rec->ts_ns - e->ts_ns);
+}
+
+static tr_nak_kind nak_kind(uint8_t syndrome)
+{
+	if (tr_aeth_kind_of(syndrome) == TR_AETH_RNR_NAK)
+		return TR_NAKK_RNR;
+	switch (syndrome & 0x1f) {
+	case TR_NAK_PSN_SEQ_ERROR:
+		return TR_NAKK_PSN_SEQUENCE;
+	case TR_NAK_INVALID_REQUEST:
+		return TR_NAKK_INVALID_REQUEST;
+	case TR_NAK_REMOTE_ACCESS:
+		return TR_NAKK_REMOTE_ACCESS;
+	case TR_NAK_REMOTE_OPERATIONAL:
+		return TR_NAKK_REMOTE_OPERATIONAL;
+	default:
+		return TR_NAKK_OTHER;
+	}
+}
+
+static void ack(tr_analyzer *a, tr_flow *f, tr_flow *peer, const tr_record *rec, bool delivered)
+{
+	const tr_packet *p = &rec->pkt;
+	tr_aeth_kind kind = tr_aeth_kind_of(p->aeth.syndrome);
+	tr_nak_kind nk;
+
+	if (kind == TR_AETH_ACK) {
+		if (delivered) {
+			measure(a, peer, rec, TR_SENT_DATA, TR_LAT_ACK);
+			ack_through(peer, p->psn);
+		}
+		return;
+	}
+	if (kind != TR_AETH_NAK && kind != TR_AETH_RNR_NAK)
+		return;
+	nk = nak_kind(p->aeth.syndrome);
+	f->sum.naks[nk]++;
+	a->s->naks[nk]++;
+	if (delivered && peer) {
+		/* A PSN sequence error or RNR NAK acknowledges everything before its PSN. */
+		peer->nak_seen = true;
+		if (nk == TR_NAKK_PSN_SEQUENCE || nk == TR_NAKK_RNR)
+			ack_through(peer, p->psn - 1);
+	}
+}
+
+static void read_response(tr_analyzer *a, tr_flow *f, tr_flow *peer, const tr_record *rec,
+			  bool delivered)
+{
+	const tr_packet *p = &rec->pkt;
+	tr_msg_progress *m = &f->resp;
+	uint8_t pos = p->op->pos;
+
+	if (delivered && (pos == TR_POS_FIRST || pos == TR_POS_ONLY))
+		measure(a, peer, rec, TR_SENT_READ, TR_LAT_READ);
+	if (pos == TR_POS_FIRST || pos == TR_POS_ONLY) {
+		if (m->state == TR_MSTATE_OPEN)
+			f->sum.incomplete_messages++; /* a READ retried from where it broke */
+		m->state = TR_MSTATE_OPEN;
+		m->bytes = p->payload_len;
+		m->next_psn = (p->psn + 1) & TR_PSN_MASK;
+		f->sum.unique_payload_bytes += p->payload_len;
+	} else if (m->state == TR_MSTATE_NONE) {
+		tr_an_problem(a, rec, p->bth_off, "%s without a READ response FIRST before it",
+			      p->op->name);
+		m->state = TR_MSTATE_UNKNOWN;
+	} else if (m->state == TR_MSTATE_OPEN) {
+		int32_t d = tr_psn_diff(m->next_psn, p->psn);
+
+		if (d < 0) {
+			f->sum.retransmissions++;
+			a->s->retransmissions++;
+			return;
+		}
+		if (d > 0) {
+			f->sum.psn_gaps++;
+			a->s->psn_gaps++;
+			tr_an_problem(a, rec, p->bth_off + 9,
+				      "%s has PSN %u, the response before it had %u", p->op->name,
+				      p->psn, (m->next_psn - 1) & TR_PSN_MASK);
+			m->state = TR_MSTATE_UNKNOWN;
+			return;
+		}
+		m->bytes += p->payload_len;
+		m->next_psn = (p->psn + 1) & TR_PSN_MASK;
+		f->sum.unique_payload_bytes += p->payload_len;
+	}
+	if ((pos == TR_POS_LAST || pos == TR_POS_ONLY) && m->state == TR_MSTATE_OPEN) {
+		tr_an_message_done(a, f, TR_MSG_READ, m->bytes, false);
+		m->state = TR_MSTATE_NONE;
+	}
+	if ((pos == TR_POS_LAST || pos == TR_POS_ONLY) && delivered && peer) {
+		ack_through(peer, p->psn);
+		/* The READ consumed the requester's PSNs up to this one. */
+		if (peer->req_seen && tr_psn_diff(peer->req_next, p->psn + 1) > 0) {
+			peer->req_next = (p->psn + 1) & TR_PSN_MASK;
+			peer->req_slack = 0;
+		}
+	}
+}
+
+void tr_an_response(tr_analyzer *a, tr_flow *f, const tr_record *rec)
+{
+	const tr_packet *p = &rec->pkt;
+	bool delivered = !(rec->mark.flags & TR_DROPPED);
+	tr_flow *peer = p->op->transport == TR_TRANSPORT_RC ? find_peer(a, f, p->psn) : NULL;
+
+	switch (p->op->op) {
+	case TR_OP_ACK:
+		ack(a, f, peer, rec, delivered);
+		break;
+	case TR_OP_ATOMIC_ACK:
+		if (delivered) {
+			measure(a, peer, rec, TR_SENT_ATOMIC, TR_LAT_ATOMIC);
+			ack_through(peer, p->psn);
+		}
+		break;
+	case TR_OP_READ_RESPONSE:
+		read_response(a, f, peer, rec, delivered);
+		break;
+	}
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * tr_check_file: the analyzer with its problems printed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "traces/tr_check.h"
+
+static void print_problem(void *ctx, const char *msg)
+{
+	FILE *out = ctx;
+
+	if (out)
+		fprintf(out, "%s\n", msg);
+}
+
+int tr_check_file(const char *path, FILE *out, tr_check_result *res)
+{
+	tr_summary *s = calloc(1, sizeof(*s));
+	tr_record *rec = malloc(sizeof(*rec));
+	tr_reader *r = NULL;
+	tr_analyzer a;
+	tr_error err;
+	int ret = -1;
+
+	if (!s || !rec) {
+		print_problem(out, "out of memory");
+		goto done;
+	}
+	tr_analyzer_init(&a, s, print_problem, out);
+	if (tr_reader_open(&r, path, &err)) {
+		tr_analyzer_problem(&a, err.msg);
+	} else {
+		while ((ret = tr_reader_next(r, rec, &err)) > 0)
+			if (tr_analyzer_record(&a, rec)) {
+				tr_analyzer_problem(&a, "out of memory");
+				break;
+			}
+		if (ret < 0)
+			tr_analyzer_problem(&a, err.msg);
+		tr_reader_close(r);
+	}
+	tr_analyzer_finish(&a);
+	tr_analyzer_free(&a);
+	if (res) {
+		res->frames = s->frames;
+		res->packets = s->packets;
+		res->problems = s->problems;
+	}
+	ret = s->problems ? 1 : 0;
+done:
+	if (s)
+		free(s->flows);
+	free(s);
+	free(rec);
+	return ret < 0 ? 1 : ret;
+}

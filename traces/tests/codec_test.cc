@@ -1,0 +1,474 @@
+// The packet codec: build -> parse round trips for every opcode over IPv4/IPv6 with 0-2 VLAN
+// tags, the builder's refusals, frame-level details (checksums, DF, pad), and the parser's
+// handling of truncated, lying and foreign frames.
+#include "traces/tests/test_util.h"
+
+namespace {
+
+using trtest::Build;
+using trtest::Bytes;
+using trtest::Pkt;
+
+int Parse(const Bytes& f, tr_packet* p, tr_error* err, uint32_t caplen = 0,
+          uint32_t linktype = TR_LINKTYPE_ETHERNET, const char** what = nullptr) {
+  uint32_t cap = caplen ? caplen : static_cast<uint32_t>(f.size());
+  return tr_packet_parse(p, f.data(), cap, static_cast<uint32_t>(f.size()), linktype, what, err);
+}
+
+// Fills every field the opcode carries with values derived from the opcode.
+tr_packet Full(uint8_t opcode, uint8_t ipv, uint8_t vlans, const Bytes& payload, bool tagged) {
+  tr_packet p = Pkt(opcode, 0x123456, 0xABCDEF);
+  p.ip_version = ipv;
+  if (ipv == 6) {
+    for (int i = 0; i < 16; i++) {
+      p.ip_src[i] = static_cast<uint8_t>(0x20 + i);
+      p.ip_dst[i] = static_cast<uint8_t>(0x40 + i);
+    }
+    p.ip_flow_label = 0xABCDE;
+  }
+  p.ip_tos = 0x68;
+  p.ip_ttl = 17;
+  p.ip_id = 0x1234;
+  p.vlan_count = vlans;
+  for (int i = 0; i < vlans; i++) {
+    p.vlan_tpid[i] = i == 0 && vlans == 2 ? 0x88A8 : 0x8100;
+    p.vlan_tci[i] = static_cast<uint16_t>(0x6000 | (10 + i));
+  }
+  p.udp_sport = tr_udp_sport_for_qp(0x3456 + opcode);
+  p.se = opcode & 1;
+  p.migreq = true;
+  p.pkey = 0x8001;
+  p.ack_req = true;
+  p.reth = {0x1122334455667788ull + opcode, 0xA0B0C0D0u, 0x10000u + opcode};
+  p.aeth = {static_cast<uint8_t>(0x1F), 0x00FEDCu};
+  p.atomic = {0x0102030405060708ull, 0xCAFEu, 0x1111222233334444ull, 0x5555666677778888ull};
+  p.atomic_ack_orig = 0x99AABBCCDDEEFF00ull;
+  p.immdt = 0xDEADBEEFu;
+  p.ieth_rkey = 0x4242u;
+  p.deth = {0x80010000u, 0x00BEEFu};
+  const tr_opcode_info* op = tr_opcode(opcode);
+  if (op->has_payload) {
+    p.payload = payload.data();
+    p.payload_len = static_cast<uint32_t>(payload.size());
+  }
+  if (tagged) {
+    p.flags |= TR_PKT_TAGHDR;
+    p.tag.tag = 0x0123456789ABCDEFull;
+    p.tag.flags = TR_TAG_F_CQ_DATA;
+  }
+  return p;
+}
+
+void ExpectSame(const tr_packet& a, const tr_packet& b) {
+  const tr_opcode_info* op = tr_opcode(a.opcode);
+  EXPECT_EQ(0, memcmp(a.eth_dst, b.eth_dst, 6));
+  EXPECT_EQ(0, memcmp(a.eth_src, b.eth_src, 6));
+  EXPECT_EQ(a.vlan_count, b.vlan_count);
+  for (int i = 0; i < a.vlan_count; i++) {
+    EXPECT_EQ(a.vlan_tpid[i], b.vlan_tpid[i]);
+    EXPECT_EQ(a.vlan_tci[i], b.vlan_tci[i]);
+  }
+  EXPECT_EQ(a.ip_version, b.ip_version);
+  size_t alen = a.ip_version == 6 ? 16 : 4;
+  EXPECT_EQ(0, memcmp(a.ip_src, b.ip_src, alen));
+  EXPECT_EQ(0, memcmp(a.ip_dst, b.ip_dst, alen));
+  EXPECT_EQ(a.ip_tos, b.ip_tos);
+  EXPECT_EQ(a.ip_ttl, b.ip_ttl);
+  if (a.ip_version == 6) EXPECT_EQ(a.ip_flow_label, b.ip_flow_label);
+  if (a.ip_version == 4) {
+    EXPECT_EQ(a.ip_id, b.ip_id);
+    EXPECT_TRUE(b.ip_df);
+  }
+  EXPECT_TRUE(b.ip_csum_ok);
+  EXPECT_EQ(a.udp_sport, b.udp_sport);
+  EXPECT_EQ(TR_ROCE_PORT, b.udp_dport);
+  EXPECT_EQ(a.opcode, b.opcode);
+  EXPECT_EQ(op, b.op);
+  EXPECT_EQ(a.se, b.se);
+  EXPECT_EQ(a.migreq, b.migreq);
+  EXPECT_EQ(a.pkey, b.pkey);
+  EXPECT_EQ(a.dest_qp, b.dest_qp);
+  EXPECT_EQ(a.ack_req, b.ack_req);
+  EXPECT_EQ(a.psn, b.psn);
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_RETH)) {
+    EXPECT_EQ(a.reth.va, b.reth.va);
+    EXPECT_EQ(a.reth.rkey, b.reth.rkey);
+    EXPECT_EQ(a.reth.dma_len, b.reth.dma_len);
+  }
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_AETH)) {
+    EXPECT_EQ(a.aeth.syndrome, b.aeth.syndrome);
+    EXPECT_EQ(a.aeth.msn, b.aeth.msn);
+  }
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICETH)) {
+    EXPECT_EQ(a.atomic.va, b.atomic.va);
+    EXPECT_EQ(a.atomic.rkey, b.atomic.rkey);
+    EXPECT_EQ(a.atomic.swap_add, b.atomic.swap_add);
+    EXPECT_EQ(a.atomic.compare, b.atomic.compare);
+  }
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICACKETH)) EXPECT_EQ(a.atomic_ack_orig, b.atomic_ack_orig);
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_IMMDT)) EXPECT_EQ(a.immdt, b.immdt);
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_IETH)) EXPECT_EQ(a.ieth_rkey, b.ieth_rkey);
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_DETH)) {
+    EXPECT_EQ(a.deth.qkey, b.deth.qkey);
+    EXPECT_EQ(a.deth.src_qp, b.deth.src_qp);
+  }
+  EXPECT_EQ(a.flags & TR_PKT_TAGHDR, b.flags & TR_PKT_TAGHDR);
+  if (a.flags & TR_PKT_TAGHDR) {
+    EXPECT_EQ(a.tag.tag, b.tag.tag);
+    EXPECT_EQ(a.tag.flags, b.tag.flags);
+    EXPECT_EQ(TR_TAG_VERSION, b.tag.version);
+    EXPECT_EQ(TR_TAG_LEN, b.tag.len);
+  }
+  ASSERT_EQ(a.payload_len, b.payload_len);
+  EXPECT_EQ(b.payload_len, b.payload_caplen);
+  if (a.payload_len) EXPECT_EQ(0, memcmp(a.payload, b.payload, a.payload_len));
+  uint32_t data = a.payload_len + ((a.flags & TR_PKT_TAGHDR) ? TR_TAG_LEN : 0);
+  EXPECT_EQ((4 - data % 4) % 4, b.padcnt);
+  EXPECT_TRUE(b.icrc_captured);
+  EXPECT_EQ(b.icrc_stored, b.icrc_computed);
+  EXPECT_FALSE(b.flags & TR_PKT_TRUNCATED);
+  EXPECT_TRUE(b.flags & TR_PKT_ROCE);
+}
+
+class RoundTrip : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(RoundTrip, EveryOpcodeEveryPayloadLength) {
+  auto [ipv, vlans, size] = GetParam();
+  Bytes payload = trtest::Payload(static_cast<size_t>(size));
+  int tested = 0;
+  for (int code = 0; code < 256; code++) {
+    const tr_opcode_info* op = tr_opcode(static_cast<uint8_t>(code));
+    if (!op) continue;
+    bool can_tag = op->op == TR_OP_SEND && (op->pos == TR_POS_FIRST || op->pos == TR_POS_ONLY);
+    for (bool tagged : {false, true}) {
+      if (tagged && !can_tag) continue;
+      SCOPED_TRACE(std::string(op->name) + (tagged ? " tagged" : ""));
+      tr_packet in = Full(static_cast<uint8_t>(code), static_cast<uint8_t>(ipv),
+                          static_cast<uint8_t>(vlans), payload, tagged);
+      Bytes f = Build(in);
+      ASSERT_EQ(tr_packet_frame_len(&in), f.size());
+      EXPECT_EQ(0u, f.size() % 2);
+      tr_packet out;
+      tr_error err;
+      ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg;
+      ExpectSame(in, out);
+      tested++;
+    }
+  }
+  EXPECT_EQ(38 + 9, tested);  // 38 opcodes, 9 of which may carry a tag header
+}
+
+INSTANTIATE_TEST_SUITE_P(IpVlanSize, RoundTrip,
+                         ::testing::Combine(::testing::Values(4, 6), ::testing::Values(0, 1, 2),
+                                            ::testing::Values(0, 1, 2, 3, 4, 1024, 4093)));
+
+TEST(Build, FrameLayoutOfWireMd) {
+  tr_packet p = Pkt(0x0C, 0x11, 5);
+  p.reth = {0x7fee260fb000ull, 0x2b8, 65536};
+  Bytes f = Build(p);
+  ASSERT_EQ(74u, f.size());  // the same size as the rxe READ request of the captures
+  EXPECT_EQ(0x08, f[12]);
+  EXPECT_EQ(0x00, f[13]);
+  EXPECT_EQ(0x45, f[14]);
+  EXPECT_EQ(64, f[22]);                  // TTL
+  EXPECT_EQ(17, f[23]);                  // UDP
+  EXPECT_EQ(0x40, f[20]);                // DF
+  EXPECT_EQ(0x12, f[36]);                // port 4791
+  EXPECT_EQ(0xB7, f[37]);
+  EXPECT_EQ(0, f[40] | f[41]);           // UDP checksum 0
+  EXPECT_EQ(0x0C, f[42]);                // opcode
+  EXPECT_EQ(0x11, f[49]);                // dest QP
+  EXPECT_EQ(5, f[53]);                   // PSN
+  EXPECT_EQ(0x7f, f[56]);                // RETH VA, big-endian, at 54
+  // IPv4 header checksum: the one's complement sum over the header is 0xffff.
+  uint32_t sum = 0;
+  for (int i = 14; i < 34; i += 2) sum += f[i] << 8 | f[i + 1];
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  EXPECT_EQ(0xffffu, sum);
+}
+
+TEST(Build, Ipv6UdpChecksumIsValid) {
+  tr_packet p = Pkt(0x04, 0x22, 1);
+  p.ip_version = 6;
+  Bytes pay = trtest::Payload(77);
+  p.payload = pay.data();
+  p.payload_len = 77;
+  Bytes f = Build(p);
+  // pseudo-header + UDP datagram sums to 0xffff when the checksum is right
+  uint32_t len = f[58] << 8 | f[59], sum = 17 + len;
+  for (int i = 22; i < 54; i += 2) sum += f[i] << 8 | f[i + 1];
+  for (uint32_t i = 0; i < len; i += 2)
+    sum += f[54 + i] << 8 | (i + 1 < len ? f[54 + i + 1] : 0);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  EXPECT_EQ(0xffffu, sum);
+  EXPECT_EQ(62u, f[62] == 0x04 ? 62u : 0u);  // BTH at 62 with IPv6
+}
+
+TEST(Build, RefusesWhatWouldConfuseAReader) {
+  Bytes buf(TR_FRAME_MAX), pay = trtest::Payload(8);
+  tr_error err;
+  auto expect_reject = [&](tr_packet p, int code, const char* words) {
+    EXPECT_EQ(code, tr_packet_build(&p, buf.data(), buf.size(), &err));
+    EXPECT_NE(nullptr, strstr(err.msg, words)) << err.msg;
+  };
+  tr_packet p = Pkt(0x04, 0, 1);
+  expect_reject(p, -EINVAL, "QP 0 is reserved");
+  p.dest_qp = 1;
+  expect_reject(p, -EINVAL, "QP 1 is reserved");
+  p.dest_qp = 0x1000000;
+  expect_reject(p, -EINVAL, "wider than 24 bits");
+  p = Pkt(0x04, 2, 0x1000000);
+  expect_reject(p, -EINVAL, "PSN");
+  p = Pkt(0x04, 2, 0);
+  p.udp_sport = 4791;
+  expect_reject(p, -EINVAL, "below 0xC000");
+  p = Pkt(0x11, 2, 0);
+  p.payload = pay.data();
+  p.payload_len = 8;
+  expect_reject(p, -EINVAL, "carries no payload");
+  p = Pkt(0x0A, 2, 0);
+  p.flags |= TR_PKT_TAGHDR;
+  expect_reject(p, -EINVAL, "tag header");
+  p = Pkt(0x02, 2, 0);
+  p.flags |= TR_PKT_TAGHDR;
+  expect_reject(p, -EINVAL, "tag header");
+  p = Pkt(0x15, 2, 0);
+  expect_reject(p, -EINVAL, "not in the opcode table");
+  p = Pkt(0x04, 2, 0);
+  p.ip_version = 5;
+  expect_reject(p, -EINVAL, "IP version");
+  p.ip_version = 4;
+  p.vlan_count = 3;
+  expect_reject(p, -EINVAL, "VLAN");
+  p = Pkt(0x11, 2, 0);
+  p.aeth.msn = 0x1000000;
+  expect_reject(p, -EINVAL, "MSN");
+  p = Pkt(0x04, 2, 0);
+  p.payload_len = 70000;
+  p.payload = buf.data();
+  expect_reject(p, -EINVAL, "does not fit");
+  p = Pkt(0x04, 2, 0);
+  p.payload_len = 4;
+  expect_reject(p, -EINVAL, "no buffer");
+  p = Pkt(0x04, 2, 0);
+  EXPECT_EQ(-ENOSPC, tr_packet_build(&p, buf.data(), 40, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "needs 58 bytes")) << err.msg;
+}
+
+TEST(Build, SourcePortPerQp) {
+  EXPECT_EQ(0xC000u, tr_udp_sport_for_qp(0));
+  EXPECT_EQ(0xC011u, tr_udp_sport_for_qp(0x11));
+  EXPECT_EQ(0xFFFFu, tr_udp_sport_for_qp(0xFFFFFF));
+  for (uint32_t q = 0; q < 0x10000; q += 97) EXPECT_GE(tr_udp_sport_for_qp(q), 0xC000u);
+}
+
+TEST(Parse, FlippedByteFailsTheIcrcEverywhereButTheVariantFields) {
+  tr_packet in = Pkt(0x0B, 0x22, 9);
+  Bytes pay = trtest::Payload(64);
+  in.payload = pay.data();
+  in.payload_len = 64;
+  in.reth.dma_len = 64;
+  Bytes f = Build(in);
+  for (size_t i = 14; i < f.size(); i++) {
+    Bytes g = f;
+    g[i] ^= 0x01;
+    tr_packet out;
+    tr_error err;
+    int r = Parse(g, &out, &err);
+    if (r != TR_PARSE_OK) continue;  // a flipped length or port: not RoCE or not parseable
+    bool variant = i == 15 || i == 22 || i == 24 || i == 25 || i == 40 || i == 41 || i == 46;
+    EXPECT_EQ(variant, out.icrc_stored == out.icrc_computed) << "byte " << i;
+  }
+}
+
+TEST(Parse, TruncatedFrameKeepsItsHeaders) {
+  tr_packet in = Pkt(0x06, 0x22, 9);
+  Bytes pay = trtest::Payload(1024);
+  in.payload = pay.data();
+  in.payload_len = 1024;
+  in.reth = {0x1000, 7, 4096};
+  Bytes f = Build(in);
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err, TR_SNAPLEN_HEADERS)) << err.msg;
+  EXPECT_TRUE(out.flags & TR_PKT_TRUNCATED);
+  EXPECT_FALSE(out.icrc_captured);
+  EXPECT_EQ(1024u, out.payload_len);
+  EXPECT_EQ(TR_SNAPLEN_HEADERS - 70u, out.payload_caplen);
+  EXPECT_EQ(4096u, out.reth.dma_len);
+  EXPECT_EQ(f.size(), out.wirelen);
+  // Cut inside the headers: an error that says so.
+  EXPECT_EQ(-EINVAL, Parse(f, &out, &err, 60));
+  EXPECT_NE(nullptr, strstr(err.msg, "not captured")) << err.msg;
+  EXPECT_NE(nullptr, strstr(err.msg, "byte 54")) << err.msg;
+}
+
+TEST(Parse, LengthsThatLieAreErrorsWithTheirOffset) {
+  tr_packet in = Pkt(0x04, 0x22, 9);
+  Bytes pay = trtest::Payload(40);
+  in.payload = pay.data();
+  in.payload_len = 40;
+  Bytes f = Build(in);
+  tr_packet out;
+  tr_error err;
+  Bytes g = f;
+  g[17] += 8;  // IPv4 total length past the frame
+  EXPECT_EQ(-EINVAL, Parse(g, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "byte 16")) << err.msg;
+  g = f;
+  g[39] -= 4;  // UDP length disagrees with IP
+  EXPECT_EQ(-EINVAL, Parse(g, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "UDP length")) << err.msg;
+  g = f;
+  g[16] = 0;
+  g[17] = 20 + 8 + 12;  // room for a BTH but not the ICRC
+  g[38] = 0;
+  g[39] = 8 + 12;
+  EXPECT_EQ(-EINVAL, Parse(g, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "fewer than a BTH and an ICRC")) << err.msg;
+  tr_packet ack = Pkt(0x0C, 0x22, 1);  // READ request: 28 bytes of headers
+  g = Build(ack);
+  g[42] = 0x13;  // now an atomic, which needs 40
+  EXPECT_EQ(-EINVAL, Parse(g, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "needs 44 bytes")) << err.msg;
+  g = Build(ack);
+  g[42] = 0x04;   // SEND_ONLY with the RETH bytes as payload...
+  g[43] |= 0x30;  // ...and a PadCnt of 3: fine, 16 bytes are there
+  EXPECT_EQ(TR_PARSE_OK, Parse(g, &out, &err)) << err.msg;
+  EXPECT_EQ(13u, out.payload_len);
+  EXPECT_EQ(-EINVAL, tr_packet_parse(&out, f.data(), 100, 60, TR_LINKTYPE_ETHERNET, nullptr, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "less than the 100 bytes captured")) << err.msg;
+}
+
+TEST(Parse, EthernetTrailerIsIgnored) {
+  tr_packet in = Pkt(0x11, 0x22, 9);
+  Bytes f = Build(in);
+  f.resize(f.size() + 6, 0);  // a NIC's minimum-size padding after the IP packet
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg;
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+}
+
+TEST(Parse, ForeignFramesAreNamed) {
+  tr_packet out;
+  tr_error err;
+  const char* what = nullptr;
+  Bytes arp(42, 0);
+  arp[12] = 0x08;
+  arp[13] = 0x06;
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(arp, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("ARP", what);
+  Bytes f = Build(Pkt(0x04, 0x22, 1));
+  Bytes tcp = f;
+  tcp[23] = 6;
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(tcp, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("TCP", what);
+  Bytes udp = f;
+  udp[37] = 53;
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(udp, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("UDP (not port 4791)", what);
+  tr_packet v = Pkt(0x04, 0x22, 1);
+  v.vlan_count = 2;
+  Bytes three = Build(v);
+  three.insert(three.begin() + 12, {0x81, 0x00, 0x00, 0x05});
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(three, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("more than 2 VLAN tags", what);
+  Bytes bad_version = f;
+  bad_version[14] = 0x65;
+  EXPECT_EQ(-EINVAL, Parse(bad_version, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "IP version 6 under ethertype 0x0800")) << err.msg;
+  EXPECT_EQ(-EINVAL, tr_packet_parse(&out, f.data(), 20, 20, 9999, nullptr, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "link type 9999")) << err.msg;
+}
+
+TEST(Parse, CookedAndRawIpLinkTypes) {
+  Bytes f = Build(Pkt(0x04, 0x22, 77));
+  tr_packet out;
+  tr_error err;
+  Bytes raw(f.begin() + 14, f.end());
+  ASSERT_EQ(TR_PARSE_OK, Parse(raw, &out, &err, 0, TR_LINKTYPE_RAW)) << err.msg;
+  EXPECT_EQ(77u, out.psn);
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+  Bytes sll(16, 0);
+  sll[5] = 6;  // address length
+  memcpy(&sll[6], f.data() + 6, 6);
+  sll[14] = 0x08;
+  sll.insert(sll.end(), raw.begin(), raw.end());
+  ASSERT_EQ(TR_PARSE_OK, Parse(sll, &out, &err, 0, TR_LINKTYPE_LINUX_SLL)) << err.msg;
+  EXPECT_EQ(77u, out.psn);
+  EXPECT_EQ(0, memcmp(out.eth_src, f.data() + 6, 6));
+  Bytes sll2(20, 0);
+  sll2[0] = 0x08;
+  sll2.insert(sll2.end(), raw.begin(), raw.end());
+  ASSERT_EQ(TR_PARSE_OK, Parse(sll2, &out, &err, 0, TR_LINKTYPE_LINUX_SLL2)) << err.msg;
+  EXPECT_EQ(77u, out.psn);
+}
+
+// Frame 11 of the ERF capture as a bare InfiniBand frame (link type 247).
+TEST(Parse, NativeInfiniBand) {
+  Bytes ib = {0x00, 0x02, 0x00, 0x04, 0x00, 0x07, 0x00, 0x01, 0x11, 0x40, 0xff, 0xff, 0x00, 0x87, 0x04,
+              0x08, 0x00, 0xd4, 0x0a, 0x55, 0x1f, 0x00, 0x00, 0x01, 0xa8, 0x03, 0x55, 0x50, 0x30, 0x81};
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(ib, &out, &err, 0, TR_LINKTYPE_INFINIBAND)) << err.msg;
+  EXPECT_TRUE(out.flags & TR_PKT_NATIVE_IB);
+  EXPECT_EQ(4u, out.lrh.dlid);
+  EXPECT_EQ(1u, out.lrh.slid);
+  EXPECT_EQ(7u, out.lrh.pktlen);
+  EXPECT_EQ(0x11u, out.opcode);
+  EXPECT_EQ(0x870408u, out.dest_qp);
+  EXPECT_EQ(13896277u, out.psn);
+  EXPECT_EQ(0x1fu, out.aeth.syndrome);
+  EXPECT_EQ(1u, out.aeth.msn);
+  EXPECT_TRUE(out.icrc_captured && out.vcrc_captured);
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+  EXPECT_EQ(out.vcrc_stored, out.vcrc_computed);
+  ib[20] ^= 1;
+  ASSERT_EQ(TR_PARSE_OK, Parse(ib, &out, &err, 0, TR_LINKTYPE_INFINIBAND));
+  EXPECT_NE(out.icrc_stored, out.icrc_computed);
+  EXPECT_NE(out.vcrc_stored, out.vcrc_computed);
+  ib.push_back(0);  // LRH length no longer matches
+  EXPECT_EQ(-EINVAL, Parse(ib, &out, &err, 0, TR_LINKTYPE_INFINIBAND));
+  EXPECT_NE(nullptr, strstr(err.msg, "LRH packet length 7 words")) << err.msg;
+}
+
+TEST(TagHeader, EncodeDecodeAndDamage) {
+  uint8_t b[32];
+  tr_taghdr t;
+  tr_error err;
+  tr_taghdr_encode(b, 0x8877665544332211ull, TR_TAG_F_CQ_DATA);
+  EXPECT_EQ('F', b[0]);
+  EXPECT_EQ('S', b[1]);
+  EXPECT_EQ('T', b[2]);
+  EXPECT_EQ('G', b[3]);
+  EXPECT_EQ(0x88, b[8]);
+  ASSERT_EQ(16, tr_taghdr_decode(b, 16, &t, &err));
+  EXPECT_EQ(0x8877665544332211ull, t.tag);
+  EXPECT_EQ(TR_TAG_F_CQ_DATA, t.flags);
+  EXPECT_EQ(1, t.version);
+  EXPECT_EQ(0, tr_taghdr_decode(b + 1, 16, &t, &err));  // no magic: untagged
+  EXPECT_EQ(-EINVAL, tr_taghdr_decode(b, 10, &t, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "cut short")) << err.msg;
+  b[7] = 40;  // claims 40 bytes
+  EXPECT_EQ(-EINVAL, tr_taghdr_decode(b, 32, &t, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "length 40")) << err.msg;
+  b[7] = 20;  // a longer header of a later version is skipped whole
+  b[4] = 2;
+  EXPECT_EQ(20, tr_taghdr_decode(b, 32, &t, &err));
+}
+
+TEST(TagHeader, LookalikePayloadStaysData) {
+  tr_packet in = Pkt(0x04, 0x22, 3);
+  Bytes pay = {'F', 'S', 'T', 'G', 0, 0, 0, 1};  // magic, then version 0: not a header
+  in.payload = pay.data();
+  in.payload_len = 8;
+  Bytes f = Build(in);
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg;
+  EXPECT_FALSE(out.flags & TR_PKT_TAGHDR);
+  EXPECT_EQ(8u, out.payload_len);
+}
+
+}  // namespace

@@ -1,0 +1,144 @@
+// Helpers shared by the traces tests: packets from a few arguments, temporary files, running
+// tshark, and a conversation generator that exercises every opcode, drops and retransmissions.
+#ifndef TRACES_TESTS_TEST_UTIL_H
+#define TRACES_TESTS_TEST_UTIL_H
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "traces/tr_check.h"
+#include "traces/tr_crc.h"
+#include "traces/tr_mark.h"
+#include "traces/tr_opcode.h"
+#include "traces/tr_packet.h"
+#include "traces/tr_summary.h"
+#include "traces/tr_taghdr.h"
+#include "traces/tr_trace.h"
+}
+
+namespace trtest {
+
+using Bytes = std::vector<uint8_t>;
+
+inline std::string TestData(const std::string& name) { return "traces/testdata/" + name; }
+
+inline std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+inline Bytes ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+inline void WriteFile(const std::string& path, const Bytes& b) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+// Runs a shell command; returns its stdout, sets *status to its exit status.
+inline std::string Run(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    *status = -1;
+    return out;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+inline bool HaveTshark() {
+  int st;
+  Run("command -v tshark >/dev/null 2>&1", &st);
+  return st == 0;
+}
+
+// tshark with a private, writable HOME (its profile) and quiet about running as root.
+inline std::string Tshark(const std::string& args, int* status) {
+  return Run("HOME=" + TempPath("") + " tshark " + args + " 2>/dev/null", status);
+}
+
+inline std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty() || (!s.empty() && s.back() == sep)) out.push_back(cur);
+  return out;
+}
+
+// A RoCEv2 packet between host A (10.0.0.1) and host B (10.0.0.2).
+inline tr_packet Pkt(uint8_t opcode, uint32_t dest_qp, uint32_t psn, bool from_a = true) {
+  tr_packet p;
+  tr_packet_init(&p);
+  const uint8_t mac_a[6] = {0x02, 0, 0, 0, 0, 0x0a}, mac_b[6] = {0x02, 0, 0, 0, 0, 0x0b};
+  const uint8_t ip_a[4] = {10, 0, 0, 1}, ip_b[4] = {10, 0, 0, 2};
+  memcpy(p.eth_src, from_a ? mac_a : mac_b, 6);
+  memcpy(p.eth_dst, from_a ? mac_b : mac_a, 6);
+  memcpy(p.ip_src, from_a ? ip_a : ip_b, 4);
+  memcpy(p.ip_dst, from_a ? ip_b : ip_a, 4);
+  p.opcode = opcode;
+  p.dest_qp = dest_qp;
+  p.psn = psn;
+  return p;
+}
+
+inline Bytes Build(const tr_packet& p) {
+  Bytes b(TR_FRAME_MAX);
+  tr_error err;
+  int n = tr_packet_build(&p, b.data(), b.size(), &err);
+  EXPECT_GT(n, 0) << err.msg;
+  b.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return b;
+}
+
+// A payload that no heuristic dissector of tshark claims (no ethertype, no known magic).
+inline Bytes Payload(size_t n, uint8_t seed = 0) {
+  Bytes b(n);
+  for (size_t i = 0; i < n; i++) b[i] = static_cast<uint8_t>(0xA5 ^ (i * 7 + seed));
+  return b;
+}
+
+// One packet of a generated trace and what was written into it.
+struct Written {
+  uint64_t ts_ns;
+  tr_packet pkt;  // payload points into `payload`
+  Bytes payload;
+  Bytes frame;
+  uint32_t flags;
+  tr_where where;
+};
+
+// Appends to `out` a conversation between A (QP 0x11, port for QP 0x11) and B (QP 0x22): every
+// RC/UC/UD opcode, SEND and WRITE messages of several packets, a READ, atomics, a tagged SEND, a
+// drop (NAK, go-back-N retransmission), a dropped ACK followed by a timeout retransmission, an
+// RNR NAK and the other NAK kinds. Packets are spaced `gap_ns` apart.
+std::vector<Written> Conversation(uint64_t start_ns = 1000, uint64_t gap_ns = 1000,
+                                  uint8_t ip_version = 4, uint8_t vlans = 0);
+
+// Writes `packets` to path with snaplen; returns false (and fails the test) on error.
+bool WriteTrace(const std::string& path, const std::vector<Written>& packets,
+                uint32_t snaplen = 0);
+
+}  // namespace trtest
+
+#endif

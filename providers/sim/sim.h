@@ -1,18 +1,48 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * The sim provider's libfabric glue: shared declarations.
+ * The sim provider's libfabric glue: fid objects and ops tables over the
+ * simulated NIC (nic/). One file per object type:
  *
- * Layout of providers/sim: sim_prov.c (descriptor, parameters), sim_info.c
- * (what fi_getinfo offers), sim_fabric.c (fid_fabric), and one file per
- * further object type as they arrive. The NIC model lives apart, in nic/.
+ *   sim_prov.c    descriptor, parameters, configuration
+ *   sim_info.c    what fi_getinfo offers
+ *   sim_world.c   the process's simulated fabrics (one world per name)
+ *   sim_fabric.c  fid_fabric
+ *   sim_domain.c  fid_domain (one simulated NIC each)
+ *   sim_mr.c      fid_mr
+ *   sim_av.c      fid_av
+ *   sim_cq.c      fid_cq
+ *   sim_cntr.c    fid_cntr
+ *   sim_ep.c      fid_ep: binding, enabling, names, options
+ *   sim_ep_msg.c, sim_ep_tagged.c, sim_ep_rma.c, sim_ep_atomic.c
+ *                 the data-transfer ops tables
+ *   sim_progress.c where virtual time moves: polls and blocking waits
+ *   sim_ext.c     the fabsim_ops_v1 extension (fi_open_ops)
+ *
+ * Locking: every object belongs to one world; each entry point takes the
+ * world lock, and the NIC's callbacks run with it held.
  */
 #ifndef FABSIM_SIM_H
 #define FABSIM_SIM_H
 
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
 #include <netmodel/nm_config.h>
+
+#include "nic/nic.h"
+#include "sim_ptrset.h"
 
 #define SIM_PROV_NAME    "sim"
 #define SIM_PROV_VERSION FI_VERSION(0, 1)
@@ -20,18 +50,251 @@
 #define SIM_FABRIC_NAME  "fabsim"
 #define SIM_DOMAIN_NAME  "sim0"
 
+/* Limits the endpoints advertise (sim_info.c) and enforce. */
+enum {
+	SIM_TX_SIZE = 4096,
+	SIM_RX_SIZE = 4096,
+	SIM_INJECT_SIZE = NIC_INLINE_MAX,
+	SIM_IOV_LIMIT = NIC_MAX_SGE,
+	SIM_RMA_IOV_LIMIT = NIC_MAX_SGE,
+	SIM_CQ_DATA_SIZE = 4,
+	SIM_MR_KEY_SIZE = 4,
+	SIM_CQ_DEFAULT_SIZE = 4096,
+	SIM_CQ_MAX_SIZE = 1 << 20,
+	SIM_EP_CNT = 1024,
+	SIM_CQ_CNT = 1024,
+	SIM_CNTR_CNT = 1024,
+	SIM_MIN_MULTI_RECV = 64,
+};
+#define SIM_MAX_MSG_SIZE ((size_t)1 << 31)
+
 extern struct fi_provider sim_prov;
 
-/* The model configuration in force: FI_SIM_CONFIG (a JSON file), then the
- * FI_SIM_* variables, over the preset. Logs the reason and returns
- * -FI_EINVAL when a value is bad. */
-int sim_config_load(nm_config *cfg);
+/* ---- Configuration (sim_prov.c) ------------------------------------------ */
+
+/* The model and transport parameters in force: FI_SIM_CONFIG (JSON), then
+ * FI_SIM_* variables, over the preset. Rejects unknown FI_SIM_* names. Logs
+ * the reason and returns -FI_EINVAL when something is wrong. */
+int sim_config_load(nm_config *cfg, struct nic_transport_params *transport);
 
 int sim_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
 
+/* ---- Worlds (sim_world.c) ---------------------------------------------------- */
+
+/* One simulated fabric shared by everything this process opens on it. */
+struct sim_world {
+	char              name[64];
+	int               refs;
+	struct nic_world *nic;
+	pthread_cond_t    activity; /* signalled when work is posted */
+	uint64_t          seed;
+	struct sim_world *next;
+};
+
+int sim_world_get(const char *name, struct sim_world **out);
+void sim_world_put(struct sim_world *world);
+
+void sim_lock(struct sim_world *world);
+void sim_unlock(struct sim_world *world);
+
+/* ---- Objects --------------------------------------------------------------------- */
+
+struct sim_fabric {
+	struct fid_fabric  fabric_fid;
+	struct sim_world  *world;
+	int                domains;
+	int                eqs;
+};
+
+struct sim_domain {
+	struct fid_domain  domain_fid;
+	struct sim_fabric *fabric;
+	struct sim_world  *world;
+	struct nic        *nic;
+	struct fi_info    *info;     /* as opened */
+	int                mr_mode;
+	int                refs;     /* child objects */
+	struct sim_ptrset  mrs;      /* live sim_mr, to check descriptors */
+};
+
+struct sim_mr {
+	struct fid_mr      mr_fid;
+	struct sim_domain *domain;
+	struct nic_mr     *nic_mr;
+	uint64_t           access;
+	struct sim_cntr   *cntr;     /* FI_MR_RMA_EVENT / remote counter */
+	bool               enabled;
+	struct sim_ep     *bound_ep; /* FI_MR_ENDPOINT */
+};
+
+struct sim_av_entry {
+	struct sockaddr_in addr;
+	struct nic_peer    peer;
+	bool               valid;
+};
+
+struct sim_av {
+	struct fid_av        av_fid;
+	struct sim_domain   *domain;
+	enum fi_av_type      type;
+	struct sim_av_entry *entries;
+	size_t               count;
+	size_t               cap;
+	size_t               free_hint; /* no free index below it */
+	/* Reverse map for FI_SOURCE: peer -> fi_addr (open addressing). */
+	size_t              *by_peer;
+	size_t               by_peer_slots;
+	size_t               by_peer_used;
+	int                  refs;
+};
+
+/* A completion as the CQ keeps it, whatever its format. */
+struct sim_cqe {
+	void      *op_context;
+	uint64_t   flags;
+	size_t     len;
+	void      *buf;
+	uint64_t   data;
+	uint64_t   tag;
+	fi_addr_t  src;
+};
+
+struct sim_cq_err {
+	struct fi_cq_err_entry entry;
+	struct sockaddr_in     src_addr; /* err_data for FI_SOURCE_ERR */
+	struct sim_cq_err     *next;
+};
+
+struct sim_cq {
+	struct fid_cq      cq_fid;
+	struct sim_domain *domain;
+	struct fi_cq_attr  attr;
+	struct sim_cqe    *ring;
+	size_t             size;
+	size_t             head, count;
+	size_t             reserved;  /* slots promised to posted operations */
+	struct sim_cq_err *errs, *errs_tail;
+	struct sim_cq_err *err_reported; /* owned until the next readerr */
+	bool               overrun;
+	int                refs;      /* endpoints bound */
+	int                wait_fd;   /* eventfd, or -1 */
+};
+
+struct sim_cntr {
+	struct fid_cntr    cntr_fid;
+	struct sim_domain *domain;
+	struct fi_cntr_attr attr;
+	uint64_t           value;
+	uint64_t           errors;
+	int                refs;
+	int                wait_fd;
+};
+
+/* What the endpoint remembers about one operation until it completes. */
+struct sim_op {
+	void          *context;
+	uint64_t       flags;    /* completion flags (FI_SEND|FI_MSG ...) */
+	bool           report;   /* write a CQ entry on success */
+	bool           reserved; /* holds a slot in its CQ */
+	bool           multi;    /* a multi-receive buffer */
+	bool           in_use;
+	size_t         len;
+	void          *buf;
+	uint64_t       tag;
+	struct sim_ep *ep;
+	struct sim_op *next_free;
+};
+
+struct sim_ep {
+	struct fid_ep      ep_fid;
+	struct sim_domain *domain;
+	struct fi_info    *info;
+	uint64_t           caps;
+	struct nic_qp     *qp;
+	struct sim_av     *av;
+	struct sim_cq     *tx_cq, *rx_cq;
+	bool               tx_selective, rx_selective;
+	struct sim_cntr   *cntr_send, *cntr_recv, *cntr_read, *cntr_write;
+	struct sim_cntr   *cntr_rem_read, *cntr_rem_write;
+	uint64_t           tx_op_flags, rx_op_flags;
+	bool               enabled;
+	size_t             min_multi_recv;
+	/* Operation records: tx_size + rx_size of them; none left means the
+	 * queue is full (-FI_EAGAIN). */
+	struct sim_op     *ops;
+	struct sim_op     *free_tx, *free_rx;
+	size_t             tx_inflight, rx_inflight;
+};
+
+/* ---- Constructors (ops tables live with their objects) ------------------------------- */
+
 int sim_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
+int sim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+int sim_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+	       uint64_t offset, uint64_t requested_key, uint64_t flags,
+	       struct fid_mr **mr, void *context);
+int sim_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		uint64_t access, uint64_t offset, uint64_t requested_key,
+		uint64_t flags, struct fid_mr **mr, void *context);
+int sim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		   uint64_t flags, struct fid_mr **mr);
+int sim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **av, void *context);
+int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq, void *context);
+int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+int sim_domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			void **ops, void *context);
+
+extern struct fi_ops_msg sim_msg_ops;
+extern struct fi_ops_tagged sim_tagged_ops;
+extern struct fi_ops_rma sim_rma_ops;
+extern struct fi_ops_atomic sim_atomic_ops;
+
+/* ---- Shared helpers ---------------------------------------------------------------------- */
+
+/* AV: the peer an fi_addr names, and back. */
+int sim_av_peer(struct sim_av *av, fi_addr_t addr, struct nic_peer *peer);
+fi_addr_t sim_av_addr_of(struct sim_av *av, struct nic_peer peer);
+void sim_addr_of_peer(struct sim_world *world, struct nic_peer peer,
+		      struct sockaddr_in *out);
+
+/* CQ: room for a completion, and its delivery. */
+int sim_cq_reserve(struct sim_cq *cq);
+void sim_cq_unreserve(struct sim_cq *cq);
+void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e, bool reserved);
+void sim_cq_push_error(struct sim_cq *cq, const struct sim_cqe *e, int err,
+		       int prov_errno, size_t olen, bool reserved,
+		       const struct sockaddr_in *src_addr);
+
+void sim_cntr_inc(struct sim_cntr *cntr);
+void sim_cntr_inc_err(struct sim_cntr *cntr);
+
+/* MR: the NIC region behind a descriptor (NULL if none / invalid). */
+struct nic_mr *sim_mr_of_desc(struct sim_domain *domain, void *desc);
+
+/* Endpoint operation records. */
+struct sim_op *sim_op_get(struct sim_ep *ep, bool tx);
+void sim_op_put(struct sim_op *op, bool tx);
+
+/* Virtual time: progress for polls, and blocking waits. */
+void sim_progress_poll(struct sim_world *world);
+/* Runs the world until ready(ctx) or `timeout_ms` of virtual time
+ * (negative: no limit). Returns 0, or -FI_EAGAIN on timeout. Called with the
+ * lock held. */
+int sim_progress_wait(struct sim_world *world, bool (*ready)(void *ctx),
+		      void *ctx, int timeout_ms);
+/* Work was posted: wake threads blocked in a wait. */
+void sim_progress_posted(struct sim_world *world);
+
+/* Converts a negative errno from the NIC or netmodel to -FI_E*. */
+int sim_errno(int neg_errno);
 
 #endif

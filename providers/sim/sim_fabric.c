@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * fid_fabric of the sim provider: one simulated fabric with its network
- * model configuration. */
+ * fid_fabric: a handle on one simulated fabric (a world). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,20 +7,30 @@
 
 #include "sim.h"
 
-struct sim_fabric {
-	struct fid_fabric fabric;
-	nm_config         cfg;
-};
-
-static int sim_fabric_close(struct fid *fid)
+static int fabric_close(struct fid *fid)
 {
-	free(container_of(fid, struct sim_fabric, fabric.fid));
+	struct sim_fabric *fab = container_of(fid, struct sim_fabric, fabric_fid.fid);
+
+	if (fab->domains || fab->eqs) {
+		FI_WARN(&sim_prov, FI_LOG_FABRIC,
+			"fi_close(fabric): %d domain(s) and %d EQ(s) still "
+			"open\n", fab->domains, fab->eqs);
+		return -FI_EBUSY;
+	}
+	sim_world_put(fab->world);
+	free(fab);
 	return 0;
 }
 
-static struct fi_ops sim_fabric_fi_ops = {
+/* fi_trywait(3): 0 when the application may block on the wait objects,
+ * -FI_EAGAIN when something is (or becomes) ready first. Simulated time
+ * moves here: nothing else could move it while the application sleeps. */
+static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+			  int count);
+
+static struct fi_ops fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = sim_fabric_close,
+	.close = fabric_close,
 	.bind = fabsim_no_bind,
 	.control = fabsim_no_control,
 	.ops_open = fabsim_no_ops_open,
@@ -29,15 +38,58 @@ static struct fi_ops sim_fabric_fi_ops = {
 	.ops_set = fabsim_no_ops_set,
 };
 
-static struct fi_ops_fabric sim_fabric_ops = {
+static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
-	.domain = fabsim_no_domain,
+	.domain = sim_domain_open,
 	.passive_ep = fabsim_no_passive_ep,
 	.eq_open = fabsim_no_eq_open,
 	.wait_open = fabsim_no_wait_open,
-	.trywait = fabsim_no_trywait,
+	.trywait = fabric_trywait,
 	.domain2 = fabsim_no_domain2,
 };
+
+struct trywait_set {
+	struct fid **fids;
+	int          count;
+};
+
+static bool any_ready(void *ctx)
+{
+	const struct trywait_set *set = ctx;
+
+	for (int i = 0; i < set->count; i++) {
+		struct fid *fid = set->fids[i];
+
+		if (fid->fclass == FI_CLASS_CQ) {
+			struct sim_cq *cq = container_of(fid, struct sim_cq,
+							 cq_fid.fid);
+
+			if (cq->count || cq->errs)
+				return true;
+		} else if (fid->fclass == FI_CLASS_CNTR) {
+			/* Counters wait on thresholds the application keeps:
+			 * it must poll them. */
+			return true;
+		}
+	}
+	return false;
+}
+
+static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+			  int count)
+{
+	struct sim_fabric *fab = container_of(fabric, struct sim_fabric, fabric_fid);
+	struct trywait_set set = { fids, count };
+	nm_run_result r;
+
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	sim_lock(fab->world);
+	r = nic_world_run_until(fab->world->nic, any_ready, &set,
+				NM_TIME_NEVER);
+	sim_unlock(fab->world);
+	return r == NM_RUN_SATISFIED ? -FI_EAGAIN : 0;
+}
 
 int sim_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context)
@@ -54,16 +106,16 @@ int sim_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		return -FI_ENOMEM;
-	ret = sim_config_load(&fab->cfg);
+	ret = sim_world_get(attr->name, &fab->world);
 	if (ret) {
 		free(fab);
 		return ret;
 	}
-	fab->fabric.fid.fclass = FI_CLASS_FABRIC;
-	fab->fabric.fid.context = context;
-	fab->fabric.fid.ops = &sim_fabric_fi_ops;
-	fab->fabric.ops = &sim_fabric_ops;
-	fab->fabric.api_version = attr->api_version;
-	*fabric = &fab->fabric;
+	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	fab->fabric_fid.fid.context = context;
+	fab->fabric_fid.fid.ops = &fabric_fi_ops;
+	fab->fabric_fid.ops = &fabric_ops;
+	fab->fabric_fid.api_version = attr->api_version;
+	*fabric = &fab->fabric_fid;
 	return 0;
 }

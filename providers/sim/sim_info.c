@@ -34,21 +34,6 @@
 	 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |              \
 	 FI_MULTI_RECV | FI_SOURCE | FI_SOURCE_ERR | FI_RMA_EVENT)
 
-/* Queue depths and limits of the simulated NIC (a mid-range RoCE NIC). */
-enum {
-	SIM_TX_SIZE = 4096,
-	SIM_RX_SIZE = 4096,
-	SIM_INJECT_SIZE = 64,
-	SIM_IOV_LIMIT = 4,
-	SIM_RMA_IOV_LIMIT = 4,
-	SIM_MR_KEY_SIZE = 4,   /* an R_Key */
-	SIM_CQ_DATA_SIZE = 4,  /* immediate data */
-	SIM_CQ_CNT = 1024,
-	SIM_EP_CNT = 1024,
-	SIM_CNTR_CNT = 1024,
-};
-#define SIM_MAX_MSG_SIZE ((size_t)1 << 31) /* the RoCE DMA length limit */
-
 #define SIM_STRICT_MR_MODE \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
@@ -69,7 +54,8 @@ static struct fi_info *rdm_offer(const nm_config *cfg, int mr_mode)
 	info->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_SAR |
 				   FI_ORDER_RAW | FI_ORDER_RAR | FI_ORDER_WAW |
 				   FI_ORDER_WAS | FI_ORDER_RAS | FI_ORDER_WAR;
-	info->tx_attr->comp_order = FI_ORDER_STRICT;
+	/* Completions follow posting order per peer, not across peers. */
+	info->tx_attr->comp_order = FI_ORDER_NONE;
 	info->tx_attr->inject_size = SIM_INJECT_SIZE;
 	info->tx_attr->size = SIM_TX_SIZE;
 	info->tx_attr->iov_limit = SIM_IOV_LIMIT;
@@ -78,7 +64,7 @@ static struct fi_info *rdm_offer(const nm_config *cfg, int mr_mode)
 	info->rx_attr->caps = SIM_RX_CAPS;
 	info->rx_attr->op_flags = FI_COMPLETION | FI_MULTI_RECV;
 	info->rx_attr->msg_order = info->tx_attr->msg_order;
-	info->rx_attr->comp_order = FI_ORDER_STRICT;
+	info->rx_attr->comp_order = FI_ORDER_NONE;
 	info->rx_attr->size = SIM_RX_SIZE;
 	info->rx_attr->iov_limit = SIM_IOV_LIMIT;
 
@@ -176,7 +162,7 @@ int sim_getinfo(uint32_t version, const char *node, const char *service,
 	nm_config cfg;
 	int ret;
 
-	ret = sim_config_load(&cfg);
+	ret = sim_config_load(&cfg, NULL);
 	if (ret)
 		return ret;
 	strict = rdm_offer(&cfg, SIM_STRICT_MR_MODE);

@@ -5,6 +5,10 @@
 #define FABSIM_FI_STUBS_H
 
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 
 int fabsim_no_close(struct fid *fid);
 int fabsim_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
@@ -28,5 +32,59 @@ int fabsim_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 int fabsim_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int fabsim_no_domain2(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **dom, uint64_t flags, void *context);
+
+/* fi_ops_domain */
+int fabsim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+			  struct fid_ep **sep, void *context);
+int fabsim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+			struct fid_poll **pollset);
+int fabsim_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		      struct fid_stx **stx, void *context);
+int fabsim_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		      struct fid_ep **rx_ep, void *context);
+int fabsim_no_query_collective(struct fid_domain *domain,
+			       enum fi_collective_op coll,
+			       struct fi_collective_attr *attr, uint64_t flags);
+int fabsim_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **ep, uint64_t flags, void *context);
+
+/* fi_ops_ep */
+int fabsim_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		     struct fid_ep **tx_ep, void *context);
+int fabsim_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		     struct fid_ep **rx_ep, void *context);
+
+/* fi_ops_cm */
+int fabsim_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int fabsim_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		      size_t paramlen);
+int fabsim_no_listen(struct fid_pep *pep);
+int fabsim_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int fabsim_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		     size_t paramlen);
+int fabsim_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int fabsim_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		   struct fid_mc **mc, void *context);
+
+/* fi_ops_av */
+int fabsim_no_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+			const char *service, size_t svccnt, fi_addr_t *fi_addr,
+			uint64_t flags, void *context);
+int fabsim_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		     struct fid_av_set **av_set, void *context);
+
+/* fi_ops_collective: endpoints without collectives point at this table. */
+ssize_t fabsim_no_coll_barrier(struct fid_ep *ep, fi_addr_t coll_addr, void *context);
+ssize_t fabsim_no_coll_broadcast(struct fid_ep *ep, void *buf, size_t count, void *desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_alltoall(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_allgather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_reduce_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_gather(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context);
+ssize_t fabsim_no_coll_msg(struct fid_ep *ep, const struct fi_msg_collective *msg, struct fi_ioc *resultv, void **result_desc, size_t result_count, uint64_t flags);
+ssize_t fabsim_no_coll_barrier2(struct fid_ep *ep, fi_addr_t coll_addr, uint64_t flags, void *context);
+extern struct fi_ops_collective fabsim_no_collective_ops;
 
 #endif

@@ -63,6 +63,8 @@ void nic_world_destroy(struct nic_world *world);
 
 void nic_world_lock(struct nic_world *world);
 void nic_world_unlock(struct nic_world *world);
+/* For condition-variable waits under the world lock. */
+pthread_mutex_t *nic_world_mutex(struct nic_world *world);
 
 nm_time_ns nic_world_now(const struct nic_world *world);
 const nm_config *nic_world_config(const struct nic_world *world);
@@ -75,6 +77,10 @@ bool nic_world_run_instant(struct nic_world *world);
 nm_run_result nic_world_run_until(struct nic_world *world,
 				  bool (*pred)(void *ctx), void *ctx,
 				  nm_time_ns deadline);
+
+/* Fault injection: a link's state now; Bernoulli loss on every link. */
+int nic_world_set_link(struct nic_world *world, uint32_t link, bool up);
+int nic_world_set_loss(struct nic_world *world, double rate);
 
 /* Lets `ns` of virtual time pass (a blocking cost, e.g. registration). */
 void nic_world_advance(struct nic_world *world, nm_time_ns ns);
@@ -191,6 +197,8 @@ enum nic_wr_flags {
 /* Largest operand of one atomic operation (all elements together). */
 #define NIC_ATOMIC_MAX_BYTES 512
 
+/* Bytes of one element of `datatype` (0: unknown type). */
+size_t nic_atomic_size(int datatype);
 /* Elements of `datatype` one atomic may carry (0: unsupported type). */
 size_t nic_atomic_max_count(const struct nic_world *world, int datatype,
 			    bool compare);

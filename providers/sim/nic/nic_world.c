@@ -128,6 +128,11 @@ void nic_world_unlock(struct nic_world *world)
 	pthread_mutex_unlock(&world->lock);
 }
 
+pthread_mutex_t *nic_world_mutex(struct nic_world *world)
+{
+	return &world->lock;
+}
+
 nm_time_ns nic_world_now(const struct nic_world *world)
 {
 	return nm_engine_now(world->engine);
@@ -172,4 +177,26 @@ int nic_schedule(struct nic *nic, nm_time_ns delay, nm_event_fn fn, void *ctx,
 {
 	return nm_engine_schedule_after(nic->world->engine, delay, nic->host,
 					fn, ctx, arg, id);
+}
+
+int nic_world_set_link(struct nic_world *world, uint32_t link, bool up)
+{
+	return nm_network_set_link_up(world->net, link, up);
+}
+
+int nic_world_set_loss(struct nic_world *world, double rate)
+{
+	const nm_topology *topo = nm_network_topology(world->net);
+	nm_impair_params params = world->cfg.impair;
+	nm_error err;
+
+	params.loss_rate = rate;
+	for (uint32_t port = 0; port < topo->port_count; port++) {
+		int ret = nm_network_set_port_impairments(world->net, port,
+							  &params, &err);
+		if (ret)
+			return ret;
+	}
+	world->cfg.impair = params;
+	return 0;
 }

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * fid_cq: completion queues (fi_cq(3)) in every format.
+ *
+ * The queue holds at most attr.size entries. With resource management on,
+ * an operation reserves its entry when it is posted (sim_cq_reserve), so a
+ * full queue makes the post fail with -FI_EAGAIN instead of overrunning;
+ * only unsolicited entries (remote CQ data) can still find it full, which
+ * is reported as an FI_EOVERRUN error entry. Reading an empty queue lets
+ * simulated time move by one instant; sread waits in simulated time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <fabsim/fi_stubs.h>
+
+#include "sim.h"
+
+static size_t entry_size(enum fi_cq_format format)
+{
+	switch (format) {
+	case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
+	case FI_CQ_FORMAT_TAGGED: return sizeof(struct fi_cq_tagged_entry);
+	default: return 0;
+	}
+}
+
+static void format_entry(const struct sim_cq *cq, const struct sim_cqe *e,
+			 void *out)
+{
+	struct fi_cq_tagged_entry full = {
+		.op_context = e->op_context,
+		.flags = e->flags,
+		.len = e->len,
+		.buf = e->buf,
+		.data = e->data,
+		.tag = e->tag,
+	};
+
+	/* Each format is a prefix of the tagged one. */
+	memcpy(out, &full, entry_size(cq->attr.format));
+}
+
+/* ---- Wait object ------------------------------------------------------------------- */
+
+static void wait_signal(struct sim_cq *cq)
+{
+	uint64_t one = 1;
+
+	if (cq->wait_fd >= 0 && write(cq->wait_fd, &one, sizeof(one)) < 0) {
+		/* The counter saturates only after 2^64-2 writes. */
+	}
+}
+
+static void wait_drain(struct sim_cq *cq)
+{
+	uint64_t value;
+
+	if (cq->wait_fd >= 0 && !cq->count && !cq->errs &&
+	    read(cq->wait_fd, &value, sizeof(value)) < 0) {
+		/* Not readable: already drained (it is non-blocking). */
+	}
+}
+
+/* ---- Filling (called by endpoints, lock held) ---------------------------------------- */
+
+int sim_cq_reserve(struct sim_cq *cq)
+{
+	if (cq->count + cq->reserved >= cq->size)
+		return -FI_EAGAIN;
+	cq->reserved++;
+	return 0;
+}
+
+void sim_cq_unreserve(struct sim_cq *cq)
+{
+	cq->reserved--;
+}
+
+static void push_err_entry(struct sim_cq *cq, struct sim_cq_err *err)
+{
+	err->next = NULL;
+	if (cq->errs_tail)
+		cq->errs_tail->next = err;
+	else
+		cq->errs = err;
+	cq->errs_tail = err;
+	wait_signal(cq);
+}
+
+void sim_cq_push_error(struct sim_cq *cq, const struct sim_cqe *e, int err,
+		       int prov_errno, size_t olen, bool reserved,
+		       const struct sockaddr_in *src_addr)
+{
+	struct sim_cq_err *entry = calloc(1, sizeof(*entry));
+
+	if (reserved)
+		cq->reserved--;
+	if (!entry)
+		abort(); /* an error must not be lost */
+	entry->entry.op_context = e->op_context;
+	entry->entry.flags = e->flags;
+	entry->entry.len = e->len;
+	entry->entry.buf = e->buf;
+	entry->entry.data = e->data;
+	entry->entry.tag = e->tag;
+	entry->entry.olen = olen;
+	entry->entry.err = err;
+	entry->entry.prov_errno = prov_errno;
+	if (src_addr) {
+		entry->src_addr = *src_addr;
+		entry->entry.err_data = &entry->src_addr;
+		entry->entry.err_data_size = sizeof(entry->src_addr);
+	}
+	push_err_entry(cq, entry);
+}
+
+void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e, bool reserved)
+{
+	if (reserved) {
+		cq->reserved--;
+	} else if (cq->count + cq->reserved >= cq->size) {
+		/* Unsolicited and no room: the queue is overrun. */
+		FI_WARN_SPARSE(&sim_prov, FI_LOG_CQ,
+			       "CQ of %zu entries overrun: a completion is "
+			       "lost\n", cq->size);
+		sim_cq_push_error(cq, e, FI_EOVERRUN, 0, 0, false, NULL);
+		return;
+	}
+	cq->ring[(cq->head + cq->count) % cq->size] = *e;
+	if (cq->count++ == 0)
+		wait_signal(cq);
+}
+
+/* ---- Reading -------------------------------------------------------------------------- */
+
+static ssize_t take(struct sim_cq *cq, void *buf, size_t count,
+		    fi_addr_t *src_addr)
+{
+	size_t n = count < cq->count ? count : cq->count;
+	size_t esize = entry_size(cq->attr.format);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_cqe *e = &cq->ring[cq->head];
+
+		format_entry(cq, e, (char *)buf + i * esize);
+		if (src_addr)
+			src_addr[i] = e->src;
+		cq->head = (cq->head + 1) % cq->size;
+	}
+	cq->count -= n;
+	wait_drain(cq);
+	return (ssize_t)n;
+}
+
+static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count,
+			   fi_addr_t *src_addr)
+{
+	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid);
+	struct sim_world *world = cq->domain->world;
+	ssize_t ret;
+
+	if (count && !buf)
+		return -FI_EINVAL;
+	sim_lock(world);
+	if (!cq->count && !cq->errs)
+		sim_progress_poll(world);
+	if (cq->errs)
+		ret = -FI_EAVAIL;
+	else if (!cq->count)
+		ret = -FI_EAGAIN;
+	else
+		ret = take(cq, buf, count, src_addr);
+	sim_unlock(world);
+	return ret;
+}
+
+static ssize_t cq_read(struct fid_cq *fid, void *buf, size_t count)
+{
+	return cq_readfrom(fid, buf, count, NULL);
+}
+
+static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf,
+			  uint64_t flags)
+{
+	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid);
+	struct sim_world *world = cq->domain->world;
+	struct sim_cq_err *err;
+	void *user_data;
+	size_t user_size;
+
+	if (!buf)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	sim_lock(world);
+	err = cq->errs;
+	if (!err) {
+		sim_unlock(world);
+		return -FI_EAGAIN;
+	}
+	cq->errs = err->next;
+	if (!cq->errs)
+		cq->errs_tail = NULL;
+	free(cq->err_reported);
+	cq->err_reported = err;
+	wait_drain(cq);
+	sim_unlock(world);
+
+	/* Since API 1.5 a caller may supply its own err_data buffer. */
+	user_data = buf->err_data;
+	user_size = buf->err_data_size;
+	*buf = err->entry;
+	if (FI_VERSION_GE(cq->domain->fabric->fabric_fid.api_version,
+			  FI_VERSION(1, 5)) && user_size && user_data) {
+		size_t n = user_size < err->entry.err_data_size ?
+				   user_size : err->entry.err_data_size;
+
+		memcpy(user_data, err->entry.err_data, n);
+		buf->err_data = user_data;
+		buf->err_data_size = n;
+	}
+	return 1;
+}
+
+struct sread_wait {
+	struct sim_cq *cq;
+	size_t         threshold;
+};
+
+static bool sread_ready(void *ctx)
+{
+	struct sread_wait *w = ctx;
+
+	return w->cq->count >= w->threshold || w->cq->errs;
+}
+
+static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
+			    fi_addr_t *src_addr, const void *cond, int timeout)
+{
+	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid);
+	struct sim_world *world = cq->domain->world;
+	struct sread_wait w = { cq, 1 };
+	ssize_t ret;
+
+	if (cq->attr.wait_obj == FI_WAIT_NONE)
+		return -FI_EINVAL; /* fi_cq(3): no wait object, no sread */
+	if (count && !buf)
+		return -FI_EINVAL;
+	if (cond && cq->attr.wait_cond == FI_CQ_COND_THRESHOLD)
+		w.threshold = *(const size_t *)cond;
+	if (w.threshold > count)
+		w.threshold = count;
+	if (!w.threshold)
+		w.threshold = 1;
+	sim_lock(world);
+	ret = sim_progress_wait(world, sread_ready, &w, timeout);
+	if (!ret) {
+		if (cq->errs)
+			ret = -FI_EAVAIL;
+		else
+			ret = take(cq, buf, count, src_addr);
+	}
+	sim_unlock(world);
+	return ret;
+}
+
+static ssize_t cq_sread(struct fid_cq *fid, void *buf, size_t count,
+			const void *cond, int timeout)
+{
+	return cq_sreadfrom(fid, buf, count, NULL, cond, timeout);
+}
+
+static int cq_signal(struct fid_cq *fid)
+{
+	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid);
+
+	sim_lock(cq->domain->world);
+	wait_signal(cq);
+	sim_progress_posted(cq->domain->world);
+	sim_unlock(cq->domain->world);
+	return 0;
+}
+
+static const char *cq_strerror(struct fid_cq *fid, int prov_errno,
+			       const void *err_data, char *buf, size_t len)
+{
+	const char *text = prov_errno ? nic_status_str(prov_errno)
+				      : "no provider detail";
+
+	if (buf && len) {
+		snprintf(buf, len, "%s", text);
+		return buf;
+	}
+	return text;
+}
+
+/* ---- Object -------------------------------------------------------------------------------- */
+
+static int cq_control(struct fid *fid, int command, void *arg)
+{
+	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid.fid);
+
+	switch (command) {
+	case FI_GETWAIT:
+		if (cq->wait_fd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = cq->wait_fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		*(enum fi_wait_obj *)arg = cq->attr.wait_obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int cq_close(struct fid *fid)
+{
+	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid.fid);
+	struct sim_domain *dom = cq->domain;
+
+	sim_lock(dom->world);
+	if (cq->refs) {
+		sim_unlock(dom->world);
+		FI_WARN(&sim_prov, FI_LOG_CQ,
+			"fi_close(cq): %d endpoint(s) still bound\n", cq->refs);
+		return -FI_EBUSY;
+	}
+	dom->refs--;
+	sim_unlock(dom->world);
+	while (cq->errs) {
+		struct sim_cq_err *next = cq->errs->next;
+
+		free(cq->errs);
+		cq->errs = next;
+	}
+	free(cq->err_reported);
+	if (cq->wait_fd >= 0)
+		close(cq->wait_fd);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static struct fi_ops cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = cq_close,
+	.bind = fabsim_no_bind,
+	.control = cq_control,
+	.ops_open = fabsim_no_ops_open,
+	.tostr = fabsim_no_tostr,
+	.ops_set = fabsim_no_ops_set,
+};
+
+static struct fi_ops_cq cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = cq_read,
+	.readfrom = cq_readfrom,
+	.readerr = cq_readerr,
+	.sread = cq_sread,
+	.sreadfrom = cq_sreadfrom,
+	.signal = cq_signal,
+	.strerror = cq_strerror,
+};
+
+static int check_attr(struct fi_cq_attr *attr)
+{
+	if (attr->flags & ~FI_AFFINITY)
+		return -FI_EBADFLAGS;
+	if (attr->format == FI_CQ_FORMAT_UNSPEC)
+		attr->format = FI_CQ_FORMAT_CONTEXT;
+	if (!entry_size(attr->format)) {
+		FI_WARN(&sim_prov, FI_LOG_CQ, "fi_cq_open: format %d unknown\n",
+			(int)attr->format);
+		return -FI_EINVAL;
+	}
+	if (attr->size > SIM_CQ_MAX_SIZE) {
+		FI_WARN(&sim_prov, FI_LOG_CQ, "fi_cq_open: size %zu above the "
+			"NIC's %d entries\n", attr->size, SIM_CQ_MAX_SIZE);
+		return -FI_EINVAL;
+	}
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		break;
+	default:
+		FI_WARN(&sim_prov, FI_LOG_CQ, "fi_cq_open: wait object %d not "
+			"supported (use FI_WAIT_NONE, UNSPEC or FD)\n",
+			(int)attr->wait_obj);
+		return -FI_ENOSYS;
+	}
+	if (attr->wait_cond != FI_CQ_COND_NONE &&
+	    attr->wait_cond != FI_CQ_COND_THRESHOLD)
+		return -FI_EINVAL;
+	return 0;
+}
+
+int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **out, void *context)
+{
+	struct sim_domain *dom = container_of(domain, struct sim_domain, domain_fid);
+	struct sim_cq *cq;
+	int ret;
+
+	if (!attr || !out)
+		return -FI_EINVAL;
+	ret = check_attr(attr);
+	if (ret)
+		return ret;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->domain = dom;
+	cq->attr = *attr;
+	cq->size = attr->size ? attr->size : SIM_CQ_DEFAULT_SIZE;
+	cq->ring = calloc(cq->size, sizeof(*cq->ring));
+	cq->wait_fd = -1;
+	if (attr->wait_obj == FI_WAIT_FD)
+		cq->wait_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!cq->ring || (attr->wait_obj == FI_WAIT_FD && cq->wait_fd < 0)) {
+		free(cq->ring);
+		free(cq);
+		return -FI_ENOMEM;
+	}
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &cq_fi_ops;
+	cq->cq_fid.ops = &cq_ops;
+	sim_lock(dom->world);
+	dom->refs++;
+	sim_unlock(dom->world);
+	*out = &cq->cq_fid;
+	return 0;
+}

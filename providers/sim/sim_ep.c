@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * fid_ep for reliable-datagram endpoints (fi_endpoint(3)): creation,
+ * binding to AV/CQ/counters, enabling, names, options, cancel, close.
+ * The data-transfer ops tables are in sim_ep_msg.c and its siblings. */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fabsim/fi_stubs.h>
+
+#include "sim_xfer.h"
+
+/* ---- Binding --------------------------------------------------------------------- */
+
+static int bind_cq(struct sim_ep *ep, struct sim_cq *cq, uint64_t flags)
+{
+	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+		return -FI_EBADFLAGS;
+	if (!(flags & (FI_TRANSMIT | FI_RECV)))
+		return -FI_EINVAL;
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq))
+		return -FI_EINVAL; /* one CQ per direction */
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+		cq->refs++;
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+		cq->refs++;
+	}
+	return 0;
+}
+
+static int bind_cntr(struct sim_ep *ep, struct sim_cntr *cntr, uint64_t flags)
+{
+	struct {
+		uint64_t flag;
+		struct sim_cntr **slot;
+	} slots[] = {
+		{ FI_SEND, &ep->cntr_send },
+		{ FI_RECV, &ep->cntr_recv },
+		{ FI_READ, &ep->cntr_read },
+		{ FI_WRITE, &ep->cntr_write },
+		{ FI_REMOTE_READ, &ep->cntr_rem_read },
+		{ FI_REMOTE_WRITE, &ep->cntr_rem_write },
+	};
+	uint64_t all = FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+		       FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+	if (!flags || (flags & ~all))
+		return -FI_EBADFLAGS;
+	if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) &&
+	    !(ep->caps & FI_RMA_EVENT)) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "binding a counter for "
+			"remote events needs the FI_RMA_EVENT capability\n");
+		return -FI_EINVAL;
+	}
+	for (size_t i = 0; i < count_of(slots); i++) {
+		if (!(flags & slots[i].flag))
+			continue;
+		if (*slots[i].slot)
+			(*slots[i].slot)->refs--;
+		*slots[i].slot = cntr;
+		cntr->refs++;
+	}
+	return 0;
+}
+
+static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+	struct sim_world *world = ep->domain->world;
+	int ret = 0;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	sim_lock(world);
+	if (ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_AV: {
+		struct sim_av *av = container_of(bfid, struct sim_av, av_fid.fid);
+
+		if (ep->av || flags) {
+			ret = ep->av ? -FI_EINVAL : -FI_EBADFLAGS;
+			break;
+		}
+		if (av->domain != ep->domain) {
+			ret = -FI_EDOMAIN;
+			break;
+		}
+		ep->av = av;
+		av->refs++;
+		break;
+	}
+	case FI_CLASS_CQ: {
+		struct sim_cq *cq = container_of(bfid, struct sim_cq, cq_fid.fid);
+
+		ret = cq->domain != ep->domain ? -FI_EDOMAIN :
+						 bind_cq(ep, cq, flags);
+		break;
+	}
+	case FI_CLASS_CNTR: {
+		struct sim_cntr *c = container_of(bfid, struct sim_cntr, cntr_fid.fid);
+
+		ret = c->domain != ep->domain ? -FI_EDOMAIN :
+						bind_cntr(ep, c, flags);
+		break;
+	}
+	case FI_CLASS_EQ:
+		ret = -FI_ENOSYS; /* RDM endpoints report nothing to an EQ */
+		break;
+	default:
+		ret = -FI_EINVAL;
+		break;
+	}
+out:
+	sim_unlock(world);
+	if (ret)
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL,
+			"fi_ep_bind(class %zu, flags %#llx): %s\n", bfid->fclass,
+			(unsigned long long)flags, fi_strerror(-ret));
+	return ret;
+}
+
+/* ---- Control ------------------------------------------------------------------------ */
+
+static int ep_enable(struct sim_ep *ep)
+{
+	if (ep->enabled)
+		return 0;
+	if (!ep->av) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_enable: an RDM endpoint "
+			"needs an AV bound first\n");
+		return -FI_ENOAV;
+	}
+	if ((ep->caps & (FI_SEND | FI_READ | FI_WRITE)) && !ep->tx_cq &&
+	    !ep->cntr_send && !ep->cntr_read && !ep->cntr_write) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_enable: no CQ or counter "
+			"bound for transmit completions\n");
+		return -FI_ENOCQ;
+	}
+	if ((ep->caps & FI_RECV) && !ep->rx_cq && !ep->cntr_recv) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_enable: no CQ or counter "
+			"bound for receive completions\n");
+		return -FI_ENOCQ;
+	}
+	ep->enabled = true;
+	return 0;
+}
+
+static int ep_control(struct fid *fid, int command, void *arg)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+	struct fi_alias *alias;
+	uint64_t *flags = arg;
+	int ret = 0;
+
+	sim_lock(ep->domain->world);
+	switch (command) {
+	case FI_ENABLE:
+		ret = ep_enable(ep);
+		break;
+	case FI_GETOPSFLAG:
+		if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)))
+			ret = -FI_EINVAL;
+		else
+			*flags = (*flags & FI_TRANSMIT) ? ep->tx_op_flags
+							: ep->rx_op_flags;
+		break;
+	case FI_SETOPSFLAG:
+		if (!flags)
+			ret = -FI_EINVAL;
+		else if (*flags & FI_TRANSMIT)
+			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+		else if (*flags & FI_RECV)
+			ep->rx_op_flags = *flags & ~FI_RECV;
+		else
+			ret = -FI_EINVAL;
+		break;
+	case FI_ALIAS:
+		alias = arg;
+		(void)alias;
+		ret = -FI_ENOSYS;
+		break;
+	default:
+		ret = -FI_ENOSYS;
+		break;
+	}
+	sim_unlock(ep->domain->world);
+	return ret;
+}
+
+/* ---- Names -------------------------------------------------------------------------- */
+
+static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+	struct sockaddr_in sin;
+	struct nic_peer me = { nic_host(ep->domain->nic), nic_qp_num(ep->qp) };
+	size_t given;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	sim_addr_of_peer(ep->domain->world, me, &sin);
+	given = *addrlen;
+	*addrlen = sizeof(sin);
+	if (given < sizeof(sin) || !addr)
+		return -FI_ETOOSMALL;
+	memcpy(addr, &sin, sizeof(sin));
+	return 0;
+}
+
+static int ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	/* Addresses are the NIC's IP and the QP number it assigned. */
+	return -FI_ENOSYS;
+}
+
+/* ---- Options, cancel, queue room -------------------------------------------------------- */
+
+static int ep_getopt(fid_t fid, int level, int optname, void *optval,
+		     size_t *optlen)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	case FI_OPT_CM_DATA_SIZE:
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = 0;
+		*optlen = sizeof(size_t);
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
+		     size_t optlen)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	ep->min_multi_recv = *(const size_t *)optval;
+	return 0;
+}
+
+static ssize_t ep_cancel(fid_t fid, void *context)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+	size_t total = ep->info->tx_attr->size + ep->info->rx_attr->size;
+	ssize_t ret = -FI_ENOENT;
+
+	sim_lock(ep->domain->world);
+	/* Only posted receives can be cancelled: sends are on the wire. */
+	for (size_t i = ep->info->tx_attr->size; i < total; i++) {
+		struct sim_op *op = &ep->ops[i];
+
+		if (op->in_use && op->context == context &&
+		    !nic_cancel_recv(ep->qp, (uintptr_t)op)) {
+			ret = 0;
+			break;
+		}
+	}
+	sim_unlock(ep->domain->world);
+	return ret;
+}
+
+static ssize_t ep_rx_size_left(struct fid_ep *fid)
+{
+	struct sim_ep *ep = sim_ep_of(fid);
+
+	return ep->enabled ? (ssize_t)(ep->info->rx_attr->size - ep->rx_inflight)
+			   : -FI_EOPBADSTATE;
+}
+
+static ssize_t ep_tx_size_left(struct fid_ep *fid)
+{
+	struct sim_ep *ep = sim_ep_of(fid);
+
+	return ep->enabled ? (ssize_t)(ep->info->tx_attr->size - ep->tx_inflight)
+			   : -FI_EOPBADSTATE;
+}
+
+/* ---- Close ---------------------------------------------------------------------------------- */
+
+static void unref_cntr(struct sim_cntr *c)
+{
+	if (c)
+		c->refs--;
+}
+
+static int ep_close(struct fid *fid)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+	struct sim_domain *dom = ep->domain;
+
+	sim_lock(dom->world);
+	/* fi_endpoint(3): closing discards outstanding operations. */
+	nic_qp_destroy(ep->qp);
+	if (ep->av)
+		ep->av->refs--;
+	if (ep->tx_cq)
+		ep->tx_cq->refs--;
+	if (ep->rx_cq)
+		ep->rx_cq->refs--;
+	unref_cntr(ep->cntr_send);
+	unref_cntr(ep->cntr_recv);
+	unref_cntr(ep->cntr_read);
+	unref_cntr(ep->cntr_write);
+	unref_cntr(ep->cntr_rem_read);
+	unref_cntr(ep->cntr_rem_write);
+	/* Reservations of operations that will never complete. */
+	for (size_t i = 0; i < ep->info->tx_attr->size + ep->info->rx_attr->size;
+	     i++) {
+		struct sim_op *op = &ep->ops[i];
+		struct sim_cq *cq = i < ep->info->tx_attr->size ? ep->tx_cq
+								: ep->rx_cq;
+
+		if (op->reserved && cq)
+			sim_cq_unreserve(cq);
+	}
+	dom->refs--;
+	sim_unlock(dom->world);
+	fi_freeinfo(ep->info);
+	free(ep->ops);
+	free(ep);
+	return 0;
+}
+
+/* ---- Tables and construction ---------------------------------------------------------------- */
+
+static struct fi_ops ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = ep_close,
+	.bind = ep_bind,
+	.control = ep_control,
+	.ops_open = fabsim_no_ops_open,
+	.tostr = fabsim_no_tostr,
+	.ops_set = fabsim_no_ops_set,
+};
+
+static struct fi_ops_ep ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = ep_cancel,
+	.getopt = ep_getopt,
+	.setopt = ep_setopt,
+	.tx_ctx = fabsim_no_tx_ctx,
+	.rx_ctx = fabsim_no_rx_ctx,
+	.rx_size_left = ep_rx_size_left,
+	.tx_size_left = ep_tx_size_left,
+};
+
+static struct fi_ops_cm ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = ep_setname,
+	.getname = ep_getname,
+	.getpeer = fabsim_no_getpeer,
+	.connect = fabsim_no_connect,
+	.listen = fabsim_no_listen,
+	.accept = fabsim_no_accept,
+	.reject = fabsim_no_reject,
+	.shutdown = fabsim_no_shutdown,
+	.join = fabsim_no_join,
+};
+
+static int check_ep_info(const struct fi_info *info)
+{
+	if (!info->ep_attr || !info->tx_attr || !info->rx_attr)
+		return -FI_EINVAL;
+	if (info->ep_attr->type != FI_EP_RDM) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: type %s not "
+			"offered here (FI_EP_RDM is)\n",
+			fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
+		return -FI_ENOSYS;
+	}
+	if (info->tx_attr->size > SIM_TX_SIZE || info->rx_attr->size > SIM_RX_SIZE ||
+	    info->tx_attr->iov_limit > SIM_IOV_LIMIT ||
+	    info->rx_attr->iov_limit > SIM_IOV_LIMIT ||
+	    info->tx_attr->inject_size > SIM_INJECT_SIZE)
+		return -FI_EINVAL;
+	return 0;
+}
+
+int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **out, void *context)
+{
+	struct sim_domain *dom = container_of(domain, struct sim_domain, domain_fid);
+	struct sim_ep *ep;
+	size_t total;
+	int ret;
+
+	if (!info || !out)
+		return -FI_EINVAL;
+	ret = check_ep_info(info);
+	if (ret)
+		return ret;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	if (!ep->info->tx_attr->size)
+		ep->info->tx_attr->size = SIM_TX_SIZE;
+	if (!ep->info->rx_attr->size)
+		ep->info->rx_attr->size = SIM_RX_SIZE;
+	total = ep->info->tx_attr->size + ep->info->rx_attr->size;
+	ep->ops = calloc(total, sizeof(*ep->ops));
+	if (!ep->ops) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	for (size_t i = 0; i < total; i++) {
+		struct sim_op **list = i < ep->info->tx_attr->size ?
+					       &ep->free_tx : &ep->free_rx;
+
+		ep->ops[i].ep = ep;
+		ep->ops[i].next_free = *list;
+		*list = &ep->ops[i];
+	}
+	ep->domain = dom;
+	ep->caps = info->caps ? info->caps : dom->info->caps;
+	ep->tx_op_flags = info->tx_attr->op_flags;
+	ep->rx_op_flags = info->rx_attr->op_flags;
+	ep->min_multi_recv = SIM_MIN_MULTI_RECV;
+	sim_lock(dom->world);
+	ret = nic_qp_create(dom->nic, NIC_QP_RD, &sim_ep_nic_ops, ep, &ep->qp);
+	if (!ret)
+		dom->refs++;
+	sim_unlock(dom->world);
+	if (ret) {
+		free(ep->ops);
+		fi_freeinfo(ep->info);
+		free(ep);
+		return sim_errno(ret);
+	}
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &ep_fi_ops;
+	ep->ep_fid.ops = &ep_ops;
+	ep->ep_fid.cm = &ep_cm_ops;
+	ep->ep_fid.msg = &sim_msg_ops;
+	ep->ep_fid.rma = &sim_rma_ops;
+	ep->ep_fid.tagged = &sim_tagged_ops;
+	ep->ep_fid.atomic = &sim_atomic_ops;
+	ep->ep_fid.collective = &fabsim_no_collective_ops;
+	*out = &ep->ep_fid;
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The simulated fabrics of this process. Every fi_fabric call on the same
+ * fabric name shares one world (one clock, one network), so that a program
+ * — or a test — can open several domains and have them talk. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static pthread_mutex_t worlds_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sim_world *worlds;
+
+int sim_world_get(const char *name, struct sim_world **out)
+{
+	struct nic_transport_params transport;
+	struct sim_world *w;
+	nm_config cfg;
+	nm_error err;
+	int ret = 0;
+
+	pthread_mutex_lock(&worlds_lock);
+	for (w = worlds; w; w = w->next)
+		if (!strcmp(w->name, name))
+			break;
+	if (w) {
+		w->refs++;
+		goto out;
+	}
+	ret = sim_config_load(&cfg, &transport);
+	if (ret)
+		goto out;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	ret = nic_world_create(&cfg, &transport, &w->nic, &err);
+	if (ret) {
+		FI_WARN(&sim_prov, FI_LOG_FABRIC, "cannot build the network: %s\n",
+			err.msg);
+		free(w);
+		ret = sim_errno(ret);
+		goto out;
+	}
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->refs = 1;
+	w->seed = cfg.seed;
+	pthread_cond_init(&w->activity, NULL);
+	w->next = worlds;
+	worlds = w;
+	FI_INFO(&sim_prov, FI_LOG_FABRIC,
+		"fabric %s: preset %s, %u hosts, seed %llu\n", name, cfg.preset,
+		cfg.topology.hosts, (unsigned long long)cfg.seed);
+out:
+	pthread_mutex_unlock(&worlds_lock);
+	if (!ret)
+		*out = w;
+	return ret;
+}
+
+void sim_world_put(struct sim_world *world)
+{
+	pthread_mutex_lock(&worlds_lock);
+	if (--world->refs == 0) {
+		struct sim_world **p = &worlds;
+
+		while (*p != world)
+			p = &(*p)->next;
+		*p = world->next;
+		nic_world_destroy(world->nic);
+		pthread_cond_destroy(&world->activity);
+		free(world);
+	}
+	pthread_mutex_unlock(&worlds_lock);
+}
+
+void sim_lock(struct sim_world *world)
+{
+	nic_world_lock(world->nic);
+}
+
+void sim_unlock(struct sim_world *world)
+{
+	nic_world_unlock(world->nic);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * One description of a data transfer for every API variant (send, tsend,
+ * write, atomic, ... in their plain, v, msg, data and inject forms): each
+ * ops-table entry fills one and calls sim_xfer_post / sim_recv_post. */
+#ifndef FABSIM_SIM_XFER_H
+#define FABSIM_SIM_XFER_H
+
+#include "sim.h"
+
+struct sim_xfer {
+	enum nic_wr_opcode       opcode;
+	const struct iovec      *iov;
+	void                   **desc;
+	size_t                   iov_count;
+	fi_addr_t                addr;
+	const struct fi_rma_iov *rma;
+	size_t                   rma_count;
+	void                    *context;
+	uint64_t                 data;
+	uint64_t                 tag;
+	uint64_t                 flags;      /* FI_* op flags */
+	uint64_t                 comp_flags; /* what its completion says */
+	/* atomics */
+	enum fi_datatype         datatype;
+	enum fi_op               atomic_op;
+	size_t                   count;
+	const void              *compare;
+	void                    *compare_desc;
+	void                    *result;
+	void                    *result_desc;
+};
+
+struct sim_recv_req {
+	const struct iovec *iov;
+	void              **desc;
+	size_t              iov_count;
+	fi_addr_t           addr;
+	void               *context;
+	uint64_t            tag;
+	uint64_t            ignore;
+	uint64_t            flags;
+	bool                tagged;
+};
+
+ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x);
+ssize_t sim_recv_post(struct sim_ep *ep, const struct sim_recv_req *r);
+
+/* The NIC's callbacks for an endpoint. */
+extern const struct nic_qp_ops sim_ep_nic_ops;
+
+static inline struct sim_ep *sim_ep_of(struct fid_ep *ep)
+{
+	return container_of(ep, struct sim_ep, ep_fid);
+}
+
+#endif

@@ -39,15 +39,16 @@ static const nm_mr_params published_mr = {
 	.max_bytes = 64 * GIB,
 };
 
-/* Two hosts back to back; the fat-tree shape (used once topology.kind says so) is 2:1, 32 hosts
- * and 16 uplinks per leaf, as on a 48-port leaf. */
-static const nm_topology_params two_hosts = {
-	.kind = NM_TOPO_PAIR, .hosts = 2, .hosts_per_leaf = 32, .uplinks_per_leaf = 16};
+/* Sixteen hosts on one switch, as a rack on its top-of-rack switch: enough NICs for a program
+ * that opens several nodes in one process; the fat-tree shape (used once topology.kind says so)
+ * is 2:1, 32 hosts and 16 uplinks per leaf, as on a 48-port leaf. */
+static const nm_topology_params one_rack = {
+	.kind = NM_TOPO_STAR, .hosts = 16, .hosts_per_leaf = 32, .uplinks_per_leaf = 16};
 
 static const nm_config presets[] = {
 	{
 		.preset = "ideal",
-		.topology = two_hosts,
+		.topology = one_rack,
 		.link = {.bandwidth_bps = NM_BANDWIDTH_INFINITE, .mtu_bytes = 4096},
 		.sw = {.flow_control = NM_FLOW_CONTROL_PAUSE},
 		.impair = {.burst_mean_length = 1},
@@ -55,7 +56,7 @@ static const nm_config presets[] = {
 	},
 	{
 		.preset = "roce-25g",
-		.topology = two_hosts,
+		.topology = one_rack,
 		.link = {.bandwidth_bps = 25 * GBPS, .latency_ns = 150, .mtu_bytes = 1024,
 			 .header_bytes = ROCE_HEADER_BYTES},
 		.sw = {.latency_ns = 300, .buffer_bytes = 512 * KIB,
@@ -66,7 +67,7 @@ static const nm_config presets[] = {
 	},
 	{
 		.preset = "roce-100g",
-		.topology = two_hosts,
+		.topology = one_rack,
 		.link = {.bandwidth_bps = 100 * GBPS, .latency_ns = 150, .mtu_bytes = 4096,
 			 .header_bytes = ROCE_HEADER_BYTES},
 		.sw = {.latency_ns = 300, .buffer_bytes = 512 * KIB,
@@ -77,7 +78,7 @@ static const nm_config presets[] = {
 	},
 	{
 		.preset = "ib-hdr-200g",
-		.topology = two_hosts,
+		.topology = one_rack,
 		.link = {.bandwidth_bps = 200 * GBPS, .latency_ns = 100, .mtu_bytes = 4096,
 			 .header_bytes = IB_HEADER_BYTES},
 		.sw = {.latency_ns = 130, .buffer_bytes = 256 * KIB,
@@ -88,7 +89,7 @@ static const nm_config presets[] = {
 	},
 	{
 		.preset = "ib-ndr-400g",
-		.topology = two_hosts,
+		.topology = one_rack,
 		.link = {.bandwidth_bps = 400 * GBPS, .latency_ns = 100, .mtu_bytes = 4096,
 			 .header_bytes = IB_HEADER_BYTES},
 		.sw = {.latency_ns = 200, .buffer_bytes = 256 * KIB,

@@ -18,6 +18,8 @@ nm_config PairConfig(uint64_t seed) {
   nm_config cfg = nmtest::Preset("ideal");
   cfg.seed = seed;
   cfg.link.latency_ns = 10;
+  cfg.topology.kind = NM_TOPO_PAIR;
+  cfg.topology.hosts = 2;
   return cfg;
 }
 

@@ -47,7 +47,7 @@ static ssize_t atomic_common(struct sim_ep *ep, enum atomic_kind kind,
 		.result_desc = result_desc,
 	};
 
-	if (flags & ~ATOMIC_FLAGS)
+	if (flags & ~(ATOMIC_FLAGS | SIM_INJECT_CALL))
 		return -FI_EBADFLAGS;
 	if (max < 0)
 		return max;
@@ -155,7 +155,7 @@ static ssize_t atomic_inject(struct fid_ep *fid, const void *buf,
 	if (count * nic_atomic_size(datatype) > SIM_INJECT_SIZE)
 		return -FI_EMSGSIZE;
 	return atomic_common(sim_ep_of(fid), PLAIN, &m, NULL, NULL, NULL, NULL,
-			     FI_INJECT);
+			     FI_INJECT | SIM_INJECT_CALL);
 }
 
 static ssize_t atomic_readwrite(struct fid_ep *fid, const void *buf,

@@ -24,7 +24,7 @@ static ssize_t send_common(struct sim_ep *ep, const struct iovec *iov,
 		.comp_flags = FI_SEND | FI_MSG,
 	};
 
-	if (flags & ~MSG_SEND_FLAGS)
+	if (flags & ~(MSG_SEND_FLAGS | SIM_INJECT_CALL))
 		return -FI_EBADFLAGS;
 	return sim_xfer_post(ep, &x);
 }
@@ -76,7 +76,7 @@ static ssize_t msg_inject(struct fid_ep *fid, const void *buf, size_t len,
 	struct iovec iov = { (void *)buf, len };
 
 	return send_common(sim_ep_of(fid), &iov, NULL, 1, dest, NULL, 0,
-			   FI_INJECT);
+			   FI_INJECT | SIM_INJECT_CALL);
 }
 
 static ssize_t msg_injectdata(struct fid_ep *fid, const void *buf, size_t len,
@@ -85,7 +85,7 @@ static ssize_t msg_injectdata(struct fid_ep *fid, const void *buf, size_t len,
 	struct iovec iov = { (void *)buf, len };
 
 	return send_common(sim_ep_of(fid), &iov, NULL, 1, dest, NULL, data,
-			   FI_INJECT | FI_REMOTE_CQ_DATA);
+			   FI_INJECT | FI_REMOTE_CQ_DATA | SIM_INJECT_CALL);
 }
 
 static ssize_t recv_common(struct sim_ep *ep, const struct iovec *iov,

@@ -27,7 +27,7 @@ static ssize_t rma_common(struct sim_ep *ep, enum nic_wr_opcode opcode,
 		.comp_flags = FI_RMA | (opcode == NIC_WR_READ ? FI_READ : FI_WRITE),
 	};
 
-	if (flags & ~RMA_FLAGS)
+	if (flags & ~(RMA_FLAGS | SIM_INJECT_CALL))
 		return -FI_EBADFLAGS;
 	if (opcode == NIC_WR_READ && (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)))
 		return -FI_EBADFLAGS;
@@ -123,7 +123,7 @@ static ssize_t rma_inject(struct fid_ep *fid, const void *buf, size_t len,
 	struct fi_rma_iov r = one_segment(&iov, 1, addr, key);
 
 	return rma_common(sim_ep_of(fid), NIC_WR_WRITE, &iov, NULL, 1, dest, &r,
-			  1, NULL, 0, FI_INJECT);
+			  1, NULL, 0, FI_INJECT | SIM_INJECT_CALL);
 }
 
 static ssize_t rma_writedata(struct fid_ep *fid, const void *buf, size_t len,
@@ -146,7 +146,7 @@ static ssize_t rma_injectdata(struct fid_ep *fid, const void *buf, size_t len,
 	struct fi_rma_iov r = one_segment(&iov, 1, addr, key);
 
 	return rma_common(sim_ep_of(fid), NIC_WR_WRITE, &iov, NULL, 1, dest, &r,
-			  1, NULL, data, FI_INJECT | FI_REMOTE_CQ_DATA);
+			  1, NULL, data, FI_INJECT | FI_REMOTE_CQ_DATA | SIM_INJECT_CALL);
 }
 
 struct fi_ops_rma sim_rma_ops = {

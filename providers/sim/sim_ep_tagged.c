@@ -28,7 +28,7 @@ static ssize_t tsend_common(struct sim_ep *ep, const struct iovec *iov,
 		.comp_flags = FI_SEND | FI_TAGGED,
 	};
 
-	if (flags & ~TAG_SEND_FLAGS)
+	if (flags & ~(TAG_SEND_FLAGS | SIM_INJECT_CALL))
 		return -FI_EBADFLAGS;
 	return sim_xfer_post(ep, &x);
 }
@@ -81,7 +81,7 @@ static ssize_t tagged_inject(struct fid_ep *fid, const void *buf, size_t len,
 	struct iovec iov = { (void *)buf, len };
 
 	return tsend_common(sim_ep_of(fid), &iov, NULL, 1, dest, tag, NULL, 0,
-			    FI_INJECT);
+			    FI_INJECT | SIM_INJECT_CALL);
 }
 
 static ssize_t tagged_injectdata(struct fid_ep *fid, const void *buf,
@@ -91,7 +91,7 @@ static ssize_t tagged_injectdata(struct fid_ep *fid, const void *buf,
 	struct iovec iov = { (void *)buf, len };
 
 	return tsend_common(sim_ep_of(fid), &iov, NULL, 1, dest, tag, NULL,
-			    data, FI_INJECT | FI_REMOTE_CQ_DATA);
+			    data, FI_INJECT | FI_REMOTE_CQ_DATA | SIM_INJECT_CALL);
 }
 
 static ssize_t trecv_common(struct sim_ep *ep, const struct iovec *iov,

@@ -84,11 +84,13 @@ static bool fill_sges(struct sim_ep *ep, const struct iovec *iov, void **desc,
 	return true;
 }
 
-static bool report_tx(const struct sim_ep *ep, uint64_t flags)
+static bool report_tx(const struct sim_ep *ep, const struct sim_xfer *x)
 {
-	if (flags & FI_INJECT)
-		return false; /* fi_msg(3): inject generates no completion */
-	return !ep->tx_selective || (flags & FI_COMPLETION);
+	/* fi_msg(3): the inject calls write no entry on success; FI_INJECT
+	 * as a flag only frees the buffer early. */
+	if (x->flags & SIM_INJECT_CALL)
+		return false;
+	return !ep->tx_selective || (x->flags & FI_COMPLETION);
 }
 
 static int check_tx(struct sim_ep *ep, const struct sim_xfer *x)
@@ -171,7 +173,7 @@ ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 	}
 	op->context = x->context;
 	op->flags = x->comp_flags;
-	op->report = report_tx(ep, x->flags);
+	op->report = report_tx(ep, x);
 	op->len = 0;
 	op->buf = NULL;
 	op->reserved = op->report && ep->tx_cq;

@@ -7,6 +7,10 @@
 
 #include "sim.h"
 
+/* Marks the fi_inject* calls, which write no completion on success (a
+ * provider-specific bit: fi_getinfo(3) leaves bits 60-63 to providers). */
+#define SIM_INJECT_CALL (1ULL << 63)
+
 struct sim_xfer {
 	enum nic_wr_opcode       opcode;
 	const struct iovec      *iov;

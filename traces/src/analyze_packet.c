@@ -48,7 +48,7 @@ static void sizes(tr_analyzer *a, tr_flow *f, const tr_record *rec, uint32_t pay
 			tr_an_problem(a, rec, p->bth_off + 1,
 				      "PadCnt %u on %s: only a message's last packet is padded",
 				      p->padcnt, op->name);
-		if (!is_pow2_mtu(payload))
+		else if (!is_pow2_mtu(payload))
 			tr_an_problem(a, rec, p->payload_off,
 				      "%s carries %u bytes, not a path MTU (256..4096, a power of 2)",
 				      op->name, payload);
@@ -93,10 +93,6 @@ void tr_an_check_packet(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 	    tr_aeth_kind_of(p->aeth.syndrome) == TR_AETH_RESERVED)
 		tr_an_problem(a, rec, p->bth_off + p->op->off[TR_HDR_AETH],
 			      "AETH syndrome 0x%02x uses the reserved kind", p->aeth.syndrome);
-	if (p->op->op == TR_OP_WRITE && p->op->pos == TR_POS_ONLY && p->reth.dma_len != payload)
-		tr_an_problem(a, rec, p->bth_off + p->op->off[TR_HDR_RETH] + 12,
-			      "%s carries %u bytes, its RETH DMA length says %u", p->op->name,
-			      payload, p->reth.dma_len);
 	/* Lengths come from the headers, so a frame cut by the snap length is checked too. */
 	sizes(a, f, rec, payload);
 }

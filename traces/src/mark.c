@@ -9,16 +9,21 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "traces/tr_crc.h"
 
 #define ETH_HLEN 14u
 #define BODY_LEN 28u
 
+/* FNV-1a, not a CRC: the frames end with their ICRC, and a CRC over data followed by its own CRC
+ * is the same for every packet, so a CRC-32 here could not tell two packets of one length apart. */
 static uint32_t covered_hash(const uint8_t *frame, uint32_t caplen, uint32_t len)
 {
-	uint32_t n = len < TR_MARK_HASHED ? len : TR_MARK_HASHED;
+	uint32_t n = len < TR_MARK_HASHED ? len : TR_MARK_HASHED, h = 2166136261u;
 
-	return tr_crc32(frame, n <= caplen ? n : caplen);
+	if (n > caplen)
+		n = caplen;
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ frame[i]) * 16777619u;
+	return h;
 }
 
 void tr_mark_frame_build(uint8_t out[TR_MARK_FRAME_LEN], uint16_t flags, const tr_where *where,

@@ -62,6 +62,7 @@ int tr_writer_open(tr_writer **out, const char *path, uint32_t snaplen, tr_error
 	tr_writer *w;
 	int ret = create(&w, snaplen, err);
 
+	*out = NULL;
 	if (ret)
 		return ret;
 	w->dumper = pcap_dump_open(w->dead, path);
@@ -80,6 +81,7 @@ int tr_writer_fopen(tr_writer **out, FILE *f, uint32_t snaplen, tr_error *err)
 	tr_writer *w;
 	int ret = create(&w, snaplen, err);
 
+	*out = NULL;
 	if (ret) {
 		fclose(f);
 		return ret;

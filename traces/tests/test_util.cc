@@ -257,6 +257,38 @@ std::vector<Written> Conversation(uint64_t start_ns, uint64_t gap_ns, uint8_t ip
   return c.Take();
 }
 
+Written Make(tr_packet p, size_t payload, uint64_t ts, uint32_t flags, tr_where where) {
+  Written w;
+  w.ts_ns = ts;
+  w.payload = Payload(payload, static_cast<uint8_t>(p.psn));
+  p.payload = w.payload.data();
+  p.payload_len = static_cast<uint32_t>(payload);
+  w.pkt = p;
+  w.frame = Build(p);
+  w.flags = flags;
+  w.where = where;
+  return w;
+}
+
+void FixIcrc(Bytes& f) {
+  size_t n = f.size() - 14 - 4;
+  uint32_t c = tr_icrc_roce(f.data() + 14, n);
+  for (int i = 0; i < 4; i++) f[14 + n + i] = static_cast<uint8_t>(c >> (8 * i));
+}
+
+std::string CheckOutput(const std::string& name, const std::vector<Written>& packets, int* rc) {
+  std::string path = TempPath(name);
+  WriteTrace(path, packets);
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&text, &len);
+  *rc = tr_check_file(path.c_str(), out, nullptr);
+  fclose(out);
+  std::string s(text, len);
+  free(text);
+  return s;
+}
+
 bool WriteTrace(const std::string& path, const std::vector<Written>& packets, uint32_t snaplen) {
   tr_writer* w;
   tr_error err;

@@ -135,6 +135,15 @@ struct Written {
 std::vector<Written> Conversation(uint64_t start_ns = 1000, uint64_t gap_ns = 1000,
                                   uint8_t ip_version = 4, uint8_t vlans = 0);
 
+// One packet of a hand-written scenario: p with `payload` bytes, built at ts.
+Written Make(tr_packet p, size_t payload, uint64_t ts, uint32_t flags = 0, tr_where where = {});
+
+// Rewrites the ICRC of a RoCEv2 frame (IPv4 or IPv6, no VLAN) after a test edited it.
+void FixIcrc(Bytes& frame);
+
+// Writes packets, runs `trace check` on them; returns its output, *rc its status.
+std::string CheckOutput(const std::string& name, const std::vector<Written>& packets, int* rc);
+
 // Writes `packets` to path with snaplen; returns false (and fails the test) on error.
 bool WriteTrace(const std::string& path, const std::vector<Written>& packets,
                 uint32_t snaplen = 0);

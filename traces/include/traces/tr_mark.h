@@ -13,7 +13,7 @@
  *  12  u32 port    global port id (0xFFFFFFFF: not known)
  *  16  u32 link    link id (0xFFFFFFFF: not known)
  *  20  u32 length  wire length of the described frame
- *  24  u32 hash    CRC-32 of the described frame's first min(length, 60) bytes
+ *  24  u32 hash    FNV-1a (32-bit) of the described frame's first min(length, 60) bytes
  *  28  18 bytes of zeros (the Ethernet minimum) */
 #ifndef TR_MARK_H
 #define TR_MARK_H

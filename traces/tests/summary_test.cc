@@ -1,0 +1,286 @@
+// `trace summary` on scenarios whose figures are known exactly: message sizes, bytes, goodput,
+// latencies and their percentiles, retransmissions, gaps, NAKs, drops, tags; QP pairing when
+// several QPs share two hosts; the JSON and text forms.
+#include "traces/tests/test_util.h"
+
+#include <jansson.h>
+
+namespace {
+
+using trtest::Make;
+using trtest::Pkt;
+using trtest::Written;
+
+constexpr uint32_t A = 0x11, B = 0x22;
+constexpr uint8_t kAck = TR_AETH_SYNDROME_ACK;
+
+tr_packet From(uint8_t opcode, uint32_t src_qp, uint32_t dest_qp, uint32_t psn, bool from_a) {
+  tr_packet p = Pkt(opcode, dest_qp, psn, from_a);
+  p.udp_sport = tr_udp_sport_for_qp(src_qp);
+  return p;
+}
+
+tr_packet AckP(uint32_t psn, uint8_t syndrome = kAck, uint32_t src = B, uint32_t dst = A) {
+  tr_packet p = From(0x11, src, dst, psn, false);
+  p.aeth.syndrome = syndrome;
+  return p;
+}
+
+struct Sum {
+  tr_summary* s = nullptr;
+  ~Sum() { tr_summary_free(s); }
+};
+
+void Summarize(const std::string& name, const std::vector<Written>& list, Sum* out) {
+  std::string path = trtest::TempPath(name);
+  ASSERT_TRUE(trtest::WriteTrace(path, list));
+  tr_error err;
+  ASSERT_EQ(0, tr_summary_file(path.c_str(), &out->s, &err)) << err.msg;
+}
+
+TEST(Summary, MessagesBytesAndGoodput) {
+  std::vector<Written> l;
+  l.push_back(Make(From(0x00, A, B, 10, true), 1024, 0));
+  l.push_back(Make(From(0x01, A, B, 11, true), 1024, 10000));
+  l.push_back(Make(From(0x02, A, B, 12, true), 500, 20000));
+  tr_packet w = From(0x0A, A, B, 13, true);
+  w.reth.dma_len = 300;
+  l.push_back(Make(w, 300, 30000));
+  l.push_back(Make(AckP(13), 0, 40000));
+  Sum s;
+  Summarize("msgs.pcap", l, &s);
+  ASSERT_EQ(2u, s.s->n_flows);
+  const tr_flow_summary& f = s.s->flows[0];
+  EXPECT_STREQ("10.0.0.1:49169", f.src);
+  EXPECT_STREQ("10.0.0.2", f.dst);
+  EXPECT_EQ(B, f.dest_qp);
+  EXPECT_EQ(TR_TRANSPORT_RC, f.transport);
+  EXPECT_EQ(4u, f.packets);
+  uint64_t bytes = 0;
+  for (int i = 0; i < 4; i++) bytes += l[i].frame.size();
+  EXPECT_EQ(bytes, f.bytes);
+  EXPECT_EQ(2848u, f.unique_payload_bytes);
+  EXPECT_EQ(1u, f.messages[TR_MSG_SEND].count);
+  EXPECT_EQ(2548u, f.messages[TR_MSG_SEND].bytes);
+  EXPECT_EQ(1u, f.messages[TR_MSG_WRITE].count);
+  EXPECT_EQ(300u, f.messages[TR_MSG_WRITE].max_bytes);
+  EXPECT_DOUBLE_EQ(2848.0 * 8e9 / 30000.0, f.goodput_bps);
+  EXPECT_EQ(3u, f.ops[TR_OP_SEND]);
+  EXPECT_EQ(1u, s.s->opcode_packets[0x0A]);
+  EXPECT_EQ(5u, s.s->packets);
+  EXPECT_EQ(40000u, s.s->last_ns - s.s->first_ns);
+  EXPECT_EQ(0u, s.s->problems);
+  EXPECT_EQ(1u, s.s->latency[TR_LAT_ACK].count);
+  EXPECT_EQ(10000u, s.s->latency[TR_LAT_ACK].min_ns);
+}
+
+TEST(Summary, LatencyPercentiles) {
+  std::vector<Written> l;
+  uint64_t t = 0;
+  for (uint32_t i = 1; i <= 100; i++) {  // ACK delays 1..100 ns, shuffled by a stride
+    uint32_t d = (i * 37) % 100 + 1;
+    l.push_back(Make(From(0x04, A, B, i, true), 8, t));
+    l.push_back(Make(AckP(i), 0, t + d));
+    t += 1000;
+  }
+  tr_packet rd = From(0x0C, A, B, 101, true);
+  rd.reth.dma_len = 2000;
+  l.push_back(Make(rd, 0, t));
+  tr_packet r1 = From(0x0D, B, A, 101, false);
+  l.push_back(Make(r1, 1024, t + 2500));
+  l.push_back(Make(From(0x0F, B, A, 102, false), 976, t + 2600));
+  tr_packet cs = From(0x13, A, B, 103, true);
+  l.push_back(Make(cs, 0, t + 3000));
+  l.push_back(Make(From(0x12, B, A, 103, false), 0, t + 3444));
+  Sum s;
+  Summarize("lat.pcap", l, &s);
+  const tr_latency& a = s.s->latency[TR_LAT_ACK];
+  EXPECT_EQ(100u, a.count);
+  EXPECT_EQ(1u, a.min_ns);
+  EXPECT_EQ(50u, a.p50_ns);
+  EXPECT_EQ(99u, a.p99_ns);
+  EXPECT_EQ(100u, a.max_ns);
+  EXPECT_DOUBLE_EQ(50.5, a.mean_ns);
+  EXPECT_EQ(1u, s.s->latency[TR_LAT_READ].count);
+  EXPECT_EQ(2500u, s.s->latency[TR_LAT_READ].max_ns);
+  EXPECT_EQ(1u, s.s->latency[TR_LAT_ATOMIC].count);
+  EXPECT_EQ(444u, s.s->latency[TR_LAT_ATOMIC].min_ns);
+  EXPECT_EQ(1u, s.s->messages[TR_MSG_READ].count);
+  EXPECT_EQ(2000u, s.s->messages[TR_MSG_READ].bytes);
+  EXPECT_EQ(1u, s.s->messages[TR_MSG_ATOMIC].count);
+  EXPECT_EQ(0u, s.s->problems);
+}
+
+TEST(Summary, PairsResponsesWithTheirQpWhenPsnsCollide) {
+  // Two QP pairs between the same hosts, both starting at PSN 0; only the source port (the QP)
+  // tells which ACK answers which request.
+  std::vector<Written> l;
+  l.push_back(Make(From(0x04, 0x11, 0x21, 0, true), 8, 0));
+  l.push_back(Make(From(0x04, 0x12, 0x22, 0, true), 8, 50));
+  l.push_back(Make(AckP(0, kAck, 0x22, 0x12), 0, 150));  // 100 ns after its request
+  l.push_back(Make(AckP(0, kAck, 0x21, 0x11), 0, 900));  // 900 ns after its request
+  Sum s;
+  Summarize("pair.pcap", l, &s);
+  const tr_latency& a = s.s->latency[TR_LAT_ACK];
+  EXPECT_EQ(2u, a.count);
+  EXPECT_EQ(100u, a.min_ns);
+  EXPECT_EQ(900u, a.max_ns);
+}
+
+TEST(Summary, ReadResponsesConsumeRequesterPsns) {
+  std::vector<Written> l;
+  tr_packet rd = From(0x0C, A, B, 10, true);
+  rd.reth.dma_len = 3000;
+  l.push_back(Make(rd, 0, 0));
+  l.push_back(Make(From(0x04, A, B, 13, true), 8, 10));  // pipelined: jumps over 10..12
+  l.push_back(Make(From(0x0D, B, A, 10, false), 1024, 20));
+  l.push_back(Make(From(0x0E, B, A, 11, false), 1024, 30));
+  l.push_back(Make(From(0x0F, B, A, 12, false), 952, 40));
+  l.push_back(Make(From(0x04, A, B, 14, true), 8, 50));
+  l.push_back(Make(AckP(14), 0, 60));
+  Sum s;
+  Summarize("readpsn.pcap", l, &s);
+  EXPECT_EQ(0u, s.s->psn_gaps);
+  EXPECT_EQ(0u, s.s->retransmissions);
+  EXPECT_EQ(0u, s.s->problems);
+  EXPECT_EQ(3000u, s.s->messages[TR_MSG_READ].bytes);
+}
+
+TEST(Summary, RetransmissionsGapsNaksDropsTags) {
+  std::vector<Written> l;
+  uint64_t t = 0;
+  auto at = [&]() { return t += 100; };
+  l.push_back(Make(From(0x04, A, B, 1, true), 8, at()));
+  l.push_back(Make(From(0x04, A, B, 2, true), 8, at(), TR_DROPPED, {TR_REASON_BUFFER, 1, 2, 3}));
+  l.push_back(Make(From(0x04, A, B, 3, true), 8, at()));
+  l.push_back(Make(AckP(2, 0x60), 0, at()));                                   // PSN sequence NAK
+  l.push_back(Make(From(0x04, A, B, 2, true), 8, at(), TR_RETRANSMIT));
+  l.push_back(Make(From(0x04, A, B, 3, true), 8, at()));                       // unmarked resend
+  l.push_back(Make(AckP(3), 0, at()));
+  l.push_back(Make(From(0x04, A, B, 4, true), 8, at()));
+  l.push_back(Make(AckP(4, 0x20 | 3), 0, at()));                               // RNR
+  l.push_back(Make(From(0x04, A, B, 4, true), 8, at()));
+  l.push_back(Make(AckP(4), 0, at(), TR_DROPPED, {TR_REASON_LOSS, 9, 9, 9}));
+  tr_packet tagged = From(0x04, A, B, 7, true);  // 5 and 6 never seen: a gap
+  tagged.flags |= TR_PKT_TAGHDR;
+  tagged.tag.tag = 99;
+  l.push_back(Make(tagged, 8, at()));
+  l.push_back(Make(AckP(7, 0x61), 0, at()));
+  l.push_back(Make(From(0x04, A, B, 8, true), 8, at()));
+  l.push_back(Make(From(0x04, A, B, 8, true), 8, at(), TR_DUPLICATE));
+  Written bad = Make(From(0x04, A, B, 9, true), 8, at(), TR_CORRUPTED);
+  bad.frame[bad.frame.size() - 6] ^= 1;
+  l.push_back(bad);
+  l.push_back(Make(AckP(9, 0x62), 0, at()));
+  l.push_back(Make(AckP(9, 0x63), 0, at()));
+  l.push_back(Make(AckP(9, 0x64), 0, at()));
+  Sum s;
+  Summarize("events.pcap", l, &s);
+  const tr_summary& x = *s.s;
+  EXPECT_EQ(3u, x.retransmissions);
+  EXPECT_EQ(1u, x.marked_retransmits);
+  EXPECT_EQ(1u, x.psn_gaps);
+  EXPECT_EQ(2u, x.dropped);
+  EXPECT_EQ(1u, x.drop_reasons[TR_REASON_BUFFER]);
+  EXPECT_EQ(1u, x.drop_reasons[TR_REASON_LOSS]);
+  EXPECT_EQ(1u, x.corrupted);
+  EXPECT_EQ(1u, x.duplicated);
+  EXPECT_EQ(0u, x.icrc_bad);  // the damaged frame is marked
+  EXPECT_EQ(1u, x.naks[TR_NAKK_PSN_SEQUENCE]);
+  EXPECT_EQ(1u, x.naks[TR_NAKK_RNR]);
+  EXPECT_EQ(1u, x.naks[TR_NAKK_INVALID_REQUEST]);
+  EXPECT_EQ(1u, x.naks[TR_NAKK_REMOTE_ACCESS]);
+  EXPECT_EQ(1u, x.naks[TR_NAKK_REMOTE_OPERATIONAL]);
+  EXPECT_EQ(1u, x.naks[TR_NAKK_OTHER]);
+  EXPECT_EQ(1u, x.tagged_messages);
+  EXPECT_EQ(1u, x.problems);  // the gap
+  EXPECT_EQ(1u, x.flows[0].psn_gaps);
+  EXPECT_EQ(3u, x.flows[0].retransmissions);
+  EXPECT_EQ(6u, x.flows[1].naks[TR_NAKK_PSN_SEQUENCE] + x.flows[1].naks[TR_NAKK_RNR] +
+                    x.flows[1].naks[TR_NAKK_INVALID_REQUEST] + x.flows[1].naks[TR_NAKK_REMOTE_ACCESS] +
+                    x.flows[1].naks[TR_NAKK_REMOTE_OPERATIONAL] + x.flows[1].naks[TR_NAKK_OTHER]);
+  // user data of PSNs 1,2,3,4,7,8,9 once each: no resend, no copy, no tag header
+  EXPECT_EQ(7u * 8, x.flows[0].unique_payload_bytes);
+  EXPECT_EQ(11u * 8 + TR_TAG_LEN, x.flows[0].payload_bytes);  // every packet, tag header included
+}
+
+TEST(Summary, JsonCarriesTheSameFigures) {
+  auto list = trtest::Conversation();
+  Sum s;
+  Summarize("json.pcap", list, &s);
+  char* text = tr_summary_json(s.s);
+  ASSERT_NE(nullptr, text);
+  json_error_t jerr;
+  json_t* root = json_loads(text, 0, &jerr);
+  free(text);
+  ASSERT_NE(nullptr, root) << jerr.text;
+  EXPECT_EQ(static_cast<json_int_t>(s.s->frames), json_integer_value(json_object_get(root, "frames")));
+  EXPECT_EQ(static_cast<json_int_t>(s.s->packets), json_integer_value(json_object_get(root, "packets")));
+  EXPECT_EQ(static_cast<json_int_t>(s.s->markers), json_integer_value(json_object_get(root, "markers")));
+  EXPECT_EQ(static_cast<json_int_t>(s.s->bytes), json_integer_value(json_object_get(root, "bytes")));
+  EXPECT_EQ(0, json_integer_value(json_object_get(root, "problems")));
+  json_t* flows = json_object_get(root, "flows");
+  ASSERT_EQ(s.s->n_flows, json_array_size(flows));
+  for (size_t i = 0; i < s.s->n_flows; i++) {
+    json_t* f = json_array_get(flows, i);
+    EXPECT_STREQ(s.s->flows[i].src, json_string_value(json_object_get(f, "src")));
+    EXPECT_EQ(static_cast<json_int_t>(s.s->flows[i].dest_qp), json_integer_value(json_object_get(f, "dest_qp")));
+    EXPECT_EQ(static_cast<json_int_t>(s.s->flows[i].packets), json_integer_value(json_object_get(f, "packets")));
+    EXPECT_NE(nullptr, json_object_get(json_object_get(f, "naks"), "rnr"));
+    EXPECT_NE(nullptr, json_object_get(json_object_get(f, "messages"), "send"));
+  }
+  json_t* ops = json_object_get(root, "opcodes");
+  size_t i;
+  json_t* op;
+  uint64_t total = 0;
+  json_array_foreach(ops, i, op) {
+    int code = static_cast<int>(json_integer_value(json_object_get(op, "opcode")));
+    EXPECT_STREQ(tr_opcode_name(static_cast<uint8_t>(code)), json_string_value(json_object_get(op, "name")));
+    EXPECT_EQ(static_cast<json_int_t>(s.s->opcode_packets[code]), json_integer_value(json_object_get(op, "packets")));
+    total += json_integer_value(json_object_get(op, "packets"));
+  }
+  EXPECT_EQ(s.s->packets, total);
+  json_t* lat = json_object_get(json_object_get(root, "latency"), "ack");
+  EXPECT_EQ(static_cast<json_int_t>(s.s->latency[TR_LAT_ACK].count), json_integer_value(json_object_get(lat, "count")));
+  EXPECT_EQ(1, json_integer_value(json_object_get(json_object_get(root, "naks"), "rnr")));
+  EXPECT_EQ(1, json_integer_value(json_object_get(json_object_get(root, "drop_reasons"), "loss")));
+  json_decref(root);
+}
+
+TEST(Summary, TextTables) {
+  auto list = trtest::Conversation();
+  Sum s;
+  Summarize("text.pcap", list, &s);
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&text, &len);
+  tr_summary_print(s.s, out);
+  fclose(out);
+  std::string t(text, len);
+  free(text);
+  for (const char* want : {"RC RDMA_READ_RESPONSE_MIDDLE", "UD SEND_ONLY_WITH_IMMEDIATE", "10.0.0.1:49169",
+                           "0x000022 RC", "retransmissions 5 (marked 5)", "drops by reason: loss 1 queue full 1",
+                           "rnr 1", "read_response", "tagged", "problems 0"})
+    EXPECT_NE(std::string::npos, t.find(want)) << want << "\n" << t;
+}
+
+TEST(Summary, UnreadableTailStillSummarisesTheRest) {
+  auto list = trtest::Conversation();
+  std::string path = trtest::TempPath("tail.pcap");
+  ASSERT_TRUE(trtest::WriteTrace(path, list));
+  auto b = trtest::ReadFile(path);
+  b.resize(b.size() - 3);
+  trtest::WriteFile(path, b);
+  tr_summary* s;
+  tr_error err;
+  EXPECT_EQ(-EINVAL, tr_summary_file(path.c_str(), &s, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "truncated")) << err.msg;
+  ASSERT_NE(nullptr, s);
+  EXPECT_EQ(list.size() - 1, s->packets);
+  EXPECT_EQ(1u, s->problems);
+  tr_summary_free(s);
+  EXPECT_EQ(-ENOENT, tr_summary_file("/no/such.pcap", &s, &err));
+  EXPECT_EQ(nullptr, s);
+}
+
+}  // namespace

@@ -107,10 +107,15 @@ static int register_region(struct sim_domain *dom, const struct iovec *iov,
 	nm_error err;
 	int ret;
 
-	if (count != 1 || !iov || (iov[0].iov_len && !iov[0].iov_base)) {
+	if (count != 1 || !iov) {
 		FI_WARN(&sim_prov, FI_LOG_MR,
 			"fi_mr_reg: %zu buffers given; the NIC takes one "
 			"(mr_iov_limit 1)\n", count);
+		return -FI_EINVAL;
+	}
+	if (iov[0].iov_len && !iov[0].iov_base) {
+		FI_WARN(&sim_prov, FI_LOG_MR,
+			"fi_mr_reg: NULL buffer of %zu bytes\n", iov[0].iov_len);
 		return -FI_EINVAL;
 	}
 	if (flags & ~FI_RMA_EVENT)

@@ -1,0 +1,72 @@
+// A small world of simulated nodes for the sim provider's own tests: each
+// node is a domain with one RDM endpoint, a CQ, counters and an AV holding
+// every node. Configuration comes from FI_SIM_* variables set before the
+// fabric is opened.
+#ifndef FABSIM_TEST_SCENARIO_H
+#define FABSIM_TEST_SCENARIO_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_ext_fabsim.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+struct Completion {
+	int node;
+	bool error;
+	void *context;
+	uint64_t flags;
+	size_t len;
+	uint64_t data;
+	uint64_t tag;
+	int err;
+	uint64_t time_ns;
+};
+
+class Scenario {
+public:
+	// env: FI_SIM_* settings for this run (restored afterwards).
+	Scenario(int nodes, const std::map<std::string, std::string> &env,
+		 uint64_t mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				    FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+	~Scenario();
+
+	struct Node {
+		fid_domain *domain = nullptr;
+		fid_av *av = nullptr;
+		fid_cq *cq = nullptr;
+		fid_cntr *tx_cntr = nullptr, *rx_cntr = nullptr;
+		fid_ep *ep = nullptr;
+		std::vector<fi_addr_t> peers;  // fi_addr of every node
+	};
+
+	int size() const { return (int)nodes_.size(); }
+	Node &node(int i) { return nodes_[i]; }
+	fabsim_ops_v1 *ext() { return ext_; }
+	uint64_t now() { return ext_->now_ns(&nodes_[0].domain->fid); }
+	fid_mr *reg(int node, void *buf, size_t len, uint64_t access);
+	void *desc(fid_mr *mr) { return fi_mr_desc(mr); }
+
+	// Polls every CQ until `want` completions have been collected or
+	// nothing can make progress any more (false).
+	bool collect(size_t want, std::vector<Completion> *out);
+	std::string failure;  // why setup failed, if it did
+
+private:
+	fid_fabric *fabric_ = nullptr;
+	fi_info *info_ = nullptr;
+	std::vector<Node> nodes_;
+	std::vector<fid_mr *> mrs_;
+	fabsim_ops_v1 *ext_ = nullptr;
+	std::map<std::string, std::string> saved_env_;
+};
+
+#endif

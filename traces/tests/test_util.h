@@ -135,6 +135,82 @@ struct Written {
 std::vector<Written> Conversation(uint64_t start_ns = 1000, uint64_t gap_ns = 1000,
                                   uint8_t ip_version = 4, uint8_t vlans = 0);
 
+// ---- a hand-made pcap / pcapng writer, independent of libpcap ----
+
+inline void Put(Bytes& b, uint64_t v, int n, bool be) {
+  for (int i = 0; i < n; i++) {
+    int shift = be ? (n - 1 - i) * 8 : i * 8;
+    b.push_back(static_cast<uint8_t>(v >> shift));
+  }
+}
+
+struct Rec {
+  uint32_t sec, frac;
+  Bytes data;
+  uint32_t orig;  // 0: data.size()
+};
+
+inline Bytes Pcap(uint32_t magic, bool be, uint32_t linktype, const std::vector<Rec>& recs,
+           uint32_t snaplen = 65535) {
+  Bytes b;
+  Put(b, magic, 4, be);
+  Put(b, 2, 2, be);
+  Put(b, 4, 2, be);
+  Put(b, 0, 4, be);
+  Put(b, 0, 4, be);
+  Put(b, snaplen, 4, be);
+  Put(b, linktype, 4, be);
+  for (const auto& r : recs) {
+    Put(b, r.sec, 4, be);
+    Put(b, r.frac, 4, be);
+    Put(b, r.data.size(), 4, be);
+    Put(b, r.orig ? r.orig : r.data.size(), 4, be);
+    b.insert(b.end(), r.data.begin(), r.data.end());
+  }
+  return b;
+}
+
+inline Bytes Pcapng(bool be, uint32_t linktype, const std::vector<Rec>& recs,
+             std::vector<int64_t>* data_offsets) {
+  Bytes b;
+  // Section header block
+  Put(b, 0x0A0D0D0A, 4, be);
+  Put(b, 28, 4, be);
+  Put(b, 0x1A2B3C4D, 4, be);
+  Put(b, 1, 2, be);
+  Put(b, 0, 2, be);
+  Put(b, 0xFFFFFFFFFFFFFFFFull, 8, be);
+  Put(b, 28, 4, be);
+  // Interface description block with if_tsresol = 9 (nanoseconds)
+  Put(b, 1, 4, be);
+  Put(b, 32, 4, be);
+  Put(b, linktype, 2, be);
+  Put(b, 0, 2, be);
+  Put(b, 0, 4, be);
+  Put(b, 9, 2, be);  // option if_tsresol
+  Put(b, 1, 2, be);
+  b.insert(b.end(), {9, 0, 0, 0});
+  Put(b, 0, 4, be);  // opt_endofopt
+  Put(b, 32, 4, be);
+  for (const auto& r : recs) {
+    uint32_t padded = (static_cast<uint32_t>(r.data.size()) + 3) & ~3u;
+    uint32_t total = 32 + padded;
+    uint64_t ts = static_cast<uint64_t>(r.sec) * 1000000000u + r.frac;
+    Put(b, 6, 4, be);
+    Put(b, total, 4, be);
+    Put(b, 0, 4, be);
+    Put(b, ts >> 32, 4, be);
+    Put(b, ts & 0xffffffffu, 4, be);
+    Put(b, r.data.size(), 4, be);
+    Put(b, r.orig ? r.orig : r.data.size(), 4, be);
+    data_offsets->push_back(static_cast<int64_t>(b.size()));
+    b.insert(b.end(), r.data.begin(), r.data.end());
+    b.resize(b.size() + (padded - r.data.size()), 0);
+    Put(b, total, 4, be);
+  }
+  return b;
+}
+
 // One packet of a hand-written scenario: p with `payload` bytes, built at ts.
 Written Make(tr_packet p, size_t payload, uint64_t ts, uint32_t flags = 0, tr_where where = {});
 

@@ -124,6 +124,72 @@ TEST_P(TsharkTest, DecodesEveryPacketAsWritten) {
   }
 }
 
+// The project's Lua dissector over the same trace: every marker's fields, the marks it puts on
+// the frame after it, every tag header; no Lua error, nothing malformed.
+TEST(LuaDissector, DecodesMarkersMarksAndTags) {
+  REQUIRE_TSHARK();
+  const std::string lua = "traces/wireshark/fabsim.lua";
+  ASSERT_TRUE(std::ifstream(lua).good()) << lua << " is not in the runfiles";
+  auto list = trtest::Conversation(5000, 700, 4, 1);
+  std::string path = trtest::TempPath("lua.pcap");
+  ASSERT_TRUE(trtest::WriteTrace(path, list));
+  int st;
+  std::string errfile = trtest::TempPath("lua.stderr");
+  std::string out = trtest::Run(
+      "HOME=" + trtest::TempPath("") + " tshark -X lua_script:" + lua + " -r " + path +
+          " -T fields -E separator=/t -e frame.number -e fabsim.mark.flags -e fabsim.mark.reason"
+          " -e fabsim.mark.node -e fabsim.mark.port -e fabsim.mark.link -e fabsim.mark.length"
+          " -e fabsim.marked.flags -e fabsim.marked.by -e fabsim.tag.tag -e fabsim.tag.flags"
+          " -e fabsim.tag.len -e _ws.malformed -e _ws.expert.severity 2>" + errfile,
+      &st);
+  ASSERT_EQ(0, st);
+  std::string err;
+  trtest::Bytes stderr_bytes = trtest::ReadFile(errfile);
+  for (const auto& line : Split(std::string(stderr_bytes.begin(), stderr_bytes.end()), '\n'))
+    if (!line.empty() && line.find("Running as user") == std::string::npos) err += line + "\n";
+  EXPECT_EQ("", err) << "tshark's stderr";
+  auto lines = Split(out, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  auto frames = FileOrder(list);
+  ASSERT_EQ(frames.size(), lines.size());
+  size_t tags = 0, marks = 0;
+  for (size_t i = 0; i < frames.size(); i++) {
+    auto f = Split(lines[i], '\t');
+    ASSERT_EQ(14u, f.size()) << lines[i];
+    SCOPED_TRACE(lines[i]);
+    EXPECT_EQ("", f[12]) << "malformed";
+    if (!frames[i].w) {  // the marker: describes frames[i + 1]
+      const Written& next = *frames[i + 1].w;
+      EXPECT_EQ(Hex(next.flags, 4), f[1]);
+      EXPECT_EQ(std::to_string(next.where.reason), f[2]);
+      EXPECT_EQ(std::to_string(next.where.node), f[3]);
+      EXPECT_EQ(std::to_string(next.where.port), f[4]);
+      EXPECT_EQ(std::to_string(next.where.link), f[5]);
+      EXPECT_EQ(std::to_string(next.frame.size()), f[6]);
+      marks++;
+      continue;
+    }
+    const Written& w = *frames[i].w;
+    EXPECT_EQ("", f[1]);
+    if (w.flags) {
+      EXPECT_EQ(Hex(w.flags, 4), f[7]);
+      EXPECT_EQ(std::to_string(i), f[8]);  // marked by the frame before (1-based i)
+    } else {
+      EXPECT_EQ("", f[7]);
+    }
+    if (w.pkt.flags & TR_PKT_TAGHDR) {
+      EXPECT_EQ(Hex(w.pkt.tag.tag, 16), f[9]);
+      EXPECT_EQ(Hex(w.pkt.tag.flags, 2), f[10]);
+      EXPECT_EQ("16", f[11]);
+      tags++;
+    } else {
+      EXPECT_EQ("", f[9]);
+    }
+  }
+  EXPECT_EQ(3u, tags);
+  EXPECT_EQ(9u, marks);
+}
+
 INSTANTIATE_TEST_SUITE_P(IpAndVlans, TsharkTest,
                          ::testing::Values(std::make_tuple(4, 0), std::make_tuple(6, 0),
                                            std::make_tuple(4, 1), std::make_tuple(6, 2)));

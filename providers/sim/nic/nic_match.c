@@ -186,7 +186,8 @@ static void land_in_multi(struct nic_qp *qp, struct nic_rmatch *msg,
 	size_t len = msg->len < room ? msg->len : room;
 	uint8_t *buf = (uint8_t *)first_buf(&multi->recv) + multi->used;
 
-	copy_into_sges(&multi->recv, multi->used, msg->data, len);
+	if (len)
+		copy_into_sges(&multi->recv, multi->used, msg->data, len);
 	multi->used += len;
 	multi->busy--;
 	if (!multi->released &&
@@ -212,7 +213,8 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 	}
 	size_t len = held->len < r->capacity ? held->len : r->capacity;
 
-	copy_into_sges(&r->recv, 0, held->data, len);
+	if (len)
+		copy_into_sges(&r->recv, 0, held->data, len);
 	complete(qp, held, r->recv.cookie, first_buf(&r->recv), len,
 		 held->len - len, 0);
 	free(r);
@@ -268,6 +270,8 @@ void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
 		m->truncated += len - fit;
 		return;
 	}
+	if (!len)
+		return;
 	/* The queue's budget was checked when the message started; a message
 	 * the host cannot hold at all is cut short. */
 	if (!grow(&qp->matcher, m, offset + len)) {

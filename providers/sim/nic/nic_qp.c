@@ -290,7 +290,8 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 		uint8_t *p = wqe->wr.inline_data;
 
 		for (size_t i = 0; i < wr->sge_count; i++) {
-			memcpy(p, wr->sge[i].addr, wr->sge[i].len);
+			if (wr->sge[i].len)
+				memcpy(p, wr->sge[i].addr, wr->sge[i].len);
 			p += wr->sge[i].len;
 		}
 		wqe->wr.sge_count = 1;

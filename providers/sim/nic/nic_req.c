@@ -323,9 +323,9 @@ static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w)
 	pkt->fabsim.count = (uint32_t)a->count;
 	pkt->fabsim.addr = w->wr.rma[0].addr;
 	pkt->fabsim.key = w->wr.rma[0].key;
-	if (a->operand)
+	if (a->operand && size)
 		memcpy(pkt->owned, a->operand, size);
-	if (a->compare)
+	if (a->compare && size)
 		memcpy(pkt->owned + size, a->compare, size);
 	pkt->payload_len = (uint32_t)(a->compare ? 2 * size : size);
 	return pkt;
@@ -655,7 +655,7 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	} else if (pkt->opcode == NIC_OP_ATOMIC_ACK) {
 		if (w->wr.atomic.result)
 			memcpy(w->wr.atomic.result, &pkt->atomic_orig, 8);
-	} else if (w->wr.atomic.result) {
+	} else if (w->wr.atomic.result && pkt->payload_len) {
 		memcpy(w->wr.atomic.result, pkt->payload, pkt->payload_len);
 	}
 	flow->acked_psn++;

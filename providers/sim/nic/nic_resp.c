@@ -119,7 +119,8 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 	pkt->aeth_syndrome = NIC_AETH_ACK;
 	pkt->aeth_msn = job->msn;
 	/* The NIC reads target memory as it sends. */
-	memcpy(pkt->owned, job->src + job->sent, len);
+	if (len)
+		memcpy(pkt->owned, job->src + job->sent, len);
 	pkt->payload_len = (uint32_t)len;
 	job->sent += len;
 	if (job->sent >= job->len) {
@@ -211,7 +212,8 @@ static void atomic_answer(struct nic_qp *qp, struct nic_flow *flow,
 	pkt->psn = req->psn;
 	pkt->aeth_syndrome = NIC_AETH_ACK;
 	pkt->aeth_msn = flow->msn;
-	memcpy(pkt->owned, data, len);
+	if (len)
+		memcpy(pkt->owned, data, len);
 	pkt->payload_len = len;
 	nic_flow_reply(flow, pkt);
 }
@@ -330,7 +332,9 @@ static bool write_packet(struct nic_qp *qp, struct nic_flow *flow,
 	}
 	if (pkt->payload_len > rx->total - rx->offset)
 		return false; /* more data than the RETH announced */
-	memcpy(rx->write_dst + rx->offset, pkt->payload, pkt->payload_len);
+	if (pkt->payload_len)
+		memcpy(rx->write_dst + rx->offset, pkt->payload,
+		       pkt->payload_len);
 	rx->offset += pkt->payload_len;
 	if (nic_op_is_last(pkt->opcode)) {
 		struct nic_completion c = {

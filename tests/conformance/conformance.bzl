@@ -1,28 +1,42 @@
 """Builds each conformance test source twice: reference and fabsim."""
 
-# Reference providers of Debian's libfabric 1.17 that offer FI_EP_RDM,
-# with the target-name suffix of each.
-REFERENCE_PROVIDERS = {
-    "sockets": "sockets",
-    "tcp;ofi_rxm": "tcp_rxm",
+# Reference runs against Debian's libfabric 1.17, by target-name suffix:
+# the provider (CONFORMANCE_PROVIDER) and any further environment.
+REFERENCES = {
+    # The two RDM providers every test runs on.
+    "sockets": {"CONFORMANCE_PROVIDER": "sockets"},
+    "tcp_rxm": {"CONFORMANCE_PROVIDER": "tcp;ofi_rxm"},
+    # Extra runs some tests opt into (see BUILD):
+    # a libfabric 1.4-style program (FI_MR_BASIC: virtual addresses and
+    # provider keys), which the default runs never exercise;
+    "sockets_basic": {
+        "CONFORMANCE_PROVIDER": "sockets",
+        "CONFORMANCE_MR_MODE": "basic",
+    },
+    # shared memory, which requires FI_MR_VIRT_ADDR;
+    "shm": {"CONFORMANCE_PROVIDER": "shm"},
+    # RDM over UDP (ofi_rxd).
+    "udp_rxd": {"CONFORMANCE_PROVIDER": "udp;ofi_rxd"},
 }
 
-def conformance_test(name, srcs, size = "small", providers = None):
-    """One reference cc_test per provider, and one fabsim cc_test (manual).
+DEFAULT_REFERENCES = ["sockets", "tcp_rxm"]
 
-    name_ref_<provider>: compiled against Debian's headers (no
+def conformance_test(name, srcs, size = "small", extra = []):
+    """One reference cc_test per reference run, and one fabsim cc_test.
+
+    name_ref_<suffix>: compiled against Debian's headers (no
     //api:headers, so <rdma/...> is /usr/include/rdma) and linked with
-    Debian's libfabric.so.1 (-lfabric).
+    Debian's libfabric.so.1 (-lfabric); runs DEFAULT_REFERENCES + extra.
     name_sim: compiled against our headers, linked with our libfabric.so.1,
-    run with FI_PROVIDER=sim. Manual until the sim provider has its objects.
+    run with FI_PROVIDER=sim. Tagged manual until the sim provider has its
+    objects.
     """
-    provs = providers if providers != None else REFERENCE_PROVIDERS.keys()
-    for prov in provs:
+    for ref in DEFAULT_REFERENCES + extra:
         native.cc_test(
-            name = "%s_ref_%s" % (name, REFERENCE_PROVIDERS[prov]),
+            name = "%s_ref_%s" % (name, ref),
             size = size,
             srcs = srcs,
-            env = {"CONFORMANCE_PROVIDER": prov},
+            env = REFERENCES[ref],
             deps = [
                 ":harness_ref",
                 "//third_party:gtest_main",

@@ -57,6 +57,23 @@ const Known kKnown[] = {
 	{"tcp;ofi_rxm", "ep.post_before_enable",
 	 "fi_recv on a bound endpoint that was not enabled crashes (SIGSEGV) "
 	 "instead of returning -FI_EOPBADSTATE"},
+	{"tcp;ofi_rxm", "rma.bounds",
+	 "RMA past the end of a region is not refused: a write succeeds and "
+	 "lands beyond the region, a read fails with FI_ECANCELED"},
+	{"tcp;ofi_rxm", "rma.access",
+	 "region access flags are not enforced: a write into a region "
+	 "registered without FI_REMOTE_WRITE succeeds; a read from one "
+	 "without FI_REMOTE_READ fails with FI_ECANCELED"},
+	{"tcp;ofi_rxm", "rma.remote_write_flags",
+	 "the target completion of a write with remote CQ data has "
+	 "FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA but not FI_RMA"},
+	{"shm", "rma.bad_key",
+	 "RMA with a key the target never registered succeeds: shm copies "
+	 "by virtual address without checking keys"},
+	{"shm", "rma.bounds",
+	 "RMA past the end of a region succeeds (no bounds check)"},
+	{"shm", "rma.access",
+	 "region access flags are not enforced"},
 	{nullptr, nullptr, nullptr},
 };
 

@@ -62,12 +62,13 @@ class Banner : public ::testing::Environment {
 	{
 		uint32_t v = fi_version();
 		printf("conformance: %s build, provider \"%s\", libfabric "
-		       "%u.%u, headers %u.%u, FI_PROVIDER=%s, timeout %d ms\n",
+		       "%u.%u, headers %u.%u, FI_PROVIDER=%s, mr_mode hints %s, "
+		       "timeout %d ms\n",
 		       ReferenceBuild() ? "reference" : "fabsim",
 		       Provider().c_str(), FI_MAJOR(v), FI_MINOR(v),
 		       FI_MAJOR_VERSION, FI_MINOR_VERSION,
 		       getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "(unset)",
-		       TimeoutMs());
+		       BasicMrMode() ? "FI_MR_BASIC" : "bits", TimeoutMs());
 		fflush(stdout);
 	}
 };
@@ -270,19 +271,30 @@ World::~World()
 	Close();
 }
 
+bool BasicMrMode()
+{
+	const char* e = getenv("CONFORMANCE_MR_MODE");
+	return e && strcmp(e, "basic") == 0;
+}
+
+// fi_mr(3): FI_MR_BASIC stands for FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+// FI_MR_PROV_KEY, and the FI_LOCAL_MR mode bit for FI_MR_LOCAL.
 bool World::mr_local() const
 {
-	return info && (info->domain_attr->mr_mode & FI_MR_LOCAL);
+	return info && ((info->domain_attr->mr_mode & FI_MR_LOCAL) ||
+			(info->mode & FI_LOCAL_MR));
 }
 
 bool World::virt_addr() const
 {
-	return info && (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+	return info && ((info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ||
+			info->domain_attr->mr_mode == FI_MR_BASIC);
 }
 
 bool World::prov_key() const
 {
-	return info && (info->domain_attr->mr_mode & FI_MR_PROV_KEY);
+	return info && ((info->domain_attr->mr_mode & FI_MR_PROV_KEY) ||
+			info->domain_attr->mr_mode == FI_MR_BASIC);
 }
 
 uint64_t World::BadKey(const Buf* b)
@@ -323,6 +335,12 @@ fi_info* MakeHints(const Options& o)
 	hints->caps = o.caps;
 	hints->mode = o.mode;
 	hints->domain_attr->mr_mode = o.mr_mode;
+	if (BasicMrMode()) {
+		// A program written for libfabric <= 1.4: FI_MR_BASIC, and
+		// the FI_LOCAL_MR mode bit it supports.
+		hints->domain_attr->mr_mode = FI_MR_BASIC;
+		hints->mode |= FI_LOCAL_MR;
+	}
 	hints->tx_attr->msg_order = o.msg_order;
 	hints->rx_attr->msg_order = o.msg_order;
 	hints->fabric_attr->prov_name = strdup(Provider().c_str());
@@ -543,7 +561,8 @@ void World::Close()
 	close(fabric ? &fabric->fid : nullptr, "fabric");
 	fabric = nullptr;
 	for (auto& b : bufs_)
-		free(b->p);
+		if (b->owned)
+			free(b->p);
 	bufs_.clear();
 	if (info)
 		fi_freeinfo(info);
@@ -562,6 +581,7 @@ Buf* World::NewBuf(int n, size_t len, uint64_t access)
 	memset(p, 0, alloc);
 	b->p = (uint8_t*)p;
 	b->len = len;
+	b->owned = true;
 	bufs_.push_back(std::move(b));
 	Buf* r = bufs_.back().get();
 	if (mr_local() || (access & kRemoteAccess)) {
@@ -570,6 +590,19 @@ Buf* World::NewBuf(int n, size_t len, uint64_t access)
 			ADD_FAILURE() << "registering a " << len
 				      << " B buffer: " << Err(ret);
 	}
+	return r;
+}
+
+Buf* World::View(int n, Buf* parent, size_t off, size_t len, uint64_t access)
+{
+	std::unique_ptr<Buf> b(new Buf);
+	b->p = parent->p + off;
+	b->len = len;
+	bufs_.push_back(std::move(b));
+	Buf* r = bufs_.back().get();
+	int ret = Register(n, r, access);
+	if (ret)
+		ADD_FAILURE() << "registering a " << len << " B view: " << Err(ret);
 	return r;
 }
 

@@ -156,6 +156,11 @@ struct Options {
 	bool enable = true;        // fi_enable and exchange addresses
 };
 
+// CONFORMANCE_MR_MODE=basic: ask as a libfabric 1.4 program does
+// (mr_mode FI_MR_BASIC, mode FI_LOCAL_MR); used to run the RMA tests with
+// virtual addresses and provider keys on reference providers.
+bool BasicMrMode();
+
 // The hints the suite passes to fi_getinfo for these options (caller frees).
 fi_info* MakeHints(const Options& o);
 
@@ -170,6 +175,7 @@ struct Buf {
 	void* desc = nullptr;  // what to pass as desc (NULL if not required)
 	uint64_t key = 0;      // remote key (fi_mr_key)
 	uint64_t base = 0;     // remote address of p[0]: VA or 0 (offset)
+	bool owned = false;    // p was allocated by the World
 	uint64_t raddr(size_t off = 0) const { return base + off; }
 	void Fill(uint8_t seed);          // deterministic pattern
 	bool Check(uint8_t seed, size_t n, size_t from = 0) const;
@@ -219,6 +225,9 @@ class World {
 
 	// Memory.
 	Buf* NewBuf(int node, size_t len, uint64_t access = kLocalAccess);
+	// A registered window [off, off + len) of parent (which stays
+	// unregistered or registered on its own).
+	Buf* View(int node, Buf* parent, size_t off, size_t len, uint64_t access);
 	// Registers b (already allocated) on node with access; returns the
 	// fi_* error of fi_mr_reg/bind/enable (0 on success).
 	int Register(int node, Buf* b, uint64_t access, uint64_t flags = 0);

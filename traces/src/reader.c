@@ -167,6 +167,21 @@ static int64_t data_offset(tr_reader *r, int64_t before, int64_t after)
 	return (int64_t)total <= after ? after - total + PCAPNG_EPB_DATA : -1;
 }
 
+/* libpcap hands pcapng timestamps over as seconds that may not fit nanoseconds in 64 bits; such a
+ * file is damaged, and its times saturate rather than wrap around. */
+static uint64_t timestamp_ns(const struct pcap_pkthdr *h)
+{
+	uint64_t ns;
+
+	if (h->ts.tv_sec < 0 || h->ts.tv_usec < 0)
+		return 0;
+	if ((uint64_t)h->ts.tv_sec > UINT64_MAX / 1000000000u ||
+	    __builtin_add_overflow((uint64_t)h->ts.tv_sec * 1000000000u, (uint64_t)h->ts.tv_usec,
+				   &ns))
+		return UINT64_MAX;
+	return ns;
+}
+
 static void where_str(char *buf, size_t size, uint64_t frame, int64_t offset)
 {
 	if (offset >= 0)
@@ -263,7 +278,7 @@ int tr_reader_next(tr_reader *r, tr_record *rec, tr_error *err)
 	memset(rec, 0, offsetof(tr_record, pkt));
 	rec->frame = ++r->frames;
 	rec->offset = data_offset(r, before, after);
-	rec->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
+	rec->ts_ns = timestamp_ns(h);
 	rec->caplen = h->caplen;
 	rec->wirelen = h->len;
 	rec->data = data;

@@ -38,16 +38,17 @@ static const char *rate(double bps, char *buf, size_t size)
 	return buf;
 }
 
-static const char *duration(uint64_t ns, char *buf, size_t size)
+/* Takes a double: a mean can exceed what a uint64_t holds when timestamps are absurd. */
+static const char *duration(double ns, char *buf, size_t size)
 {
-	if (ns >= 1000000000u)
-		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
-	else if (ns >= 1000000u)
-		snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
-	else if (ns >= 1000u)
-		snprintf(buf, size, "%.3f us", (double)ns / 1e3);
+	if (ns >= 1e9)
+		snprintf(buf, size, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, size, "%.3f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, size, "%.3f us", ns / 1e3);
 	else
-		snprintf(buf, size, "%" PRIu64 " ns", ns);
+		snprintf(buf, size, "%.0f ns", ns);
 	return buf;
 }
 
@@ -68,7 +69,7 @@ static void header(const tr_summary *s, FILE *out)
 	}
 	fprintf(out, "bytes     %" PRIu64 " on the wire, %" PRIu64 " payload\n", s->bytes,
 		s->payload_bytes);
-	fprintf(out, "duration  %s\n", duration(s->last_ns - s->first_ns, d, sizeof(d)));
+	fprintf(out, "duration  %s\n", duration((double)(s->last_ns - s->first_ns), d, sizeof(d)));
 }
 
 static void opcodes(const tr_summary *s, FILE *out)
@@ -175,9 +176,9 @@ static void latencies(const tr_summary *s, FILE *out)
 		if (!l->count)
 			continue;
 		fprintf(out, "%-16s %8" PRIu64 " %12s %12s %12s %12s %12s\n", tr_lat_kind_name(k),
-			l->count, duration(l->min_ns, a[0], 32), duration(l->p50_ns, a[1], 32),
-			duration((uint64_t)(l->mean_ns + 0.5), a[2], 32),
-			duration(l->p99_ns, a[3], 32), duration(l->max_ns, a[4], 32));
+			l->count, duration((double)l->min_ns, a[0], 32),
+			duration((double)l->p50_ns, a[1], 32), duration(l->mean_ns, a[2], 32),
+			duration((double)l->p99_ns, a[3], 32), duration((double)l->max_ns, a[4], 32));
 	}
 }
 

@@ -9,9 +9,13 @@
 
 #include "traces/tr_trace.h"
 
+/* stdio's default buffer makes one write(2) per 4 KiB; a simulation records millions of frames. */
+#define WRITE_BUFFER (1u << 20)
+
 struct tr_writer {
 	pcap_t *dead;
 	pcap_dumper_t *dumper;
+	char *vbuf;     /* the stream's buffer, when the writer opened the stream */
 	uint32_t snaplen;
 	tr_writer_stats stats;
 	uint8_t buf[TR_FRAME_MAX]; /* tr_trace_write_built builds here */
@@ -54,21 +58,33 @@ static void destroy(tr_writer *w)
 {
 	if (w->dead)
 		pcap_close(w->dead);
+	free(w->vbuf);
 	free(w);
 }
 
 int tr_writer_open(tr_writer **out, const char *path, uint32_t snaplen, tr_error *err)
 {
 	tr_writer *w;
+	FILE *f;
 	int ret = create(&w, snaplen, err);
 
 	*out = NULL;
 	if (ret)
 		return ret;
-	w->dumper = pcap_dump_open(w->dead, path);
+	f = fopen(path, "wb");
+	if (!f) {
+		ret = tr_error_set(err, -errno, "cannot create trace %s: %s", path, strerror(errno));
+		destroy(w);
+		return ret;
+	}
+	w->vbuf = malloc(WRITE_BUFFER);
+	if (w->vbuf)
+		setvbuf(f, w->vbuf, _IOFBF, WRITE_BUFFER);
+	w->dumper = pcap_dump_fopen(w->dead, f);
 	if (!w->dumper) {
-		ret = tr_error_set(err, -EIO, "cannot create trace %s: %s", path,
+		ret = tr_error_set(err, -EIO, "cannot write to trace %s: %s", path,
 				   pcap_geterr(w->dead));
+		fclose(f);
 		destroy(w);
 		return ret;
 	}

@@ -159,7 +159,7 @@ TEST(Writer, RefusesBadArguments) {
   EXPECT_EQ(-EINVAL, tr_writer_open(&w, trtest::TempPath("x.pcap").c_str(), 64, &err));
   EXPECT_NE(nullptr, strstr(err.msg, "snap length 64")) << err.msg;
   EXPECT_EQ(nullptr, w);
-  EXPECT_EQ(-EIO, tr_writer_open(&w, "/nonexistent/dir/x.pcap", 0, &err));
+  EXPECT_EQ(-ENOENT, tr_writer_open(&w, "/nonexistent/dir/x.pcap", 0, &err));
   EXPECT_NE(nullptr, strstr(err.msg, "/nonexistent/dir/x.pcap")) << err.msg;
   ASSERT_EQ(0, tr_writer_open(&w, trtest::TempPath("x.pcap").c_str(), 0, &err));
   Bytes f = trtest::Build(trtest::Pkt(0x04, 2, 0));

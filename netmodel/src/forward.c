@@ -27,7 +27,7 @@ void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint
 
 #define TRACE(net, kind, reason, node, port, pkt)                                  \
 	do {                                                                        \
-		if ((net)->trace)                                                   \
+		if ((net)->trace && ((net)->trace_mask >> (kind) & 1u))            \
 			emit_trace((net), (kind), (reason), (node), (port), (pkt)); \
 	} while (0)
 

@@ -169,6 +169,7 @@ void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx)
 {
 	net->trace = fn;
 	net->trace_ctx = ctx;
+	net->trace_mask = UINT32_MAX;
 }
 
 nm_engine *nm_network_engine(const nm_network *net)
@@ -206,7 +207,7 @@ int nm_network_inject(nm_network *net, const nm_packet *packet)
 	slot->pkt = *packet;
 	slot->pkt.injected_at = nm_engine_now(net->engine);
 	net->stats.injected++;
-	if (net->trace)
+	if (net->trace && (net->trace_mask >> NM_TRACE_INJECT & 1u))
 		emit_trace(net, NM_TRACE_INJECT, 0, packet->src, port_id, &slot->pkt);
 	port_enqueue(net, port_id, index);
 	return 0;
@@ -341,4 +342,9 @@ size_t nm_network_memory_bytes(const nm_network *net)
 		if (net->ports[id].impair)
 			bytes += sizeof(impair_state) + impair_memory_bytes(net->ports[id].impair);
 	return bytes;
+}
+
+void nm_network_set_trace_mask(nm_network *net, uint32_t mask)
+{
+	net->trace_mask = mask;
 }

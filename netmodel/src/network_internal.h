@@ -84,6 +84,7 @@ struct nm_network {
 	void *deliver_ctx;
 	nm_trace_fn trace;
 	void *trace_ctx;
+	uint32_t trace_mask; /* bit per nm_trace_kind the callback wants */
 
 	nm_network_stats stats;
 };

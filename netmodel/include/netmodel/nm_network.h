@@ -80,6 +80,9 @@ void nm_network_destroy(nm_network *net);
 
 void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx);
 void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx);
+/* Which records the trace callback gets: bit (1u << kind) per nm_trace_kind (all by default,
+ * and again after each nm_network_set_trace). Skipping unwanted kinds saves a call per event. */
+void nm_network_set_trace_mask(nm_network *net, uint32_t mask);
 
 /* Copies *packet into the network at its src host, now. -EINVAL: src/dst not distinct hosts;
  * -EMSGSIZE: bytes above the source link's mtu + header_bytes +

@@ -198,6 +198,9 @@ struct nic_flow {
 	uint32_t         retries;      /* timeouts without progress */
 	int32_t          rnr_retries;
 	nm_event_id      timer;        /* ACK timeout or RNR wait */
+	nm_time_ns       timer_at;     /* when that event fires */
+	nm_time_ns       timer_due;    /* when the timeout really is */
+	struct nic_swqe *cursor;       /* last request found by PSN */
 	bool             rnr_waiting;
 	/* Transmit scheduling */
 	bool             in_txq;

@@ -120,18 +120,29 @@ static struct nic_swqe *pop_head(struct nic_flow *flow)
 {
 	struct nic_swqe *w = flow->sq_head;
 
+	if (flow->cursor == w)
+		flow->cursor = NULL;
 	flow->sq_head = w->next;
 	if (!flow->sq_head)
 		flow->sq_tail = NULL;
 	return w;
 }
 
-/* The request holding PSN p (p in [acked_psn, next_psn)). */
+/* The request holding PSN p (p in [acked_psn, next_psn)). Lookups walk
+ * forward from the last one found, so sending a long queue costs O(1) per
+ * packet. */
 static struct nic_swqe *wqe_of(struct nic_flow *flow, uint32_t p)
 {
-	for (struct nic_swqe *w = flow->sq_head; w; w = w->next)
-		if (p - w->psn_first < w->psn_count)
+	struct nic_swqe *w = flow->cursor;
+
+	if (!w || (int32_t)(p - w->psn_first) < 0)
+		w = flow->sq_head;
+	for (; w; w = w->next) {
+		if (p - w->psn_first < w->psn_count) {
+			flow->cursor = w;
 			return w;
+		}
+	}
 	return NULL;
 }
 
@@ -145,11 +156,22 @@ static void timer_cancel(struct nic_flow *flow)
 		nm_engine_cancel(flow_world(flow)->engine, flow->timer);
 		flow->timer = NM_EVENT_NONE;
 	}
+	flow->timer_due = NM_TIME_NEVER;
 }
 
+/* (Re)starts the timer. Most calls only push the deadline later: the event
+ * already scheduled then just moves itself when it fires, which spares the
+ * engine a cancel and a schedule per ACK. */
 static void timer_arm(struct nic_flow *flow, nm_time_ns delay)
 {
-	timer_cancel(flow);
+	nm_time_ns due = nic_world_now(flow_world(flow)) + delay;
+
+	flow->timer_due = due;
+	if (flow->timer != NM_EVENT_NONE && flow->timer_at <= due)
+		return;
+	if (flow->timer != NM_EVENT_NONE)
+		nm_engine_cancel(flow_world(flow)->engine, flow->timer);
+	flow->timer_at = due;
 	nic_schedule(flow->qp->nic, delay, on_timer, flow, 0, &flow->timer);
 }
 
@@ -492,6 +514,7 @@ static void new_epoch(struct nic_flow *flow)
 	uint32_t psn = 0;
 
 	flow->epoch++;
+	flow->cursor = NULL;
 	for (struct nic_swqe *w = flow->sq_head; w; w = w->next) {
 		w->psn_first = psn;
 		psn += w->psn_count;
@@ -525,8 +548,16 @@ static void on_timer(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	struct nic_flow *flow = ctx;
 	struct nic_transport_params *tp = &flow_world(flow)->transport;
+	nm_time_ns now = nm_engine_now(engine);
 
 	flow->timer = NM_EVENT_NONE;
+	if (now < flow->timer_due) {
+		/* The deadline moved while we waited. */
+		flow->timer_at = flow->timer_due;
+		nic_schedule(flow->qp->nic, flow->timer_due - now, on_timer,
+			     flow, 0, &flow->timer);
+		return;
+	}
 	if (flow->rnr_waiting) {
 		flow->rnr_waiting = false;
 		go_back(flow, flow->acked_psn);

@@ -86,6 +86,9 @@ int nic_world_create(const nm_config *cfg,
 	world->recv_overhead_ns = nm_nic_recv_overhead_ns(&cfg->nic);
 	nm_network_set_deliver(world->net, deliver, world);
 	nm_network_set_trace(world->net, track, world);
+	nm_network_set_trace_mask(world->net, 1u << NM_TRACE_TX_START |
+						1u << NM_TRACE_DROP |
+						1u << NM_TRACE_DUPLICATE);
 	*out = world;
 	return 0;
 fail:

@@ -77,6 +77,9 @@ extern struct fi_provider sim_prov;
  * the reason and returns -FI_EINVAL when something is wrong. */
 int sim_config_load(nm_config *cfg, struct nic_transport_params *transport);
 
+/* FI_SIM_MR_STRICT: refuse programs that do not register local buffers. */
+bool sim_mr_strict(void);
+
 int sim_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);

@@ -216,10 +216,36 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return 0;
 }
 
+/* An endpoint's address is its NIC's IP and its queue pair number as the
+ * port: a program may choose the port (any free number from 256 to 65535)
+ * before the endpoint is enabled. */
 static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	/* Addresses are the NIC's IP and the QP number it assigned. */
-	return -FI_ENOSYS;
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+	const struct sockaddr_in *sin = addr;
+	struct in_addr mine = nic_ipv4(ep->domain->nic);
+	int ret;
+
+	if (!addr || addrlen < sizeof(*sin) || sin->sin_family != AF_INET)
+		return -FI_EINVAL;
+	if (sin->sin_addr.s_addr != htonl(INADDR_ANY) &&
+	    sin->sin_addr.s_addr != mine.s_addr) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_setname: the address "
+			"must be this NIC's (%s) or INADDR_ANY\n",
+			inet_ntoa(mine));
+		return -FI_EADDRNOTAVAIL;
+	}
+	sim_lock(ep->domain->world);
+	if (ep->enabled)
+		ret = -FI_EOPBADSTATE;
+	else if (!sin->sin_port)
+		ret = 0;
+	else
+		ret = nic_qp_renumber(ep->qp, ntohs(sin->sin_port));
+	sim_unlock(ep->domain->world);
+	if (ret == -EADDRINUSE)
+		return -FI_EADDRINUSE;
+	return ret == -EINVAL ? -FI_EINVAL : ret;
 }
 
 /* ---- Options, cancel, queue room -------------------------------------------------------- */

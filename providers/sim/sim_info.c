@@ -166,14 +166,14 @@ int sim_getinfo(uint32_t version, const char *node, const char *service,
 	if (ret)
 		return ret;
 	strict = rdm_offer(&cfg, SIM_STRICT_MR_MODE);
-	relaxed = rdm_offer(&cfg, 0);
-	if (!strict || !relaxed) {
+	relaxed = sim_mr_strict() ? NULL : rdm_offer(&cfg, 0);
+	if (!strict || (!relaxed && !sim_mr_strict())) {
 		fi_freeinfo(strict);
 		fi_freeinfo(relaxed);
 		return -FI_ENOMEM;
 	}
 	ret = set_addresses(strict, node, service, flags);
-	if (!ret)
+	if (!ret && relaxed)
 		ret = set_addresses(relaxed, node, service, flags);
 	if (ret) {
 		fi_freeinfo(strict);

@@ -26,7 +26,7 @@ struct fi_provider sim_prov = {
 };
 
 /* The provider's own parameters (the model's come from netmodel). */
-enum param_kind { P_CONFIG, P_NS, P_COUNT, P_RETRY, P_BYTES };
+enum param_kind { P_CONFIG, P_BOOL, P_NS, P_COUNT, P_RETRY, P_BYTES };
 
 static const struct sim_param {
 	const char *name;
@@ -36,6 +36,10 @@ static const struct sim_param {
 } sim_params[] = {
 	{ "config", P_CONFIG, 0,
 	  "JSON file with the network model: a preset and overrides" },
+	{ "mr_strict", P_BOOL, 0,
+	  "serve only programs that register local buffers "
+	  "(FI_MR_LOCAL|VIRT_ADDR|ALLOCATED|PROV_KEY), as a bare verbs NIC "
+	  "does (default: no)" },
 	{ "ack_timeout_ns", P_NS,
 	  offsetof(struct nic_transport_params, ack_timeout_ns),
 	  "no acknowledgement for this long: retransmit (default 100000)" },
@@ -110,12 +114,14 @@ static int check_variables(void)
 
 static int read_transport(struct nic_transport_params *tp)
 {
-	for (size_t i = 1; i < count_of(sim_params); i++) {
+	for (size_t i = 0; i < count_of(sim_params); i++) {
 		const struct sim_param *p = &sim_params[i];
 		void *field = (char *)tp + p->offset;
 		size_t v = 0;
 		int iv = 0, ret;
 
+		if (p->kind == P_CONFIG || p->kind == P_BOOL)
+			continue;
 		if (p->kind == P_RETRY) {
 			ret = fi_param_get_int(&sim_prov, p->name, &iv);
 			if (!ret)
@@ -182,6 +188,7 @@ static void define_params(void)
 	for (size_t i = 0; i < count_of(sim_params); i++)
 		fi_param_define(&sim_prov, sim_params[i].name,
 				sim_params[i].kind == P_CONFIG ? FI_PARAM_STRING :
+				sim_params[i].kind == P_BOOL   ? FI_PARAM_BOOL :
 				sim_params[i].kind == P_RETRY  ? FI_PARAM_INT :
 								 FI_PARAM_SIZE_T,
 				"%s%s", sim_params[i].help,
@@ -197,6 +204,14 @@ static void define_params(void)
 				"%s (%s: %s)", key->help, key->type,
 				key->allowed);
 	}
+}
+
+bool sim_mr_strict(void)
+{
+	int strict = 0;
+
+	fi_param_get_bool(&sim_prov, "mr_strict", &strict);
+	return strict;
 }
 
 int sim_errno(int neg_errno)

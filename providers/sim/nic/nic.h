@@ -115,6 +115,10 @@ uint32_t nic_host(const struct nic *nic);
 struct in_addr nic_ipv4(const struct nic *nic);
 struct nic_world *nic_world_of(const struct nic *nic);
 
+/* Queue pair numbers double as the port of an endpoint's address. */
+#define NIC_QPN_BASE 0x100
+#define NIC_QPN_MAX  0xffff
+
 /* The host with this IPv4 address, or NIC_HOST_ANY. */
 uint32_t nic_world_host_of_ipv4(const struct nic_world *world,
 				struct in_addr addr);
@@ -312,6 +316,10 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
  * reported: the glue is going away) and frees the QP. */
 void nic_qp_destroy(struct nic_qp *qp);
 uint32_t nic_qp_num(const struct nic_qp *qp);
+/* Gives the QP another number (an address a program chose): -EADDRINUSE
+ * when taken, -EINVAL outside NIC_QPN_BASE..NIC_QPN_MAX or once the QP
+ * has talked to anyone. */
+int nic_qp_renumber(struct nic_qp *qp, uint32_t qpn);
 struct nic *nic_qp_nic(const struct nic_qp *qp);
 
 /* RC only: the one peer. */

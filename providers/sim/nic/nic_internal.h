@@ -115,8 +115,6 @@ struct nic_qp_table {
 	uint32_t        next;
 };
 
-#define NIC_QPN_BASE 0x100
-#define NIC_QPN_MAX  0xffff /* QPNs double as ports in addresses */
 
 struct nic {
 	struct nic_world   *world;

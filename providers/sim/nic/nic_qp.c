@@ -220,6 +220,38 @@ void nic_qp_destroy(struct nic_qp *qp)
 	free(qp);
 }
 
+int nic_qp_renumber(struct nic_qp *qp, uint32_t qpn)
+{
+	struct nic_qp_table *t = &qp->nic->qps;
+	uint32_t i = qpn - NIC_QPN_BASE;
+
+	if (qpn == qp->qpn)
+		return 0;
+	if (qpn < NIC_QPN_BASE || qpn > NIC_QPN_MAX || qp->flow_count)
+		return -EINVAL;
+	if (i >= t->count) {
+		uint32_t count = t->count ? t->count : 16;
+		struct nic_qp **slots;
+
+		while (count <= i)
+			count *= 2;
+		if (count > NIC_QPN_MAX - NIC_QPN_BASE + 1)
+			count = NIC_QPN_MAX - NIC_QPN_BASE + 1;
+		slots = realloc(t->slots, count * sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+		memset(slots + t->count, 0, (count - t->count) * sizeof(*slots));
+		t->slots = slots;
+		t->count = count;
+	}
+	if (t->slots[i])
+		return -EADDRINUSE;
+	t->slots[qp->qpn - NIC_QPN_BASE] = NULL;
+	t->slots[i] = qp;
+	qp->qpn = qpn;
+	return 0;
+}
+
 uint32_t nic_qp_num(const struct nic_qp *qp)
 {
 	return qp->qpn;

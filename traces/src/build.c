@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "inet.h"
 #include "traces/tr_crc.h"
 #include "traces/tr_packet.h"
 
@@ -148,17 +149,6 @@ static void write_ext_headers(const tr_packet *p, const tr_opcode_info *op, uint
 		memset(bth + op->off[TR_HDR_CNP], 0, TR_CNP_LEN);
 }
 
-static uint16_t ipv4_checksum(const uint8_t *h)
-{
-	uint32_t sum = 0;
-
-	for (unsigned i = 0; i < IPV4_HLEN; i += 2)
-		sum += rd16(h + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* Ethernet and VLAN tags; returns the offset of the IP header. */
 static uint32_t write_link(const tr_packet *p, uint8_t *buf)
 {
@@ -175,8 +165,8 @@ static uint32_t write_link(const tr_packet *p, uint8_t *buf)
 	return off + 2;
 }
 
-/* UDP checksum over IPv6: a zero checksum is not allowed there (RFC 8200), tshark flags it, and
- * the ICRC masks the field, so computing it costs RoCE nothing. Called once the frame is complete. */
+/* UDP checksum over IPv6: a zero checksum is not allowed there (RFC 8200) and tshark flags it;
+ * the ICRC masks the field, so computing it changes nothing for RoCE. Runs on the finished frame. */
 static void udp6_checksum(uint8_t *ip6)
 {
 	uint8_t *udp = ip6 + IPV6_HLEN;
@@ -209,10 +199,9 @@ static uint32_t write_ip_udp(const tr_packet *p, uint8_t *buf, uint32_t off, uin
 		wr16(h + 6, p->ip_df ? 0x4000 : 0);
 		h[8] = p->ip_ttl;
 		h[9] = 17;
-		wr16(h + 10, 0);
 		memcpy(h + 12, p->ip_src, 4);
 		memcpy(h + 16, p->ip_dst, 4);
-		wr16(h + 10, ipv4_checksum(h));
+		wr16(h + 10, tr_ipv4_checksum(h, IPV4_HLEN));
 		h += IPV4_HLEN;
 	} else {
 		wr32(h, 6u << 28 | (uint32_t)p->ip_tos << 20 | p->ip_flow_label);

@@ -5,21 +5,11 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "inet.h"
 #include "parse_internal.h"
 
 #define IPPROTO_UDP_ 17u
 #define UDP_HLEN 8u
-
-static uint16_t ipv4_checksum(const uint8_t *h, uint32_t len)
-{
-	uint32_t sum = 0;
-
-	for (uint32_t i = 0; i < len; i += 2)
-		sum += i == 10 ? 0 : rd16(h + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
 
 static const char *ip_proto_name(uint8_t proto)
 {
@@ -90,7 +80,7 @@ static int parse_ipv4(tr_packet *p, const tr_frame *f, uint32_t off)
 	ret = tr_parse_need(f, off + ihl, off, "the IPv4 options");
 	if (ret)
 		return ret;
-	p->ip_csum_ok = ipv4_checksum(h, ihl) == p->ip_csum;
+	p->ip_csum_ok = tr_ipv4_checksum(h, ihl) == p->ip_csum;
 	if (frag & 0x3fff)
 		return tr_parse_not_ib(f, "IPv4 fragment");
 	if (p->ip_len < ihl + UDP_HLEN)

@@ -74,7 +74,9 @@ void ExpectSame(const tr_packet& a, const tr_packet& b) {
   EXPECT_EQ(0, memcmp(a.ip_dst, b.ip_dst, alen));
   EXPECT_EQ(a.ip_tos, b.ip_tos);
   EXPECT_EQ(a.ip_ttl, b.ip_ttl);
-  if (a.ip_version == 6) EXPECT_EQ(a.ip_flow_label, b.ip_flow_label);
+  if (a.ip_version == 6) {
+    EXPECT_EQ(a.ip_flow_label, b.ip_flow_label);
+  }
   if (a.ip_version == 4) {
     EXPECT_EQ(a.ip_id, b.ip_id);
     EXPECT_TRUE(b.ip_df);
@@ -105,9 +107,15 @@ void ExpectSame(const tr_packet& a, const tr_packet& b) {
     EXPECT_EQ(a.atomic.swap_add, b.atomic.swap_add);
     EXPECT_EQ(a.atomic.compare, b.atomic.compare);
   }
-  if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICACKETH)) EXPECT_EQ(a.atomic_ack_orig, b.atomic_ack_orig);
-  if (op->hdrs & TR_HDR_BIT(TR_HDR_IMMDT)) EXPECT_EQ(a.immdt, b.immdt);
-  if (op->hdrs & TR_HDR_BIT(TR_HDR_IETH)) EXPECT_EQ(a.ieth_rkey, b.ieth_rkey);
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICACKETH)) {
+    EXPECT_EQ(a.atomic_ack_orig, b.atomic_ack_orig);
+  }
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_IMMDT)) {
+    EXPECT_EQ(a.immdt, b.immdt);
+  }
+  if (op->hdrs & TR_HDR_BIT(TR_HDR_IETH)) {
+    EXPECT_EQ(a.ieth_rkey, b.ieth_rkey);
+  }
   if (op->hdrs & TR_HDR_BIT(TR_HDR_DETH)) {
     EXPECT_EQ(a.deth.qkey, b.deth.qkey);
     EXPECT_EQ(a.deth.src_qp, b.deth.src_qp);
@@ -121,7 +129,9 @@ void ExpectSame(const tr_packet& a, const tr_packet& b) {
   }
   ASSERT_EQ(a.payload_len, b.payload_len);
   EXPECT_EQ(b.payload_len, b.payload_caplen);
-  if (a.payload_len) EXPECT_EQ(0, memcmp(a.payload, b.payload, a.payload_len));
+  if (a.payload_len) {
+    EXPECT_EQ(0, memcmp(a.payload, b.payload, a.payload_len));
+  }
   uint32_t data = a.payload_len + ((a.flags & TR_PKT_TAGHDR) ? TR_TAG_LEN : 0);
   EXPECT_EQ((4 - data % 4) % 4, b.padcnt);
   EXPECT_TRUE(b.icrc_captured);

@@ -84,7 +84,9 @@ TEST(Opcode, EveryEntryHasItsHeadersInWireOrderAtTheRightOffsets) {
     EXPECT_EQ(off, op->hdr_len);
     EXPECT_EQ(off, tr_opcode_hdr_len(e.opcode));
     for (int h = 0; h < TR_HDR_KINDS; h++)
-      if (!(mask & TR_HDR_BIT(h))) EXPECT_EQ(0, op->off[h]) << tr_hdr_name(static_cast<tr_hdr>(h));
+      if (!(mask & TR_HDR_BIT(h))) {
+        EXPECT_EQ(0, op->off[h]) << tr_hdr_name(static_cast<tr_hdr>(h));
+      }
   }
 }
 

@@ -320,7 +320,9 @@ TEST(Reader, GarbageFramesAreCountedNotFatal) {
   EXPECT_EQ(0, all.end) << all.error;
   EXPECT_EQ(300u, all.recs.size());
   for (const auto& r : all.recs)
-    if (r.kind == TR_REC_MALFORMED) EXPECT_EQ(0u, std::string(r.problem.msg).find("frame "));
+    if (r.kind == TR_REC_MALFORMED) {
+      EXPECT_EQ(0u, std::string(r.problem.msg).find("frame "));
+    }
   tr_check_result res;
   EXPECT_EQ(1, tr_check_file(trtest::TempPath("garbage.pcap").c_str(), nullptr, &res));
   EXPECT_EQ(300u, res.frames);

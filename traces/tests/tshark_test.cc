@@ -109,8 +109,9 @@ TEST_P(TsharkTest, DecodesEveryPacketAsWritten) {
     } else {
       EXPECT_EQ("", f[8]);
     }
-    if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICACKETH))
+    if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICACKETH)) {
       EXPECT_EQ(std::to_string(p.atomic_ack_orig), f[12]);
+    }
     if (op->hdrs & TR_HDR_BIT(TR_HDR_DETH)) {
       EXPECT_EQ(Hex(p.deth.qkey, 16), f[13]);  // tshark shows these wider than they are
       EXPECT_EQ(Hex(p.deth.src_qp, 8), f[14]);

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The IPv4 header checksum, shared by the builder (which writes it) and the parser (which
+ * verifies it). */
+#ifndef TR_INET_H
+#define TR_INET_H
+
+#include "bytes.h"
+
+/* One's complement of the one's complement sum of the header's 16-bit words, the checksum field
+ * itself (bytes 10-11) counted as zero. */
+static inline uint16_t tr_ipv4_checksum(const uint8_t *h, uint32_t len)
+{
+	uint32_t sum = 0;
+
+	for (uint32_t i = 0; i + 1 < len; i += 2)
+		sum += i == 10 ? 0 : rd16(h + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+#endif

@@ -74,6 +74,15 @@ const Known kKnown[] = {
 	 "RMA past the end of a region succeeds (no bounds check)"},
 	{"shm", "rma.access",
 	 "region access flags are not enforced"},
+	{"sockets", "atomic.count_limit",
+	 "fi_atomic with one element more than fi_atomicvalid allows is "
+	 "accepted (returns 0), not -FI_EMSGSIZE"},
+	{"shm", "atomic.count_limit",
+	 "fi_atomic with one element more than fi_atomicvalid allows is "
+	 "accepted (returns 0), not -FI_EMSGSIZE"},
+	{"tcp;ofi_rxm", "atomic.count_limit",
+	 "fi_atomic with one element more than fi_atomicvalid allows returns "
+	 "-FI_EINVAL, not -FI_EMSGSIZE"},
 	{nullptr, nullptr, nullptr},
 };
 

@@ -56,6 +56,7 @@ struct tr_flow {
 	/* responses this flow sends */
 	tr_msg_progress resp;
 	tr_flow *peer;      /* the request flow these responses answer */
+	bool peer_by_port;  /* found by its source port: certain, never searched again */
 };
 
 /* Reports a problem about rec at byte `at` of its frame. */

@@ -25,7 +25,7 @@ static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
 {
 	tr_flow *fallback = NULL;
 
-	if (sent_at(f->peer, psn))
+	if (f->peer_by_port || sent_at(f->peer, psn))
 		return f->peer;
 	for (size_t i = 0; i < a->flows.count; i++) {
 		tr_flow *g = a->flows.flows[i];
@@ -34,6 +34,7 @@ static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
 			continue;
 		if (port_names_qp(g, f->key.dest_qp)) {
 			f->peer = g;
+			f->peer_by_port = true;
 			return g;
 		}
 		if (!fallback)

@@ -90,7 +90,7 @@ typedef struct tr_summary {
 	struct {
 		const char *what;
 		uint64_t count;
-	} other_kinds[16];      /* what the skipped frames were */
+	} other_kinds[32];      /* what the skipped frames were (every kind the parser names) */
 	unsigned n_other_kinds;
 	uint64_t bytes;         /* wire bytes of the IB packets */
 	uint64_t payload_bytes;

@@ -104,27 +104,18 @@ int tr_parse_erf(tr_packet *p, const tr_frame *f)
 	}
 	type &= 0x7f;
 	p->erf_type = type;
-	/* The ERF wire length is that of the frame inside: it is what tshark counts. */
-	if (off + wlen < f->caplen)
-		return tr_error_set(f->err, -EINVAL,
-				    "byte 14: ERF wire length %u is less than the %u bytes captured "
-				    "after the %u-byte ERF header", wlen, f->caplen - off, off);
+	/* The ERF wire length is that of the frame inside: it is what tshark counts. Bytes past it
+	 * are the record's padding to its rlen, not part of the frame. */
 	p->wirelen = wlen;
-	if (type == ERF_TYPE_INFINIBAND) {
-		tr_frame inner = *f;
-
-		inner.wirelen = off + wlen;
-		return tr_parse_lrh(p, &inner, off, off + wlen);
-	}
-	if (type == ERF_TYPE_ETH) {
-		/* Two bytes (offset, pad) sit between the ERF header and the Ethernet header;
-		 * the wire length counts the Ethernet frame with its FCS. */
-		tr_frame inner = *f;
-
-		inner.wirelen = off + 2 + wlen;
-		if (inner.wirelen < f->caplen)
-			inner.wirelen = f->caplen;
-		return tr_parse_ethernet(p, &inner, off + 2);
-	}
+	tr_frame inner = *f;
+	if (type == ERF_TYPE_ETH)
+		off += 2; /* offset and pad bytes before the Ethernet header */
+	inner.wirelen = off + wlen;
+	if (inner.caplen > inner.wirelen)
+		inner.caplen = inner.wirelen;
+	if (type == ERF_TYPE_INFINIBAND)
+		return tr_parse_lrh(p, &inner, off, inner.wirelen);
+	if (type == ERF_TYPE_ETH)
+		return tr_parse_ethernet(p, &inner, off);
 	return tr_parse_not_ib(f, "other ERF record type");
 }

@@ -443,6 +443,41 @@ TEST(Parse, NativeInfiniBand) {
   EXPECT_NE(nullptr, strstr(err.msg, "LRH packet length 7 words")) << err.msg;
 }
 
+// The same frame in an ERF record (type 21), padded to 8 bytes as ERF records may be, and with
+// an extension header.
+TEST(Parse, ErfRecords) {
+  Bytes ib = {0x00, 0x02, 0x00, 0x04, 0x00, 0x07, 0x00, 0x01, 0x11, 0x40, 0xff, 0xff, 0x00, 0x87, 0x04,
+              0x08, 0x00, 0xd4, 0x0a, 0x55, 0x1f, 0x00, 0x00, 0x01, 0xa8, 0x03, 0x55, 0x50, 0x30, 0x81};
+  Bytes erf(16, 0);
+  erf[8] = 21;
+  erf[10] = 0;
+  erf[11] = 48;  // rlen: 16 + 30 + 2 of padding
+  erf[15] = 30;  // wlen
+  erf.insert(erf.end(), ib.begin(), ib.end());
+  erf.insert(erf.end(), {0, 0});
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(erf, &out, &err, 0, TR_LINKTYPE_ERF)) << err.msg;
+  EXPECT_EQ(30u, out.wirelen);
+  EXPECT_EQ(21, out.erf_type);
+  EXPECT_EQ(out.vcrc_stored, out.vcrc_computed);
+  EXPECT_FALSE(out.flags & TR_PKT_TRUNCATED);
+  Bytes ext = erf;
+  ext[8] = 21 | 0x80;  // one 8-byte extension header
+  ext.insert(ext.begin() + 16, {0x01, 0, 0, 0, 0, 0, 0, 0});
+  ASSERT_EQ(TR_PARSE_OK, Parse(ext, &out, &err, 0, TR_LINKTYPE_ERF)) << err.msg;
+  EXPECT_EQ(13896277u, out.psn);
+  Bytes cut(erf.begin(), erf.begin() + 16 + 24);  // record cut before the ICRC
+  ASSERT_EQ(TR_PARSE_OK, Parse(cut, &out, &err, 0, TR_LINKTYPE_ERF)) << err.msg;
+  EXPECT_TRUE(out.flags & TR_PKT_TRUNCATED);
+  EXPECT_FALSE(out.icrc_captured);
+  Bytes other = erf;
+  other[8] = 3;
+  const char* what;
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(other, &out, &err, 0, TR_LINKTYPE_ERF, &what));
+  EXPECT_STREQ("other ERF record type", what);
+}
+
 TEST(TagHeader, EncodeDecodeAndDamage) {
   uint8_t b[32];
   tr_taghdr t;

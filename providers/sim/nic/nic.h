@@ -97,19 +97,31 @@ struct nic_stats {
 	uint64_t rnr_naks;         /* receiver-not-ready NAKs sent */
 	uint64_t duplicates;       /* packets received twice */
 	uint64_t retry_exhausted;  /* peers given up on */
+	uint64_t ud_no_buffer;     /* datagrams dropped: no receive posted */
 };
 
 void nic_world_stats(const struct nic_world *world, struct nic_stats *out);
 
 /* ---- NICs ------------------------------------------------------------------ */
 
-/* Attaches a NIC to the next free host of the topology (or to `host` when
- * it is not NIC_HOST_ANY). -FI_ENOSPC (as a negative errno) when the
- * topology has no free host; err says how to grow it. */
+/* Attaches a NIC to the next free host of the topology (host ==
+ * NIC_HOST_ANY), or takes another reference on the NIC of `host` (opening
+ * it if needed). -ENOSPC when the topology has no free host; err says how
+ * to grow it. */
 #define NIC_HOST_ANY UINT32_MAX
 int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 	     nm_error *err);
+/* Drops a reference; the last one detaches the NIC. */
 void nic_close(struct nic *nic);
+
+/* Management datagrams: what a connection manager sends and receives on
+ * queue pair 1 (unreliable: the manager retries). */
+#define NIC_MAD_MAX 256
+typedef void (*nic_mad_fn)(void *ctx, struct nic *nic, uint32_t src_host,
+			   const void *mad, size_t len);
+void nic_set_mad_handler(struct nic *nic, nic_mad_fn fn, void *ctx);
+int nic_send_mad(struct nic *nic, uint32_t dst_host, const void *mad,
+		 size_t len);
 
 uint32_t nic_host(const struct nic *nic);
 struct in_addr nic_ipv4(const struct nic *nic);
@@ -307,6 +319,10 @@ struct nic_qp_ops {
 	/* A peer's RMA or atomic touched our memory (for FI_RMA_EVENT and
 	 * remote CQ data); len bytes, imm valid with NIC_CQ_IMM. */
 	void (*remote_done)(void *ctx, const struct nic_completion *c);
+	/* An RC queue pair went into the error state (retry exhaustion,
+	 * fatal NAK, nic_qp_set_error): everything posted is flushed. May be
+	 * NULL. */
+	void (*qp_fatal)(void *ctx, enum nic_status why);
 };
 
 int nic_qp_create(struct nic *nic, enum nic_qp_type type,
@@ -325,8 +341,15 @@ struct nic *nic_qp_nic(const struct nic_qp *qp);
 /* RC only: the one peer. */
 int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer);
 
+/* RC: moves the QP to the error state, as verbs does on a fatal error or
+ * a disconnect: posted work completes with NIC_WR_FLUSH_ERR, and so does
+ * anything posted later. */
+void nic_qp_set_error(struct nic_qp *qp);
+bool nic_qp_in_error(const struct nic_qp *qp);
+
 /* Posts a work request (copied). Inline payloads are copied now. -EAGAIN
- * never: queue depth is the glue's business. -EINVAL for a malformed WR. */
+ * never: queue depth is the glue's business. -EINVAL for a malformed WR;
+ * -EMSGSIZE for a UD send larger than one packet. */
 int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr);
 
 /* Posts a receive (copied). With PEEK/CLAIM/DISCARD the answer comes as a

@@ -64,6 +64,7 @@ struct nic_pkt {
 	uint32_t         aeth_msn;
 	uint64_t         atomic_swap, atomic_cmp, atomic_orig;
 	uint32_t         imm;
+	uint32_t         qkey;        /* DETH, UD only */
 	struct nic_fabsim_hdr fabsim;
 	/* Payload (after the fabsim header when there is one) */
 	const void      *payload;
@@ -121,7 +122,11 @@ struct nic {
 	/* Transmit arbitration (nic_tx.c): flows with something to send, in
 	 * round-robin order, and the packets waiting at our egress port. */
 	struct nic_flow    *txq_head, *txq_tail;
+	struct nic_pkt     *raw_head, *raw_tail; /* datagrams, MADs */
 	uint32_t            port_queued;
+	int                 refs;
+	nic_mad_fn          mad_fn;
+	void               *mad_ctx;
 	uint32_t            host;
 	struct in_addr      ipv4;
 	struct nic_qp_table qps;
@@ -244,6 +249,7 @@ struct nic_qp {
 	void                 *ctx;
 	struct nic_peer       rc_peer;
 	bool                  rc_connected;
+	bool                  in_error;
 	struct nic_flow     **flows;      /* hash by peer */
 	size_t                flow_slots;
 	size_t                flow_count;
@@ -265,6 +271,15 @@ void nic_flow_reply(struct nic_flow *flow, struct nic_pkt *pkt);
 void nic_flow_tx_release(struct nic_flow *flow);
 /* The port started sending one of our packets: room for another. */
 void nic_tx_port_started(struct nic *nic);
+/* Queues a packet outside any flow (datagrams, MADs), sent before flows. */
+void nic_tx_raw(struct nic *nic, struct nic_pkt *pkt);
+
+/* UD: the datagram path (nic_ud.c). */
+int nic_ud_post(struct nic_qp *qp, struct nic_swqe *wqe);
+void nic_ud_receive(struct nic_qp *qp, struct nic_pkt *pkt);
+
+/* RC: the QP fails as a whole (nic_qp.c). */
+void nic_qp_fail(struct nic_qp *qp, enum nic_status why);
 
 /* A read being answered, one response packet at a time. */
 struct nic_read_job {
@@ -285,6 +300,8 @@ void nic_req_post(struct nic_flow *flow, struct nic_swqe *wqe);
 void nic_req_on_ack(struct nic_flow *flow, const struct nic_pkt *pkt);
 void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt);
 void nic_req_flow_release(struct nic_flow *flow);
+/* Completes everything queued on the flow with NIC_WR_FLUSH_ERR. */
+void nic_req_flush(struct nic_flow *flow);
 
 /* ---- Responder (nic_resp.c) ------------------------------------------------------- */
 
@@ -346,6 +363,12 @@ void nic_match_abandon(struct nic_qp *qp, struct nic_rmatch *m);
 /* The QP goes away with the message half in: free what only it holds. */
 void nic_match_drop(struct nic_qp *qp, struct nic_rmatch *m);
 int nic_match_post(struct nic_qp *qp, const struct nic_recv *recv);
+/* The first posted untagged receive that accepts src (datagrams: no
+ * unexpected queue), removed from its list; NULL when none. */
+struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
+					 struct nic_peer src);
+/* Completes every posted receive with NIC_WR_FLUSH_ERR. */
+void nic_match_flush(struct nic_qp *qp);
 int nic_match_cancel(struct nic_qp *qp, uint64_t cookie);
 void nic_match_release(struct nic_qp *qp);
 
@@ -356,6 +379,10 @@ size_t nic_atomic_size(int datatype);
  * result when non-NULL. false for an unsupported op/datatype pair. */
 bool nic_atomic_apply(int datatype, int op, size_t count, void *dst,
 		      const void *operand, const void *compare, void *result);
+
+/* The Q_Key of general services (QP1) and of our datagram QPs. */
+#define NIC_GSI_QKEY 0x80010000u
+#define NIC_UD_QKEY  0x11111111u
 
 #define NIC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

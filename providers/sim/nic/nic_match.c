@@ -528,3 +528,47 @@ void nic_match_release(struct nic_qp *qp)
 	free_list(mt, &mt->unexpected);
 	free_list(mt, &mt->draining);
 }
+
+struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
+					 struct nic_peer src)
+{
+	struct nic_rmatch_list *list = posted_list(qp, false);
+
+	for (struct nic_rmatch *m = list->head; m; m = m->next) {
+		if (m->released || (m->recv.flags & NIC_RECV_MULTI) ||
+		    !accepts(&m->recv, src, false, 0))
+			continue;
+		list_remove(list, m);
+		m->source = src;
+		m->tagged = false;
+		m->truncated = 0;
+		return m;
+	}
+	return NULL;
+}
+
+void nic_match_flush(struct nic_qp *qp)
+{
+	struct nic_rmatch_list *lists[] = { &qp->matcher.posted_msg,
+					    &qp->matcher.posted_tag };
+
+	for (size_t i = 0; i < 2; i++) {
+		while (lists[i]->head) {
+			struct nic_rmatch *m = lists[i]->head;
+			struct nic_completion c = {
+				.cookie = m->recv.cookie,
+				.status = NIC_WR_FLUSH_ERR,
+			};
+
+			list_remove(lists[i], m);
+			if (m->busy) {
+				/* Messages still landing finish it. */
+				m->released = true;
+				list_append(&qp->matcher.draining, m);
+				continue;
+			}
+			free(m);
+			nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
+		}
+	}
+}

@@ -46,10 +46,14 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 					    world->cfg.topology.kind ==
 							    NM_TOPO_PAIR ?
 						    "pair" : "configured");
-	} else if (host >= world->host_count || world->hosts[host]) {
-		return nm_error_set(err, -EADDRINUSE,
-				    "host %u is taken or outside the topology "
-				    "(%u hosts)", host, world->host_count);
+	} else if (host >= world->host_count) {
+		return nm_error_set(err, -EINVAL,
+				    "host %u is outside the topology (%u hosts)",
+				    host, world->host_count);
+	} else if (world->hosts[host]) {
+		world->hosts[host]->refs++;
+		*out = world->hosts[host];
+		return 0;
 	}
 	nic = calloc(1, sizeof(*nic));
 	if (!nic)
@@ -58,6 +62,7 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 	nic->host = host;
 	nic->ipv4 = host_ipv4(host);
 	nic->next_key = 1;
+	nic->refs = 1;
 	nm_mr_ledger_init(&nic->ledger, &world->cfg.mr);
 	world->hosts[host] = nic;
 	*out = nic;
@@ -66,9 +71,15 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 
 void nic_close(struct nic *nic)
 {
-	if (!nic)
+	if (!nic || --nic->refs > 0)
 		return;
 	nic->world->hosts[nic->host] = NULL;
+	while (nic->raw_head) {
+		struct nic_pkt *pkt = nic->raw_head;
+
+		nic->raw_head = pkt->next_free;
+		nic_pkt_put(nic->world, pkt);
+	}
 	free(nic->qps.slots);
 	free(nic->mrs);
 	free(nic);
@@ -96,4 +107,31 @@ struct nic_qp *nic_find_qp(struct nic *nic, uint32_t qpn)
 	if (qpn < NIC_QPN_BASE || i >= nic->qps.count)
 		return NULL;
 	return nic->qps.slots[i];
+}
+
+void nic_set_mad_handler(struct nic *nic, nic_mad_fn fn, void *ctx)
+{
+	nic->mad_fn = fn;
+	nic->mad_ctx = ctx;
+}
+
+/* MADs travel as UD sends to queue pair 1, with the GSI Q_Key. */
+int nic_send_mad(struct nic *nic, uint32_t dst_host, const void *mad,
+		 size_t len)
+{
+	struct nic_pkt *pkt;
+
+	if (len > NIC_MAD_MAX || dst_host >= nic->world->host_count)
+		return -EINVAL;
+	pkt = nic_pkt_alloc(nic->world, true);
+	pkt->opcode = NIC_OP_UD_SEND_ONLY;
+	pkt->src.host = nic->host;
+	pkt->src.qpn = 1;
+	pkt->dst.host = dst_host;
+	pkt->dst.qpn = 1;
+	pkt->qkey = NIC_GSI_QKEY;
+	memcpy(pkt->owned, mad, len);
+	pkt->payload_len = (uint32_t)len;
+	nic_tx_raw(nic, pkt);
+	return 0;
 }

@@ -299,6 +299,19 @@ static int check_wr(const struct nic_qp *qp, const struct nic_wr *wr)
 	return 0;
 }
 
+/* A request posted to a QP in error completes at once, flushed. */
+static void flush_now(struct nic_qp *qp, const struct nic_wr *wr)
+{
+	struct nic_completion c = {
+		.cookie = wr->wr_id,
+		.status = NIC_WR_FLUSH_ERR,
+		.opcode = wr->opcode,
+	};
+
+	qp->outstanding++;
+	nic_complete_later(qp, NIC_PENDING_SEND, &c, 0);
+}
+
 int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 {
 	struct nic_peer peer = qp->type == NIC_QP_RC ? qp->rc_peer : wr->peer;
@@ -308,6 +321,12 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 
 	if (ret)
 		return ret;
+	if (qp->in_error) {
+		flush_now(qp, wr);
+		return 0;
+	}
+	if (qp->type == NIC_QP_UD && wr->opcode != NIC_WR_SEND)
+		return -EINVAL;
 	flow = nic_flow_get(qp, peer, true);
 	wqe = calloc(1, sizeof(*wqe));
 	if (!flow || !wqe) {
@@ -332,6 +351,15 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 		wqe->wr.sge[0].mr = NULL;
 	}
 	qp->outstanding++;
+	if (qp->type == NIC_QP_UD) {
+		wqe->flow = flow;
+		ret = nic_ud_post(qp, wqe);
+		if (ret) {
+			qp->outstanding--;
+			free(wqe);
+		}
+		return ret;
+	}
 	nic_req_post(flow, wqe);
 	return 0;
 }
@@ -340,7 +368,39 @@ int nic_post_recv(struct nic_qp *qp, const struct nic_recv *recv)
 {
 	if (recv->sge_count > NIC_MAX_SGE)
 		return -EINVAL;
+	if (qp->in_error) {
+		struct nic_completion c = {
+			.cookie = recv->cookie,
+			.status = NIC_WR_FLUSH_ERR,
+		};
+
+		nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
+		return 0;
+	}
 	return nic_match_post(qp, recv);
+}
+
+void nic_qp_fail(struct nic_qp *qp, enum nic_status why)
+{
+	if (qp->in_error)
+		return;
+	qp->in_error = true;
+	for (size_t i = 0; i < qp->flow_slots; i++)
+		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next)
+			nic_req_flush(f);
+	nic_match_flush(qp);
+	if (qp->ops->qp_fatal)
+		qp->ops->qp_fatal(qp->ctx, why);
+}
+
+void nic_qp_set_error(struct nic_qp *qp)
+{
+	nic_qp_fail(qp, NIC_WR_FLUSH_ERR);
+}
+
+bool nic_qp_in_error(const struct nic_qp *qp)
+{
+	return qp->in_error;
 }
 
 int nic_cancel_recv(struct nic_qp *qp, uint64_t cookie)

@@ -534,14 +534,32 @@ static void fail_head(struct nic_flow *flow, enum nic_status status)
 	free(w);
 }
 
+void nic_req_flush(struct nic_flow *flow)
+{
+	while (flow->sq_head)
+		fail_head(flow, NIC_WR_FLUSH_ERR);
+	timer_cancel(flow);
+	flow->rnr_waiting = false;
+	nic_flow_tx_release(flow);
+	new_epoch(flow);
+}
+
+/* A reliable-datagram peer that cannot be reached fails alone; a
+ * connected QP goes into the error state, taking everything with it. */
 static void fail_all(struct nic_flow *flow, enum nic_status status)
 {
+	flow_world(flow)->stats.retry_exhausted++;
+	if (flow->sq_head)
+		fail_head(flow, status);
+	if (flow->qp->type == NIC_QP_RC) {
+		nic_qp_fail(flow->qp, status);
+		return;
+	}
 	while (flow->sq_head)
 		fail_head(flow, status);
 	timer_cancel(flow);
 	flow->rnr_waiting = false;
 	new_epoch(flow);
-	flow_world(flow)->stats.retry_exhausted++;
 }
 
 static void on_timer(nm_engine *engine, void *ctx, uint64_t arg)
@@ -600,6 +618,10 @@ void nic_req_on_ack(struct nic_flow *flow, const struct nic_pkt *pkt)
 		retire_acked(flow, pkt->psn);
 		if (flow->rnr_retries == 0) {
 			fail_head(flow, NIC_RNR_RETRY_EXC_ERR);
+			if (flow->qp->type == NIC_QP_RC) {
+				nic_qp_fail(flow->qp, NIC_RNR_RETRY_EXC_ERR);
+				return;
+			}
 			new_epoch(flow);
 			pump(flow);
 			return;
@@ -626,6 +648,10 @@ void nic_req_on_ack(struct nic_flow *flow, const struct nic_pkt *pkt)
 			if ((int32_t)(flow->send_psn - flow->acked_psn) < 0)
 				flow->send_psn = flow->acked_psn;
 			fail_head(flow, status);
+			if (flow->qp->type == NIC_QP_RC) {
+				nic_qp_fail(flow->qp, status);
+				return;
+			}
 		}
 	}
 	if (flow->acked_psn != before || syndrome != NIC_AETH_ACK)
@@ -674,9 +700,15 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	if (pkt->aeth_syndrome != NIC_AETH_ACK && pkt->opcode != NIC_OP_READ_RESP_MIDDLE) {
 		uint8_t s = pkt->aeth_syndrome;
 
+		enum nic_status st = s == NIC_AETH_NAK_REM_ACCESS ?
+					     NIC_REM_ACCESS_ERR : NIC_REM_OP_ERR;
+
 		flow->acked_psn = w->psn_first + w->psn_count;
-		fail_head(flow, s == NIC_AETH_NAK_REM_ACCESS ? NIC_REM_ACCESS_ERR :
-				NIC_REM_OP_ERR);
+		fail_head(flow, st);
+		if (flow->qp->type == NIC_QP_RC) {
+			nic_qp_fail(flow->qp, st);
+			return;
+		}
 		progress_made(flow);
 		pump(flow);
 		return;

@@ -454,8 +454,24 @@ void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
 	struct nic_qp *qp = nic_find_qp(nic, pkt->dst.qpn);
 	struct nic_flow *flow;
 
+	if (pkt->dst.qpn == 1) {
+		/* General services: the connection manager's MADs. */
+		if (nic->mad_fn && pkt->qkey == NIC_GSI_QKEY &&
+		    pkt->opcode == NIC_OP_UD_SEND_ONLY)
+			nic->mad_fn(nic->mad_ctx, nic, pkt->src.host,
+				    pkt->payload, pkt->payload_len);
+		return;
+	}
 	if (!qp)
 		return; /* no such queue pair: dropped, as silently as a NIC */
+	if (qp->type == NIC_QP_UD) {
+		if (pkt->opcode == NIC_OP_UD_SEND_ONLY ||
+		    pkt->opcode == NIC_OP_UD_SEND_ONLY_IMM)
+			nic_ud_receive(qp, pkt);
+		return;
+	}
+	if (qp->in_error)
+		return;
 	if (qp->type == NIC_QP_RC &&
 	    (pkt->src.host != qp->rc_peer.host || pkt->src.qpn != qp->rc_peer.qpn))
 		return;

@@ -59,8 +59,24 @@ static struct nic_pkt *next_packet(struct nic_flow *flow)
 	return pkt ? pkt : nic_req_next(flow);
 }
 
+static void send_now(struct nic *nic, struct nic_pkt *pkt)
+{
+	if (pkt->dst.host != nic->host)
+		nic->port_queued++;
+	nic_pkt_transmit(nic, pkt);
+}
+
 static void kick(struct nic *nic)
 {
+	while (nic->port_queued < NIC_TX_SLOTS && nic->raw_head) {
+		struct nic_pkt *pkt = nic->raw_head;
+
+		nic->raw_head = pkt->next_free;
+		if (!nic->raw_head)
+			nic->raw_tail = NULL;
+		pkt->next_free = NULL;
+		send_now(nic, pkt);
+	}
 	while (nic->port_queued < NIC_TX_SLOTS && nic->txq_head) {
 		struct nic_flow *flow = nic->txq_head;
 		struct nic_pkt *pkt;
@@ -69,10 +85,8 @@ static void kick(struct nic *nic)
 		pkt = next_packet(flow);
 		if (!pkt)
 			continue; /* nothing it may send now */
-		if (pkt->dst.host != nic->host)
-			nic->port_queued++;
 		txq_append(nic, flow); /* it may have more: round robin */
-		nic_pkt_transmit(nic, pkt);
+		send_now(nic, pkt);
 	}
 }
 
@@ -94,6 +108,17 @@ void nic_flow_reply(struct nic_flow *flow, struct nic_pkt *pkt)
 		flow->replies = pkt;
 	flow->replies_tail = pkt;
 	nic_flow_wants_tx(flow);
+}
+
+void nic_tx_raw(struct nic *nic, struct nic_pkt *pkt)
+{
+	pkt->next_free = NULL;
+	if (nic->raw_tail)
+		nic->raw_tail->next_free = pkt;
+	else
+		nic->raw_head = pkt;
+	nic->raw_tail = pkt;
+	kick(nic);
 }
 
 void nic_tx_port_started(struct nic *nic)

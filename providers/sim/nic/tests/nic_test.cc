@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -565,6 +566,123 @@ TEST_F(NicTest, PeekClaimAndCancel)
 	ASSERT_EQ(nodes[1].got.recvs.size(), 4u);
 	EXPECT_EQ(nodes[1].got.recvs[3].status, NIC_WR_FLUSH_ERR);
 	EXPECT_EQ(nic_cancel_recv(nodes[1].qp, 102), -ENOENT);
+}
+
+void heavy_loss(nm_config *cfg)
+{
+	cfg->impair.loss_rate = 0.3;
+	cfg->seed = 5;
+}
+
+TEST_F(NicTest, DatagramsAreLostAsTheNetworkLosesThem)
+{
+	build("roce-100g", heavy_loss);
+	nic_qp *ua, *ub;
+	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_UD, &kOps, &nodes[0].got, &ua), 0);
+	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_UD, &kOps, &nodes[1].got, &ub), 0);
+	const int n = 2000;
+	std::vector<std::vector<uint8_t>> bufs(n, std::vector<uint8_t>(64));
+	auto data = pattern(64, 3);
+	for (int i = 0; i < n; i++) {
+		nic_recv r = recv_of(bufs[i].data(), 64, i);
+		ASSERT_EQ(nic_post_recv(ub, &r), 0);
+		nic_wr wr = send_wr(nodes[1], data.data(), 64, i);
+		wr.peer = {nic_host(nodes[1].n), nic_qp_num(ub)};
+		ASSERT_EQ(nic_post_send(ua, &wr), 0);
+	}
+	run();
+	EXPECT_EQ(nodes[0].got.sends.size(), (size_t)n); // all "sent"
+	size_t got = nodes[1].got.recvs.size();
+	// Two links (host-switch-host), 30% loss each: 49% arrive.
+	EXPECT_NEAR(got, n * 0.49, 5 * std::sqrt(n * 0.49 * 0.51));
+	for (auto &c : nodes[1].got.recvs)
+		EXPECT_EQ(bufs[c.cookie], data);
+	nic_stats st;
+	nic_world_stats(world, &st);
+	EXPECT_EQ(st.retransmits, 0u);
+	// Larger than a packet: refused.
+	std::vector<uint8_t> big(cfg.link.mtu_bytes + 1);
+	nic_wr wr = send_wr(nodes[1], big.data(), big.size());
+	wr.peer = {nic_host(nodes[1].n), nic_qp_num(ub)};
+	EXPECT_EQ(nic_post_send(ua, &wr), -EMSGSIZE);
+	nic_qp_destroy(ua);
+	nic_qp_destroy(ub);
+}
+
+struct Fatal {
+	int calls = 0;
+	nic_status why = NIC_OK;
+};
+
+TEST_F(NicTest, ConnectedQpGoesIntoErrorAndFlushes)
+{
+	build("roce-100g", link_down_long);
+	nic_qp *a, *b;
+	static Fatal fatal;
+	static Collected got_a;
+	static nic_qp_ops ops = kOps;
+	ops.send_done = on_send;
+	ops.qp_fatal = [](void *, nic_status why) {
+		fatal.calls++;
+		fatal.why = why;
+	};
+	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_RC, &ops, &got_a, &a), 0);
+	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_RC, &kOps, &nodes[1].got, &b), 0);
+	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
+	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	nic_world_advance(world, 2000);
+	auto data = pattern(100, 1);
+	std::vector<uint8_t> buf(100);
+	nic_recv r = recv_of(buf.data(), buf.size(), 77);
+	ASSERT_EQ(nic_post_recv(a, &r), 0);
+	for (int i = 0; i < 3; i++) {
+		nic_wr wr = send_wr(nodes[1], data.data(), data.size(), i);
+		ASSERT_EQ(nic_post_send(a, &wr), 0);
+	}
+	run();
+	EXPECT_EQ(fatal.calls, 1);
+	EXPECT_EQ(fatal.why, NIC_RETRY_EXC_ERR);
+	ASSERT_EQ(got_a.sends.size(), 3u);
+	EXPECT_EQ(got_a.sends[0].status, NIC_RETRY_EXC_ERR);
+	EXPECT_EQ(got_a.sends[1].status, NIC_WR_FLUSH_ERR);
+	EXPECT_EQ(got_a.sends[2].status, NIC_WR_FLUSH_ERR);
+	ASSERT_EQ(got_a.recvs.size(), 1u);
+	EXPECT_EQ(got_a.recvs[0].status, NIC_WR_FLUSH_ERR);
+	EXPECT_TRUE(nic_qp_in_error(a));
+	// Anything posted now is flushed at once.
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size(), 9);
+	ASSERT_EQ(nic_post_send(a, &wr), 0);
+	run();
+	ASSERT_EQ(got_a.sends.size(), 4u);
+	EXPECT_EQ(got_a.sends[3].status, NIC_WR_FLUSH_ERR);
+	nic_qp_destroy(a);
+	nic_qp_destroy(b);
+}
+
+struct Mads {
+	std::vector<std::pair<uint32_t, std::vector<uint8_t>>> got;
+};
+
+TEST_F(NicTest, ManagementDatagramsReachTheHandler)
+{
+	build("ideal");
+	static Mads mads;
+	nic_set_mad_handler(nodes[1].n,
+			    [](void *ctx, nic *, uint32_t src, const void *mad,
+			       size_t len) {
+				    auto *m = static_cast<Mads *>(ctx);
+				    const uint8_t *p = (const uint8_t *)mad;
+				    m->got.push_back({src, {p, p + len}});
+			    },
+			    &mads);
+	std::vector<uint8_t> mad(256, 0x5a);
+	ASSERT_EQ(nic_send_mad(nodes[0].n, nic_host(nodes[1].n), mad.data(),
+			       mad.size()), 0);
+	EXPECT_EQ(nic_send_mad(nodes[0].n, 999, mad.data(), mad.size()), -EINVAL);
+	run();
+	ASSERT_EQ(mads.got.size(), 1u);
+	EXPECT_EQ(mads.got[0].first, nic_host(nodes[0].n));
+	EXPECT_EQ(mads.got[0].second, mad);
 }
 
 TEST_F(NicTest, SameSeedSameTimeline)

@@ -13,13 +13,18 @@ REFERENCES = {
         "CONFORMANCE_PROVIDER": "sockets",
         "CONFORMANCE_MR_MODE": "basic",
     },
-    # shared memory, which requires FI_MR_VIRT_ADDR;
+    # shared memory, which requires FI_MR_VIRT_ADDR (see EXCLUSIVE);
     "shm": {"CONFORMANCE_PROVIDER": "shm"},
     # RDM over UDP (ofi_rxd).
     "udp_rxd": {"CONFORMANCE_PROVIDER": "udp;ofi_rxd"},
 }
 
 DEFAULT_REFERENCES = ["sockets", "tcp_rxm"]
+
+# shm names its shared-memory regions after the process id, and every test
+# sandbox runs its test as the same pid: two shm runs at once collide (and
+# crash). Those runs are exclusive: Bazel runs them one at a time.
+EXCLUSIVE = ["shm"]
 
 def conformance_test(name, srcs, size = "small", extra = []):
     """One reference cc_test per reference run, and one fabsim cc_test.
@@ -37,6 +42,7 @@ def conformance_test(name, srcs, size = "small", extra = []):
             size = size,
             srcs = srcs,
             env = REFERENCES[ref],
+            tags = ["exclusive"] if ref in EXCLUSIVE else [],
             deps = [
                 ":harness_ref",
                 "//third_party:gtest_main",

@@ -237,3 +237,19 @@ struct fi_ops_collective fabsim_no_collective_ops = {
 	.msg = fabsim_no_coll_msg,
 	.barrier2 = fabsim_no_coll_barrier2,
 };
+
+ssize_t fabsim_no_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+int fabsim_no_setopt(fid_t fid, int level, int optname, const void *optval,
+		     size_t optlen)
+{
+	return -FI_ENOSYS;
+}
+
+ssize_t fabsim_no_size_left(struct fid_ep *ep)
+{
+	return -FI_ENOSYS;
+}

@@ -86,6 +86,9 @@ int sim_getinfo(uint32_t version, const char *node, const char *service,
 
 /* ---- Worlds (sim_world.c) ---------------------------------------------------- */
 
+struct sim_pep;
+struct sim_conn;
+
 /* One simulated fabric shared by everything this process opens on it. */
 struct sim_world {
 	char              name[64];
@@ -93,6 +96,11 @@ struct sim_world {
 	struct nic_world *nic;
 	pthread_cond_t    activity; /* signalled when work is posted */
 	uint64_t          seed;
+	/* Connection management (sim_cm.c) */
+	struct sim_pep   *listeners;
+	struct sim_conn  *conns;
+	uint32_t          next_comm_id;
+	struct nic_transport_params transport;
 	struct sim_world *next;
 };
 
@@ -108,7 +116,29 @@ struct sim_fabric {
 	struct fid_fabric  fabric_fid;
 	struct sim_world  *world;
 	int                domains;
-	int                eqs;
+	int                children; /* EQs and passive endpoints */
+};
+
+struct sim_eq {
+	struct fid_eq        eq_fid;
+	struct sim_fabric   *fabric;
+	struct fi_eq_attr    attr;
+	struct sim_eq_event *head, *tail;
+	struct sim_eq_event *err_reported; /* owned until the next readerr */
+	int                  refs;         /* objects bound */
+	int                  wait_fd;
+};
+
+/* A passive endpoint: a listener on a port of one simulated host. */
+struct sim_pep {
+	struct fid_pep     pep_fid;
+	struct sim_fabric *fabric;
+	struct fi_info    *info;
+	struct sim_eq     *eq;
+	struct nic        *nic;      /* while listening */
+	uint16_t           port;
+	bool               listening;
+	struct sim_pep    *next;     /* in world->listeners */
 };
 
 struct sim_domain {
@@ -214,7 +244,10 @@ struct sim_ep {
 	struct fid_ep      ep_fid;
 	struct sim_domain *domain;
 	struct fi_info    *info;
+	enum fi_ep_type    type;
 	uint64_t           caps;
+	struct sim_eq     *eq;       /* connected endpoints */
+	struct sim_conn   *conn;     /* its connection, if any */
 	struct nic_qp     *qp;
 	struct sim_av     *av;
 	struct sim_cq     *tx_cq, *rx_cq;
@@ -255,6 +288,51 @@ int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 int sim_domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			void **ops, void *context);
+int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+int sim_pep_open(struct fid_fabric *fabric, struct fi_info *info,
+		 struct fid_pep **pep, void *context);
+
+/* EQ events, lock held. CM events (FI_CONNREQ, FI_CONNECTED) pass a
+ * struct fi_eq_cm_entry followed by the private data; info (FI_CONNREQ)
+ * goes to the reader. */
+int sim_eq_push(struct sim_eq *eq, uint32_t event, const void *buf,
+		size_t len, struct fi_info *info);
+int sim_eq_push_error(struct sim_eq *eq, fid_t fid, void *context, int err,
+		      int prov_errno, const void *data, size_t data_len);
+
+/* ---- Connection management (sim_cm.c) ---------------------------------------- */
+
+/* Largest private data a connect/accept/reject carries (what rdma_cm
+ * leaves after its own header in a REQ). */
+#define SIM_CM_DATA_SIZE 56
+
+/* The host an application's address names: a simulated IP (10.0.0.x) is
+ * that host; any other (loopback, this machine's, unspecified) names
+ * whoever listens on that port here, as on one machine. NIC_HOST_ANY when
+ * nobody does. */
+uint32_t sim_host_of_addr(struct sim_world *world,
+			  const struct sockaddr_in *addr);
+
+int sim_cm_listen(struct sim_pep *pep);
+void sim_cm_unlisten(struct sim_pep *pep);
+int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,
+		   const void *param, size_t len);
+int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len);
+int sim_cm_reject(struct sim_pep *pep, fid_t handle, const void *param,
+		  size_t len);
+int sim_cm_shutdown(struct sim_ep *ep);
+/* The endpoint is going away: tell the peer, forget the connection. */
+void sim_cm_release(struct sim_ep *ep);
+/* fi_endpoint with info->handle naming a connection request. */
+int sim_cm_attach(struct sim_ep *ep, fid_t handle);
+/* The host a connection request or passive endpoint lives on. */
+uint32_t sim_cm_handle_host(fid_t handle);
+/* The connected peer's address. */
+int sim_cm_peer_addr(struct sim_ep *ep, struct sockaddr_in *out);
+/* The RC queue pair failed (retry exhaustion): the connection is gone. */
+void sim_cm_qp_fatal(struct sim_ep *ep);
+const char *sim_cm_reason_str(int reason);
 
 extern struct fi_ops_msg sim_msg_ops;
 extern struct fi_ops_tagged sim_tagged_ops;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * fid_domain: one simulated NIC, attached to the next free host of the
  * fabric's topology. Queries about atomics answer from the NIC model. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,22 @@ static int effective_mr_mode(const struct fi_info *info)
 	return mode;
 }
 
+/* Which simulated host the domain's NIC is: the host of the connection
+ * request or listener it answers, the host its source address names, or
+ * the next free one (each such domain is a new node). */
+static uint32_t host_for(struct sim_world *world, const struct fi_info *info)
+{
+	const struct sockaddr_in *src = info->src_addr;
+
+	if (info->handle)
+		return sim_cm_handle_host(info->handle);
+	if (src && info->addr_format == FI_SOCKADDR_IN &&
+	    info->src_addrlen >= sizeof(*src) &&
+	    (ntohl(src->sin_addr.s_addr) >> 24) == 10)
+		return nic_world_host_of_ipv4(world->nic, src->sin_addr);
+	return NIC_HOST_ANY;
+}
+
 int sim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context)
 {
@@ -137,7 +154,8 @@ int sim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->world = fab->world;
 	dom->mr_mode = effective_mr_mode(info);
 	sim_lock(dom->world);
-	ret = nic_open(dom->world->nic, NIC_HOST_ANY, &dom->nic, &err);
+	ret = nic_open(dom->world->nic, host_for(dom->world, info), &dom->nic,
+		       &err);
 	if (!ret)
 		fab->domains++;
 	sim_unlock(dom->world);

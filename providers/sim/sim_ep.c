@@ -112,9 +112,17 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 						bind_cntr(ep, c, flags);
 		break;
 	}
-	case FI_CLASS_EQ:
-		ret = -FI_ENOSYS; /* RDM endpoints report nothing to an EQ */
+	case FI_CLASS_EQ: {
+		struct sim_eq *eq = container_of(bfid, struct sim_eq, eq_fid.fid);
+
+		if (ep->eq) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->eq = eq;
+		eq->refs++;
 		break;
+	}
 	default:
 		ret = -FI_EINVAL;
 		break;
@@ -134,9 +142,9 @@ static int ep_enable(struct sim_ep *ep)
 {
 	if (ep->enabled)
 		return 0;
-	if (!ep->av) {
-		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_enable: an RDM endpoint "
-			"needs an AV bound first\n");
+	if (ep->type != FI_EP_MSG && !ep->av) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_enable: a connectionless "
+			"endpoint needs an AV bound first\n");
 		return -FI_ENOAV;
 	}
 	if ((ep->caps & (FI_SEND | FI_READ | FI_WRITE)) && !ep->tx_cq &&
@@ -248,6 +256,101 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 	return ret == -EINVAL ? -FI_EINVAL : ret;
 }
 
+/* ---- Connections (FI_EP_MSG) ---------------------------------------------------------- */
+
+static int msg_ep_of(fid_t fid, struct sim_ep **out)
+{
+	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
+
+	if (ep->type != FI_EP_MSG)
+		return -FI_EOPNOTSUPP;
+	*out = ep;
+	return 0;
+}
+
+static int ep_connect(struct fid_ep *fid, const void *addr, const void *param,
+		      size_t paramlen)
+{
+	const struct sockaddr_in *sin = addr;
+	struct sim_ep *ep;
+	int ret = msg_ep_of(&fid->fid, &ep);
+
+	if (ret)
+		return ret;
+	if (!sin || sin->sin_family != AF_INET ||
+	    paramlen > SIM_CM_DATA_SIZE || (paramlen && !param))
+		return -FI_EINVAL;
+	if (!ep->eq) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL,
+			"fi_connect: bind an EQ to the endpoint first\n");
+		return -FI_ENOEQ;
+	}
+	sim_lock(ep->domain->world);
+	ret = ep_enable(ep);
+	if (!ret)
+		ret = sim_cm_connect(ep, sin, param, paramlen);
+	sim_unlock(ep->domain->world);
+	return ret;
+}
+
+static int ep_accept(struct fid_ep *fid, const void *param, size_t paramlen)
+{
+	struct sim_ep *ep;
+	int ret = msg_ep_of(&fid->fid, &ep);
+
+	if (ret)
+		return ret;
+	if (paramlen > SIM_CM_DATA_SIZE || (paramlen && !param))
+		return -FI_EINVAL;
+	if (!ep->eq)
+		return -FI_ENOEQ;
+	sim_lock(ep->domain->world);
+	ret = ep_enable(ep);
+	if (!ret)
+		ret = sim_cm_accept(ep, param, paramlen);
+	sim_unlock(ep->domain->world);
+	return ret;
+}
+
+static int ep_shutdown(struct fid_ep *fid, uint64_t flags)
+{
+	struct sim_ep *ep;
+	int ret = msg_ep_of(&fid->fid, &ep);
+
+	if (ret)
+		return ret;
+	if (flags)
+		return -FI_EBADFLAGS;
+	sim_lock(ep->domain->world);
+	ret = sim_cm_shutdown(ep);
+	sim_unlock(ep->domain->world);
+	return ret;
+}
+
+static int ep_getpeer(struct fid_ep *fid, void *addr, size_t *addrlen)
+{
+	struct sockaddr_in sin;
+	struct sim_ep *ep;
+	size_t given;
+	int ret = msg_ep_of(&fid->fid, &ep);
+
+	if (ret)
+		return ret;
+	if (!addrlen)
+		return -FI_EINVAL;
+	sim_lock(ep->domain->world);
+	ret = sim_cm_peer_addr(ep, &sin);
+	sim_unlock(ep->domain->world);
+	if (ret)
+		return ret;
+	given = *addrlen;
+	*addrlen = sizeof(sin);
+	if (given < sizeof(sin) || !addr)
+		return -FI_ETOOSMALL;
+	memcpy(addr, &sin, sizeof(sin));
+	return 0;
+}
+
 /* ---- Options, cancel, queue room -------------------------------------------------------- */
 
 static int ep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -269,7 +372,7 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 	case FI_OPT_CM_DATA_SIZE:
 		if (*optlen < sizeof(size_t))
 			return -FI_ETOOSMALL;
-		*(size_t *)optval = 0;
+		*(size_t *)optval = ep->type == FI_EP_MSG ? SIM_CM_DATA_SIZE : 0;
 		*optlen = sizeof(size_t);
 		return 0;
 	default:
@@ -343,8 +446,11 @@ static int ep_close(struct fid *fid)
 	struct sim_domain *dom = ep->domain;
 
 	sim_lock(dom->world);
+	sim_cm_release(ep);
 	/* fi_endpoint(3): closing discards outstanding operations. */
 	nic_qp_destroy(ep->qp);
+	if (ep->eq)
+		ep->eq->refs--;
 	if (ep->av)
 		ep->av->refs--;
 	if (ep->tx_cq)
@@ -402,12 +508,12 @@ static struct fi_ops_cm ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = ep_setname,
 	.getname = ep_getname,
-	.getpeer = fabsim_no_getpeer,
-	.connect = fabsim_no_connect,
+	.getpeer = ep_getpeer,
+	.connect = ep_connect,
 	.listen = fabsim_no_listen,
-	.accept = fabsim_no_accept,
+	.accept = ep_accept,
 	.reject = fabsim_no_reject,
-	.shutdown = fabsim_no_shutdown,
+	.shutdown = ep_shutdown,
 	.join = fabsim_no_join,
 };
 
@@ -415,10 +521,15 @@ static int check_ep_info(const struct fi_info *info)
 {
 	if (!info->ep_attr || !info->tx_attr || !info->rx_attr)
 		return -FI_EINVAL;
-	if (info->ep_attr->type != FI_EP_RDM) {
-		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: type %s not "
-			"offered here (FI_EP_RDM is)\n",
-			fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
+	switch (info->ep_attr->type) {
+	case FI_EP_RDM:
+	case FI_EP_MSG:
+	case FI_EP_DGRAM:
+		break;
+	default:
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: type %d not "
+			"offered here (RDM, MSG and DGRAM are)\n",
+			(int)info->ep_attr->type);
 		return -FI_ENOSYS;
 	}
 	if (info->tx_attr->size > SIM_TX_SIZE || info->rx_attr->size > SIM_RX_SIZE ||
@@ -427,6 +538,15 @@ static int check_ep_info(const struct fi_info *info)
 	    info->tx_attr->inject_size > SIM_INJECT_SIZE)
 		return -FI_EINVAL;
 	return 0;
+}
+
+static enum nic_qp_type qp_type_of(enum fi_ep_type type)
+{
+	switch (type) {
+	case FI_EP_MSG: return NIC_QP_RC;
+	case FI_EP_DGRAM: return NIC_QP_UD;
+	default: return NIC_QP_RD;
+	}
 }
 
 int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -474,8 +594,15 @@ int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->tx_op_flags = info->tx_attr->op_flags;
 	ep->rx_op_flags = info->rx_attr->op_flags;
 	ep->min_multi_recv = SIM_MIN_MULTI_RECV;
+	ep->type = info->ep_attr->type;
 	sim_lock(dom->world);
-	ret = nic_qp_create(dom->nic, NIC_QP_RD, &sim_ep_nic_ops, ep, &ep->qp);
+	ret = nic_qp_create(dom->nic, qp_type_of(ep->type), &sim_ep_nic_ops, ep,
+			    &ep->qp);
+	if (!ret && info->handle && info->handle->fclass == FI_CLASS_CONNREQ) {
+		ret = sim_cm_attach(ep, info->handle);
+		if (ret)
+			nic_qp_destroy(ep->qp);
+	}
 	if (!ret)
 		dom->refs++;
 	sim_unlock(dom->world);

@@ -11,10 +11,10 @@ static int fabric_close(struct fid *fid)
 {
 	struct sim_fabric *fab = container_of(fid, struct sim_fabric, fabric_fid.fid);
 
-	if (fab->domains || fab->eqs) {
+	if (fab->domains || fab->children) {
 		FI_WARN(&sim_prov, FI_LOG_FABRIC,
-			"fi_close(fabric): %d domain(s) and %d EQ(s) still "
-			"open\n", fab->domains, fab->eqs);
+			"fi_close(fabric): %d domain(s) and %d EQ(s) or passive "
+			"endpoint(s) still open\n", fab->domains, fab->children);
 		return -FI_EBUSY;
 	}
 	sim_world_put(fab->world);
@@ -41,8 +41,8 @@ static struct fi_ops fabric_fi_ops = {
 static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = sim_domain_open,
-	.passive_ep = fabsim_no_passive_ep,
-	.eq_open = fabsim_no_eq_open,
+	.passive_ep = sim_pep_open,
+	.eq_open = sim_eq_open,
 	.wait_open = fabsim_no_wait_open,
 	.trywait = fabric_trywait,
 	.domain2 = fabsim_no_domain2,

@@ -37,44 +37,78 @@
 #define SIM_STRICT_MR_MODE \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
-static struct fi_info *rdm_offer(const nm_config *cfg, int mr_mode)
+/* What each endpoint type can do on this NIC. */
+struct ep_profile {
+	enum fi_ep_type type;
+	uint32_t        protocol;
+	uint64_t        caps;
+	uint64_t        tx_caps, rx_caps;
+	bool            ordered;   /* reliable: message ordering guaranteed */
+};
+
+static const struct ep_profile profiles[] = {
+	{ FI_EP_RDM, FI_PROTO_UNSPEC, SIM_CAPS, SIM_TX_CAPS, SIM_RX_CAPS, true },
+	{ FI_EP_MSG, FI_PROTO_RDMA_CM_IB_RC,
+	  FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | SIM_CAPS_MODIFIERS |
+		  FI_MULTI_RECV | FI_RMA_EVENT | FI_LOCAL_COMM | FI_REMOTE_COMM,
+	  SIM_TX_CAPS,
+	  FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
+		  FI_REMOTE_WRITE | FI_MULTI_RECV | FI_RMA_EVENT,
+	  true },
+	{ FI_EP_DGRAM, FI_PROTO_IB_UD,
+	  FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM |
+		  FI_REMOTE_COMM,
+	  FI_MSG | FI_SEND, FI_MSG | FI_RECV | FI_SOURCE, false },
+};
+
+static struct fi_info *offer(const nm_config *cfg, const struct ep_profile *p,
+			     int mr_mode)
 {
 	struct fi_info *info = fi_allocinfo();
+	size_t max_msg = p->type == FI_EP_DGRAM ? cfg->link.mtu_bytes
+						 : SIM_MAX_MSG_SIZE;
+	uint64_t order = FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_SAR |
+			 FI_ORDER_RAW | FI_ORDER_RAR | FI_ORDER_WAW |
+			 FI_ORDER_WAS | FI_ORDER_RAS | FI_ORDER_WAR;
 
 	if (!info)
 		return NULL;
-	info->caps = SIM_CAPS;
+	info->caps = p->caps;
 	info->mode = 0;
 	info->addr_format = FI_SOCKADDR_IN;
 
-	info->tx_attr->caps = SIM_TX_CAPS;
+	info->tx_attr->caps = p->tx_caps;
 	info->tx_attr->op_flags = FI_COMPLETION | FI_INJECT |
 				  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
-				  FI_DELIVERY_COMPLETE | FI_FENCE;
-	info->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_SAR |
-				   FI_ORDER_RAW | FI_ORDER_RAR | FI_ORDER_WAW |
-				   FI_ORDER_WAS | FI_ORDER_RAS | FI_ORDER_WAR;
+				  (p->ordered ? FI_DELIVERY_COMPLETE | FI_FENCE : 0);
+	info->tx_attr->msg_order = p->ordered ? order : FI_ORDER_NONE;
 	/* Completions follow posting order per peer, not across peers. */
 	info->tx_attr->comp_order = FI_ORDER_NONE;
 	info->tx_attr->inject_size = SIM_INJECT_SIZE;
 	info->tx_attr->size = SIM_TX_SIZE;
 	info->tx_attr->iov_limit = SIM_IOV_LIMIT;
-	info->tx_attr->rma_iov_limit = SIM_RMA_IOV_LIMIT;
+	info->tx_attr->rma_iov_limit = p->type == FI_EP_DGRAM ? 0
+							       : SIM_RMA_IOV_LIMIT;
 
-	info->rx_attr->caps = SIM_RX_CAPS;
-	info->rx_attr->op_flags = FI_COMPLETION | FI_MULTI_RECV;
+	info->rx_attr->caps = p->rx_caps;
+	info->rx_attr->op_flags = FI_COMPLETION |
+				  (p->type == FI_EP_DGRAM ? 0 : FI_MULTI_RECV);
 	info->rx_attr->msg_order = info->tx_attr->msg_order;
 	info->rx_attr->comp_order = FI_ORDER_NONE;
 	info->rx_attr->size = SIM_RX_SIZE;
 	info->rx_attr->iov_limit = SIM_IOV_LIMIT;
 
-	info->ep_attr->type = FI_EP_RDM;
-	info->ep_attr->protocol = FI_PROTO_UNSPEC;
-	info->ep_attr->max_msg_size = SIM_MAX_MSG_SIZE;
-	info->ep_attr->max_order_raw_size = SIM_MAX_MSG_SIZE;
-	info->ep_attr->max_order_war_size = SIM_MAX_MSG_SIZE;
-	info->ep_attr->max_order_waw_size = SIM_MAX_MSG_SIZE;
-	info->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
+	info->ep_attr->type = p->type;
+	info->ep_attr->protocol = p->protocol;
+	info->ep_attr->protocol_version = 1;
+	info->ep_attr->max_msg_size = max_msg;
+	if (p->ordered) {
+		info->ep_attr->max_order_raw_size = max_msg;
+		info->ep_attr->max_order_war_size = max_msg;
+		info->ep_attr->max_order_waw_size = max_msg;
+	}
+	if (p->caps & FI_TAGGED)
+		info->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 
@@ -154,33 +188,40 @@ static int set_addresses(struct fi_info *info, const char *node,
 	return 0;
 }
 
+/* Each endpoint type, first with the registration modes of a verbs NIC,
+ * then (unless FI_SIM_MR_STRICT) without any. */
 int sim_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info)
 {
-	struct fi_info *strict, *relaxed;
+	struct fi_info *head = NULL, **tail = &head;
 	nm_config cfg;
 	int ret;
 
 	ret = sim_config_load(&cfg, NULL);
 	if (ret)
 		return ret;
-	strict = rdm_offer(&cfg, SIM_STRICT_MR_MODE);
-	relaxed = sim_mr_strict() ? NULL : rdm_offer(&cfg, 0);
-	if (!strict || (!relaxed && !sim_mr_strict())) {
-		fi_freeinfo(strict);
-		fi_freeinfo(relaxed);
-		return -FI_ENOMEM;
+	for (size_t i = 0; i < count_of(profiles) && !ret; i++) {
+		for (int relaxed = 0; relaxed < 2 && !ret; relaxed++) {
+			struct fi_info *o;
+
+			if (relaxed && sim_mr_strict())
+				continue;
+			o = offer(&cfg, &profiles[i],
+				  relaxed ? 0 : SIM_STRICT_MR_MODE);
+			if (!o) {
+				ret = -FI_ENOMEM;
+				break;
+			}
+			*tail = o;
+			tail = &o->next;
+			ret = set_addresses(o, node, service, flags);
+		}
 	}
-	ret = set_addresses(strict, node, service, flags);
-	if (!ret && relaxed)
-		ret = set_addresses(relaxed, node, service, flags);
 	if (ret) {
-		fi_freeinfo(strict);
-		fi_freeinfo(relaxed);
+		fi_freeinfo(head);
 		return ret;
 	}
-	strict->next = relaxed;
-	*info = strict;
+	*info = head;
 	return 0;
 }

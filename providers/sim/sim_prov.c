@@ -225,6 +225,7 @@ int sim_errno(int neg_errno)
 	case -ENOENT: return -FI_ENOENT;
 	case -EADDRINUSE: return -FI_EADDRINUSE;
 	case -ENOTCONN: return -FI_ENOTCONN;
+	case -EMSGSIZE: return -FI_EMSGSIZE;
 	default: return -FI_EINVAL;
 	}
 }

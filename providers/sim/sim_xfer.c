@@ -101,6 +101,8 @@ static int check_tx(struct sim_ep *ep, const struct sim_xfer *x)
 		return -FI_EOPBADSTATE;
 	if (!ep->tx_cq && !ep->cntr_send && !ep->cntr_write && !ep->cntr_read)
 		return -FI_ENOCQ;
+	if (ep->type == FI_EP_DGRAM && x->opcode != NIC_WR_SEND)
+		return -FI_EOPNOTSUPP;
 	if (x->iov_count > SIM_IOV_LIMIT || x->rma_count > SIM_RMA_IOV_LIMIT ||
 	    (x->iov_count && !x->iov) || (x->rma_count && !x->rma))
 		return -FI_EINVAL;
@@ -160,7 +162,7 @@ ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 	if (ret)
 		return ret;
 	sim_lock(world);
-	if (sim_av_peer(ep->av, x->addr, &wr.peer)) {
+	if (ep->type != FI_EP_MSG && sim_av_peer(ep->av, x->addr, &wr.peer)) {
 		sim_unlock(world);
 		FI_WARN(&sim_prov, FI_LOG_EP_DATA, "destination fi_addr %llu "
 			"is not in the AV\n", (unsigned long long)x->addr);
@@ -249,7 +251,8 @@ ssize_t sim_recv_post(struct sim_ep *ep, const struct sim_recv_req *r)
 		return -FI_EINVAL;
 	sim_lock(world);
 	recv.source = NIC_ANY_SOURCE;
-	if ((ep->caps & FI_DIRECTED_RECV) && r->addr != FI_ADDR_UNSPEC &&
+	if ((ep->caps & FI_DIRECTED_RECV) && ep->type != FI_EP_MSG &&
+	    r->addr != FI_ADDR_UNSPEC &&
 	    sim_av_peer(ep->av, r->addr, &recv.source)) {
 		sim_unlock(world);
 		return -FI_EINVAL;
@@ -429,8 +432,14 @@ static void on_remote_done(void *ctx, const struct nic_completion *c)
 	}
 }
 
+static void on_qp_fatal(void *ctx, enum nic_status why)
+{
+	sim_cm_qp_fatal(ctx);
+}
+
 const struct nic_qp_ops sim_ep_nic_ops = {
 	.send_done = on_send_done,
 	.recv_done = on_recv_done,
 	.remote_done = on_remote_done,
+	.qp_fatal = on_qp_fatal,
 };

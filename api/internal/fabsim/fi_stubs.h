@@ -73,6 +73,12 @@ int fabsim_no_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 int fabsim_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		     struct fid_av_set **av_set, void *context);
 
+/* fi_ops_ep, for objects with no data path (passive endpoints) */
+ssize_t fabsim_no_cancel(fid_t fid, void *context);
+int fabsim_no_setopt(fid_t fid, int level, int optname, const void *optval,
+		     size_t optlen);
+ssize_t fabsim_no_size_left(struct fid_ep *ep);
+
 /* fi_ops_collective: endpoints without collectives point at this table. */
 ssize_t fabsim_no_coll_barrier(struct fid_ep *ep, fi_addr_t coll_addr, void *context);
 ssize_t fabsim_no_coll_broadcast(struct fid_ep *ep, void *buf, size_t count, void *desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags, void *context);

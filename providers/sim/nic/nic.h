@@ -131,6 +131,16 @@ struct nic_world *nic_world_of(const struct nic *nic);
 #define NIC_QPN_BASE 0x100
 #define NIC_QPN_MAX  0xffff
 
+/* The IPv4 address of a host. */
+struct in_addr nic_ipv4_of_host(const struct nic_world *world, uint32_t host);
+
+/* Timers for the layers above (e.g. a connection manager), ordered like
+ * the NIC's own events of `host`. */
+int nic_world_schedule(struct nic_world *world, uint32_t host,
+		       nm_time_ns delay, nm_event_fn fn, void *ctx,
+		       nm_event_id *id);
+void nic_world_cancel(struct nic_world *world, nm_event_id id);
+
 /* The host with this IPv4 address, or NIC_HOST_ANY. */
 uint32_t nic_world_host_of_ipv4(const struct nic_world *world,
 				struct in_addr addr);

@@ -16,6 +16,11 @@ static struct in_addr host_ipv4(uint32_t host)
 	return a;
 }
 
+struct in_addr nic_ipv4_of_host(const struct nic_world *world, uint32_t host)
+{
+	return host_ipv4(host);
+}
+
 uint32_t nic_world_host_of_ipv4(const struct nic_world *world,
 				struct in_addr addr)
 {

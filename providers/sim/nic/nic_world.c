@@ -203,3 +203,16 @@ int nic_world_set_loss(struct nic_world *world, double rate)
 	world->cfg.impair = params;
 	return 0;
 }
+
+int nic_world_schedule(struct nic_world *world, uint32_t host,
+		       nm_time_ns delay, nm_event_fn fn, void *ctx,
+		       nm_event_id *id)
+{
+	return nm_engine_schedule_after(world->engine, delay, host, fn, ctx, 0,
+					id);
+}
+
+void nic_world_cancel(struct nic_world *world, nm_event_id id)
+{
+	nm_engine_cancel(world->engine, id);
+}

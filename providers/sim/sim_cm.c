@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Connection management for FI_EP_MSG (fi_cm(3)) as InfiniBand CM does it,
+ * with its MADs on the simulated wire (timed, lossy, visible in traces).
+ *
+ * Active side (fi_connect):
+ *   IDLE --REQ--> REQ_SENT --REP/send RTU--> ESTABLISHED   (FI_CONNECTED)
+ *                     |--REJ-->        IDLE              (FI_ECONNREFUSED)
+ *                     |--retries out--> IDLE              (FI_ETIMEDOUT)
+ * Passive side (listener):
+ *   REQ --> REQ_RCVD (FI_CONNREQ on the listener's EQ)
+ *     fi_accept: --REP--> REP_SENT --RTU--> ESTABLISHED    (FI_CONNECTED)
+ *     fi_reject: --REJ--> (gone)
+ * Either side (fi_shutdown, or the QP failing):
+ *   ESTABLISHED --DREQ--> DREQ_SENT --DREP--> DISCONNECTED (FI_SHUTDOWN)
+ *   ESTABLISHED <--DREQ-- (send DREP)          DISCONNECTED (FI_SHUTDOWN)
+ * REQ, REP and DREQ are resent every cm timeout until answered or the
+ * retries run out; duplicates are answered again, never acted on twice.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fabsim/fi_stubs.h>
+
+#include "sim.h"
+#include "sim_cm_mad.h"
+
+enum conn_state {
+	CONN_IDLE,
+	CONN_REQ_SENT,
+	CONN_REQ_RCVD,
+	CONN_REP_SENT,
+	CONN_ESTABLISHED,
+	CONN_DREQ_SENT,
+	CONN_DISCONNECTED,
+};
+
+/* The simulated wire's CM timing: resend every 100 us, give up after 15. */
+#define CM_TIMEOUT_NS (100 * NM_NS_PER_US)
+#define CM_RETRIES 15
+
+struct sim_conn {
+	struct fid          connreq;   /* FI_CLASS_CONNREQ handle */
+	struct sim_world   *world;
+	enum conn_state     state;
+	struct nic         *nic;       /* our host's NIC (referenced) */
+	uint32_t            local_id, remote_id;
+	uint32_t            remote_host;
+	uint32_t            remote_qpn;
+	struct sim_ep      *ep;
+	struct sim_pep     *pep;       /* passive side, until accepted */
+	uint8_t             last_mad[CM_MAD_SIZE]; /* resent on timeout */
+	uint32_t            retries;
+	nm_event_id         timer;
+	struct sockaddr_in  peer_addr;
+	bool                shutdown_reported;
+	struct sim_conn    *next;
+};
+
+static struct fi_ops connreq_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fabsim_no_close,
+	.bind = fabsim_no_bind,
+	.control = fabsim_no_control,
+	.ops_open = fabsim_no_ops_open,
+	.tostr = fabsim_no_tostr,
+	.ops_set = fabsim_no_ops_set,
+};
+
+const char *sim_cm_reason_str(int reason)
+{
+	switch (reason) {
+	case CM_REJ_TIMEOUT: return "connection manager timeout";
+	case CM_REJ_INVALID_SERVICE_ID:
+		return "no listener on that port (REJ: invalid service ID)";
+	case CM_REJ_STALE_CONN: return "stale connection";
+	case CM_REJ_CONSUMER: return "rejected by the peer (REJ: consumer)";
+	default: return "connection error";
+	}
+}
+
+/* ---- Addresses ------------------------------------------------------------------- */
+
+static bool simulated_ip(struct in_addr ip)
+{
+	return (ntohl(ip.s_addr) >> 24) == 10;
+}
+
+static struct sim_pep *listener_on(struct sim_world *world, uint16_t port)
+{
+	for (struct sim_pep *p = world->listeners; p; p = p->next)
+		if (p->port == port)
+			return p;
+	return NULL;
+}
+
+uint32_t sim_host_of_addr(struct sim_world *world,
+			  const struct sockaddr_in *addr)
+{
+	struct sim_pep *pep;
+
+	if (simulated_ip(addr->sin_addr))
+		return nic_world_host_of_ipv4(world->nic, addr->sin_addr);
+	pep = listener_on(world, ntohs(addr->sin_port));
+	return pep && pep->nic ? nic_host(pep->nic) : NIC_HOST_ANY;
+}
+
+/* ---- Connections ------------------------------------------------------------------- */
+
+static struct sim_conn *conn_new(struct sim_world *world, struct nic *nic)
+{
+	struct sim_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->connreq.fclass = FI_CLASS_CONNREQ;
+	c->connreq.ops = &connreq_ops;
+	c->world = world;
+	c->nic = nic;
+	c->local_id = ++world->next_comm_id;
+	c->timer = NM_EVENT_NONE;
+	c->next = world->conns;
+	world->conns = c;
+	return c;
+}
+
+static struct sim_conn *conn_find(struct sim_world *world, struct nic *nic,
+				  uint32_t local_id)
+{
+	for (struct sim_conn *c = world->conns; c; c = c->next)
+		if (c->nic == nic && c->local_id == local_id)
+			return c;
+	return NULL;
+}
+
+static void conn_timer_stop(struct sim_conn *c)
+{
+	if (c->timer != NM_EVENT_NONE) {
+		nic_world_cancel(c->world->nic, c->timer);
+		c->timer = NM_EVENT_NONE;
+	}
+}
+
+static void conn_free(struct sim_conn *c)
+{
+	struct sim_conn **p = &c->world->conns;
+
+	conn_timer_stop(c);
+	while (*p != c)
+		p = &(*p)->next;
+	*p = c->next;
+	if (c->ep)
+		c->ep->conn = NULL;
+	free(c);
+}
+
+/* ---- Sending ------------------------------------------------------------------------ */
+
+static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg);
+
+static void send_msg(struct sim_conn *c, struct cm_msg *m, bool reliable)
+{
+	m->local_comm_id = c->local_id;
+	m->remote_comm_id = c->remote_id;
+	m->tid = ((uint64_t)nic_host(c->nic) << 32) | c->local_id;
+	if (cm_encode(m, c->last_mad))
+		return;
+	nic_send_mad(c->nic, c->remote_host, c->last_mad, CM_MAD_SIZE);
+	if (reliable) {
+		conn_timer_stop(c);
+		c->retries = 0;
+		nic_world_schedule(c->world->nic, nic_host(c->nic),
+				   CM_TIMEOUT_NS, on_timeout, c, &c->timer);
+	}
+}
+
+/* A reply that need not be remembered (REJ, DREP, duplicates). */
+static void send_reply(struct nic *nic, uint32_t host, uint16_t attr,
+		       uint32_t local_id, uint32_t remote_id, uint16_t reason,
+		       const void *data, size_t len)
+{
+	struct cm_msg m = {
+		.attr = attr,
+		.local_comm_id = local_id,
+		.remote_comm_id = remote_id,
+		.reason = reason,
+		.tid = ((uint64_t)nic_host(nic) << 32) | local_id,
+		.data_len = len,
+	};
+	uint8_t mad[CM_MAD_SIZE];
+
+	if (len)
+		memcpy(m.data, data, len);
+	if (!cm_encode(&m, mad))
+		nic_send_mad(nic, host, mad, CM_MAD_SIZE);
+}
+
+/* ---- Events ------------------------------------------------------------------------- */
+
+static void push_cm_event(struct sim_eq *eq, uint32_t event, fid_t fid,
+			  struct fi_info *info, const void *data)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + SIM_CM_DATA_SIZE];
+	struct fi_eq_cm_entry *e = (struct fi_eq_cm_entry *)buf;
+
+	e->fid = fid;
+	e->info = NULL;
+	memcpy(e->data, data, SIM_CM_DATA_SIZE);
+	if (sim_eq_push(eq, event, buf, sizeof(buf), info))
+		fi_freeinfo(info);
+}
+
+static void report_shutdown(struct sim_conn *c)
+{
+	struct fi_eq_entry e = { 0 };
+
+	if (c->shutdown_reported || !c->ep || !c->ep->eq)
+		return;
+	c->shutdown_reported = true;
+	e.fid = &c->ep->ep_fid.fid;
+	e.context = c->ep->ep_fid.fid.context;
+	sim_eq_push(c->ep->eq, FI_SHUTDOWN, &e, sizeof(e), NULL);
+}
+
+static void report_error(struct sim_conn *c, int err, int reason,
+			 const void *data, size_t len)
+{
+	if (c->ep && c->ep->eq)
+		sim_eq_push_error(c->ep->eq, &c->ep->ep_fid.fid,
+				  c->ep->ep_fid.fid.context, err, reason, data,
+				  len);
+}
+
+static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct sim_conn *c = ctx;
+
+	c->timer = NM_EVENT_NONE;
+	if (++c->retries > CM_RETRIES) {
+		switch (c->state) {
+		case CONN_REQ_SENT:
+		case CONN_REP_SENT:
+			report_error(c, FI_ETIMEDOUT, CM_REJ_TIMEOUT, NULL, 0);
+			c->state = CONN_IDLE;
+			conn_free(c);
+			break;
+		case CONN_DREQ_SENT:
+			/* The peer is gone: disconnected all the same. */
+			c->state = CONN_DISCONNECTED;
+			report_shutdown(c);
+			break;
+		default:
+			break;
+		}
+		return;
+	}
+	nic_send_mad(c->nic, c->remote_host, c->last_mad, CM_MAD_SIZE);
+	nic_world_schedule(c->world->nic, nic_host(c->nic), CM_TIMEOUT_NS,
+			   on_timeout, c, &c->timer);
+}
+
+/* ---- Receiving ------------------------------------------------------------------------ */
+
+static struct sim_conn *find_by_remote(struct sim_world *world,
+				       struct nic *nic, uint32_t host,
+				       uint32_t remote_id)
+{
+	for (struct sim_conn *c = world->conns; c; c = c->next)
+		if (c->nic == nic && c->remote_host == host &&
+		    c->remote_id == remote_id)
+			return c;
+	return NULL;
+}
+
+static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
+		    const struct cm_msg *m)
+{
+	uint16_t port = cm_service_port(m->service_id);
+	struct sim_pep *pep = listener_on(world, port);
+	struct sim_conn *c = find_by_remote(world, nic, host, m->local_comm_id);
+	struct fi_info *info;
+
+	if (c) {
+		/* A resent REQ: answer again if we already did. */
+		if (c->state == CONN_REP_SENT)
+			nic_send_mad(nic, host, c->last_mad, CM_MAD_SIZE);
+		return;
+	}
+	if (!pep || !pep->listening || pep->nic != nic || !pep->eq) {
+		send_reply(nic, host, CM_ATTR_REJ, 0, m->local_comm_id,
+			   CM_REJ_INVALID_SERVICE_ID, NULL, 0);
+		return;
+	}
+	c = conn_new(world, nic);
+	info = fi_dupinfo(pep->info);
+	if (!c || !info) {
+		free(c);
+		fi_freeinfo(info);
+		return;
+	}
+	c->state = CONN_REQ_RCVD;
+	c->remote_id = m->local_comm_id;
+	c->remote_host = host;
+	c->remote_qpn = m->qpn;
+	c->pep = pep;
+	sim_addr_of_peer(world, (struct nic_peer){ host, m->src_port },
+			 &c->peer_addr);
+	free(info->dest_addr);
+	info->dest_addr = malloc(sizeof(c->peer_addr));
+	if (info->dest_addr) {
+		memcpy(info->dest_addr, &c->peer_addr, sizeof(c->peer_addr));
+		info->dest_addrlen = sizeof(c->peer_addr);
+	}
+	info->handle = &c->connreq;
+	push_cm_event(pep->eq, FI_CONNREQ, &pep->pep_fid.fid, info, m->data);
+}
+
+static void got_rep(struct sim_conn *c, const struct cm_msg *m)
+{
+	struct cm_msg rtu = { .attr = CM_ATTR_RTU };
+
+	if (c->state == CONN_ESTABLISHED) {
+		/* Our RTU was lost: say it again. */
+		send_reply(c->nic, c->remote_host, CM_ATTR_RTU, c->local_id,
+			   c->remote_id, 0, NULL, 0);
+		return;
+	}
+	if (c->state != CONN_REQ_SENT)
+		return;
+	conn_timer_stop(c);
+	c->remote_id = m->local_comm_id;
+	c->remote_qpn = m->qpn;
+	nic_qp_connect(c->ep->qp, (struct nic_peer){ c->remote_host, m->qpn });
+	sim_addr_of_peer(c->world, (struct nic_peer){ c->remote_host, m->qpn },
+			 &c->peer_addr);
+	c->state = CONN_ESTABLISHED;
+	send_msg(c, &rtu, false);
+	push_cm_event(c->ep->eq, FI_CONNECTED, &c->ep->ep_fid.fid, NULL,
+		      m->data);
+}
+
+static void got_rtu(struct sim_conn *c)
+{
+	static const uint8_t none[SIM_CM_DATA_SIZE];
+
+	if (c->state != CONN_REP_SENT)
+		return;
+	conn_timer_stop(c);
+	c->state = CONN_ESTABLISHED;
+	push_cm_event(c->ep->eq, FI_CONNECTED, &c->ep->ep_fid.fid, NULL, none);
+}
+
+static void got_rej(struct sim_conn *c, const struct cm_msg *m)
+{
+	if (c->state != CONN_REQ_SENT && c->state != CONN_REP_SENT)
+		return;
+	report_error(c, FI_ECONNREFUSED, m->reason, m->data, SIM_CM_DATA_SIZE);
+	conn_free(c);
+}
+
+static void got_dreq(struct sim_world *world, struct nic *nic, uint32_t host,
+		     const struct cm_msg *m)
+{
+	struct sim_conn *c = conn_find(world, nic, m->remote_comm_id);
+
+	/* Answer even for a connection we no longer know: the peer waits. */
+	send_reply(nic, host, CM_ATTR_DREP, m->remote_comm_id,
+		   m->local_comm_id, 0, NULL, 0);
+	if (!c || c->remote_host != host)
+		return;
+	if (c->ep)
+		nic_qp_set_error(c->ep->qp);
+	conn_timer_stop(c);
+	c->state = CONN_DISCONNECTED;
+	report_shutdown(c);
+}
+
+static void got_drep(struct sim_conn *c)
+{
+	if (c->state != CONN_DREQ_SENT)
+		return;
+	conn_timer_stop(c);
+	c->state = CONN_DISCONNECTED;
+	report_shutdown(c);
+}
+
+static void on_mad(void *ctx, struct nic *nic, uint32_t host, const void *mad,
+		   size_t len)
+{
+	struct sim_world *world = ctx;
+	struct sim_conn *c;
+	struct cm_msg m;
+
+	if (cm_decode(mad, len, &m))
+		return;
+	if (m.attr == CM_ATTR_REQ) {
+		got_req(world, nic, host, &m);
+		return;
+	}
+	if (m.attr == CM_ATTR_DREQ) {
+		got_dreq(world, nic, host, &m);
+		return;
+	}
+	c = conn_find(world, nic, m.remote_comm_id);
+	if (!c || c->remote_host != host)
+		return;
+	switch (m.attr) {
+	case CM_ATTR_REP: got_rep(c, &m); break;
+	case CM_ATTR_RTU: got_rtu(c); break;
+	case CM_ATTR_REJ: got_rej(c, &m); break;
+	case CM_ATTR_DREP: got_drep(c); break;
+	default: break;
+	}
+}
+
+static void watch(struct sim_world *world, struct nic *nic)
+{
+	nic_set_mad_handler(nic, on_mad, world);
+}
+
+/* ---- The calls -------------------------------------------------------------------------- */
+
+int sim_cm_listen(struct sim_pep *pep)
+{
+	struct sim_world *world = pep->fabric->world;
+	const struct sockaddr_in *src = pep->info->src_addr;
+	uint32_t host = NIC_HOST_ANY;
+	nm_error err;
+	int ret;
+
+	if (src && simulated_ip(src->sin_addr))
+		host = nic_world_host_of_ipv4(world->nic, src->sin_addr);
+	if (!pep->port) {
+		/* An ephemeral port, as bind(0) would pick. */
+		for (uint32_t p = 0xc000; p <= 0xffff && !pep->port; p++)
+			if (!listener_on(world, (uint16_t)p))
+				pep->port = (uint16_t)p;
+	} else if (listener_on(world, pep->port)) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL,
+			"fi_listen: port %u already has a listener\n",
+			pep->port);
+		return -FI_EADDRINUSE;
+	}
+	ret = nic_open(world->nic, host, &pep->nic, &err);
+	if (ret) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_listen: %s\n", err.msg);
+		return sim_errno(ret);
+	}
+	watch(world, pep->nic);
+	pep->next = world->listeners;
+	world->listeners = pep;
+	pep->listening = true;
+	return 0;
+}
+
+void sim_cm_unlisten(struct sim_pep *pep)
+{
+	struct sim_world *world = pep->fabric->world;
+	struct sim_pep **p = &world->listeners;
+
+	if (!pep->listening)
+		return;
+	while (*p != pep)
+		p = &(*p)->next;
+	*p = pep->next;
+	/* Requests nobody accepted die with their listener. */
+	for (struct sim_conn *c = world->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->pep == pep && c->state == CONN_REQ_RCVD)
+			conn_free(c);
+		else if (c->pep == pep)
+			c->pep = NULL;
+	}
+	pep->listening = false;
+	nic_close(pep->nic);
+	pep->nic = NULL;
+}
+
+int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,
+		   const void *param, size_t len)
+{
+	struct sim_world *world = ep->domain->world;
+	struct cm_msg req = { .attr = CM_ATTR_REQ };
+	uint32_t host;
+	struct sim_conn *c;
+
+	if (ep->conn)
+		return ep->conn->state == CONN_ESTABLISHED ? -FI_EISCONN
+							   : -FI_EALREADY;
+	host = sim_host_of_addr(world, dest);
+	c = conn_new(world, ep->domain->nic);
+	if (!c)
+		return -FI_ENOMEM;
+	c->ep = ep;
+	ep->conn = c;
+	watch(world, ep->domain->nic);
+	if (host == NIC_HOST_ANY) {
+		/* No such host, nobody listening: refused, as a TCP RST. */
+		report_error(c, FI_ECONNREFUSED, CM_REJ_INVALID_SERVICE_ID,
+			     NULL, 0);
+		conn_free(c);
+		return 0;
+	}
+	c->state = CONN_REQ_SENT;
+	c->remote_host = host;
+	req.service_id = cm_service_id(ntohs(dest->sin_port));
+	req.qpn = nic_qp_num(ep->qp);
+	req.src_ip = nic_ipv4(ep->domain->nic);
+	req.dst_ip = nic_ipv4_of_host(world->nic, host);
+	req.src_port = (uint16_t)nic_qp_num(ep->qp);
+	req.data_len = len;
+	memcpy(req.data, param, len);
+	send_msg(c, &req, true);
+	return 0;
+}
+
+int sim_cm_attach(struct sim_ep *ep, fid_t handle)
+{
+	struct sim_conn *c = container_of(handle, struct sim_conn, connreq);
+
+	if (handle->fclass != FI_CLASS_CONNREQ || c->ep)
+		return -FI_EINVAL;
+	c->ep = ep;
+	ep->conn = c;
+	return 0;
+}
+
+uint32_t sim_cm_handle_host(fid_t handle)
+{
+	if (handle->fclass == FI_CLASS_CONNREQ)
+		return nic_host(container_of(handle, struct sim_conn, connreq)->nic);
+	if (handle->fclass == FI_CLASS_PEP) {
+		struct sim_pep *pep = container_of(handle, struct sim_pep,
+						   pep_fid.fid);
+
+		return pep->nic ? nic_host(pep->nic) : NIC_HOST_ANY;
+	}
+	return NIC_HOST_ANY;
+}
+
+int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len)
+{
+	struct sim_conn *c = ep->conn;
+	struct cm_msg rep = { .attr = CM_ATTR_REP };
+
+	if (!c || c->state != CONN_REQ_RCVD)
+		return -FI_EOPBADSTATE;
+	if (c->nic != ep->domain->nic) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_accept: the endpoint's "
+			"domain is on another host than the request\n");
+		return -FI_EINVAL;
+	}
+	nic_qp_connect(ep->qp, (struct nic_peer){ c->remote_host, c->remote_qpn });
+	c->pep = NULL;
+	c->state = CONN_REP_SENT;
+	rep.qpn = nic_qp_num(ep->qp);
+	rep.data_len = len;
+	memcpy(rep.data, param, len);
+	send_msg(c, &rep, true);
+	return 0;
+}
+
+int sim_cm_reject(struct sim_pep *pep, fid_t handle, const void *param,
+		  size_t len)
+{
+	struct sim_conn *c = container_of(handle, struct sim_conn, connreq);
+
+	if (handle->fclass != FI_CLASS_CONNREQ || c->state != CONN_REQ_RCVD ||
+	    c->ep)
+		return -FI_EINVAL;
+	send_reply(c->nic, c->remote_host, CM_ATTR_REJ, c->local_id,
+		   c->remote_id, CM_REJ_CONSUMER, param, len);
+	conn_free(c);
+	return 0;
+}
+
+int sim_cm_shutdown(struct sim_ep *ep)
+{
+	struct sim_conn *c = ep->conn;
+	struct cm_msg dreq = { .attr = CM_ATTR_DREQ };
+
+	if (!c || c->state != CONN_ESTABLISHED)
+		return -FI_ENOTCONN;
+	nic_qp_set_error(ep->qp);
+	c->state = CONN_DREQ_SENT;
+	dreq.qpn = c->remote_qpn;
+	send_msg(c, &dreq, true);
+	return 0;
+}
+
+void sim_cm_qp_fatal(struct sim_ep *ep)
+{
+	struct sim_conn *c = ep->conn;
+
+	if (!c || c->state != CONN_ESTABLISHED)
+		return;
+	c->state = CONN_DISCONNECTED;
+	report_shutdown(c);
+}
+
+void sim_cm_release(struct sim_ep *ep)
+{
+	struct sim_conn *c = ep->conn;
+
+	if (!c)
+		return;
+	if (c->state == CONN_ESTABLISHED) {
+		/* Closing a connected endpoint disconnects it. */
+		send_reply(c->nic, c->remote_host, CM_ATTR_DREQ, c->local_id,
+			   c->remote_id, 0, NULL, 0);
+	}
+	c->ep = NULL;
+	conn_free(c);
+}
+
+int sim_cm_peer_addr(struct sim_ep *ep, struct sockaddr_in *out)
+{
+	if (!ep->conn || ep->conn->state != CONN_ESTABLISHED)
+		return -FI_ENOTCONN;
+	*out = ep->conn->peer_addr;
+	return 0;
+}

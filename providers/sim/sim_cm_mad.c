@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <string.h>
+
+#include "sim_cm_mad.h"
+
+enum {
+	MAD_HDR = 24,
+	REQ_PRIVATE = 140, /* offsets within the CM message */
+	REP_PRIVATE = 36,
+	REJ_PRIVATE = 84,
+	RTU_PRIVATE = 8,
+	DREQ_PRIVATE = 12,
+	DREP_PRIVATE = 8,
+	CMA_HDR = 36,      /* rdma_cm's header at the start of REQ data */
+};
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = (uint8_t)v; }
+static void put24(uint8_t *p, uint32_t v) { p[0] = v >> 16; p[1] = v >> 8; p[2] = (uint8_t)v; }
+static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, (uint16_t)v); }
+static void put64(uint8_t *p, uint64_t v) { put32(p, v >> 32); put32(p + 4, (uint32_t)v); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint32_t get24(const uint8_t *p) { return (uint32_t)p[0] << 16 | p[1] << 8 | p[2]; }
+static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
+static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) << 32 | get32(p + 4); }
+
+static size_t private_offset(uint16_t attr)
+{
+	switch (attr) {
+	case CM_ATTR_REQ: return REQ_PRIVATE + CMA_HDR;
+	case CM_ATTR_REP: return REP_PRIVATE;
+	case CM_ATTR_REJ: return REJ_PRIVATE;
+	case CM_ATTR_RTU: return RTU_PRIVATE;
+	case CM_ATTR_DREQ: return DREQ_PRIVATE;
+	case CM_ATTR_DREP: return DREP_PRIVATE;
+	default: return 0;
+	}
+}
+
+size_t cm_max_data(uint16_t attr)
+{
+	size_t off = private_offset(attr);
+
+	return off ? CM_MAD_SIZE - MAD_HDR - off : 0;
+}
+
+/* An IPv4 address as an IPv4-mapped IPv6 address (a RoCEv2 GID). */
+static void put_mapped(uint8_t *p, struct in_addr ip)
+{
+	memset(p, 0, 10);
+	p[10] = p[11] = 0xff;
+	memcpy(p + 12, &ip.s_addr, 4);
+}
+
+int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
+{
+	uint8_t *cm = mad + MAD_HDR;
+	size_t off = private_offset(m->attr);
+
+	if (!off || m->data_len > cm_max_data(m->attr))
+		return -1;
+	memset(mad, 0, CM_MAD_SIZE);
+	mad[0] = 1;    /* base version */
+	mad[1] = 0x07; /* management class: CM */
+	mad[2] = 2;    /* class version */
+	mad[3] = 0x03; /* method: Send */
+	put64(mad + 8, m->tid);
+	put16(mad + 16, m->attr);
+	put32(cm + 0, m->local_comm_id);
+	switch (m->attr) {
+	case CM_ATTR_REQ:
+		put64(cm + 8, m->service_id);
+		put32(cm + 28, 0); /* Q_Key: RC does not use it */
+		put24(cm + 32, m->qpn);
+		cm[35] = 1;                     /* responder resources */
+		cm[39] = 1;                     /* initiator depth */
+		cm[43] = 0x10 << 3 | 0 << 1;    /* remote CM timeout; RC */
+		put24(cm + 44, m->start_psn);
+		cm[47] = 0x10 << 3 | 7;         /* local CM timeout; retries */
+		put16(cm + 48, 0xffff);         /* partition key */
+		cm[50] = 5 << 4 | 7;            /* path MTU 4096; RNR retry */
+		cm[51] = 15 << 4;               /* max CM retries */
+		put_mapped(cm + 56, m->src_ip); /* primary path GIDs */
+		put_mapped(cm + 72, m->dst_ip);
+		cm[93] = 64;                    /* hop limit */
+		/* rdma_cm's header: version 0, IPv4, port, source, dest. */
+		cm[REQ_PRIVATE + 1] = 4 << 4;
+		put16(cm + REQ_PRIVATE + 2, m->src_port);
+		memcpy(cm + REQ_PRIVATE + 4 + 12, &m->src_ip.s_addr, 4);
+		memcpy(cm + REQ_PRIVATE + 20 + 12, &m->dst_ip.s_addr, 4);
+		break;
+	case CM_ATTR_REP:
+		put32(cm + 4, m->remote_comm_id);
+		put24(cm + 12, m->qpn);
+		put24(cm + 20, m->start_psn);
+		cm[24] = 1;
+		cm[25] = 1;
+		cm[27] = 7 << 5;
+		break;
+	case CM_ATTR_REJ:
+		put32(cm + 4, m->remote_comm_id);
+		put16(cm + 10, m->reason);
+		break;
+	case CM_ATTR_DREQ:
+		put32(cm + 4, m->remote_comm_id);
+		put24(cm + 8, m->qpn);
+		break;
+	default: /* RTU, DREP */
+		put32(cm + 4, m->remote_comm_id);
+		break;
+	}
+	memcpy(cm + off, m->data, m->data_len);
+	return 0;
+}
+
+int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *m)
+{
+	const uint8_t *cm = mad + MAD_HDR;
+	size_t off;
+
+	if (len < CM_MAD_SIZE || mad[0] != 1 || mad[1] != 0x07)
+		return -1;
+	memset(m, 0, sizeof(*m));
+	m->attr = get16(mad + 16);
+	m->tid = get64(mad + 8);
+	off = private_offset(m->attr);
+	if (!off)
+		return -1;
+	m->local_comm_id = get32(cm + 0);
+	m->remote_comm_id = get32(cm + 4);
+	switch (m->attr) {
+	case CM_ATTR_REQ:
+		m->remote_comm_id = 0;
+		m->service_id = get64(cm + 8);
+		m->qpn = get24(cm + 32);
+		m->start_psn = get24(cm + 44);
+		m->src_port = get16(cm + REQ_PRIVATE + 2);
+		memcpy(&m->src_ip.s_addr, cm + REQ_PRIVATE + 4 + 12, 4);
+		memcpy(&m->dst_ip.s_addr, cm + REQ_PRIVATE + 20 + 12, 4);
+		break;
+	case CM_ATTR_REP:
+		m->qpn = get24(cm + 12);
+		m->start_psn = get24(cm + 20);
+		break;
+	case CM_ATTR_REJ:
+		m->reason = get16(cm + 10);
+		break;
+	case CM_ATTR_DREQ:
+		m->qpn = get24(cm + 8);
+		break;
+	default:
+		break;
+	}
+	m->data_len = cm_max_data(m->attr);
+	memcpy(m->data, cm + off, m->data_len);
+	return 0;
+}

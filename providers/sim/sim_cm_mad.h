@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Communication Management MADs (IBA vol 1, 12.6) as the simulated NIC puts
+ * them on the wire: a 24-byte MAD header and the CM message, big endian, at
+ * the offsets the specification gives, so that Wireshark decodes them. The
+ * private data of a REQ starts with rdma_cm's IP header (its "cma header":
+ * version, IP version, port, source and destination IP), as on RoCE. */
+#ifndef FABSIM_SIM_CM_MAD_H
+#define FABSIM_SIM_CM_MAD_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CM_MAD_SIZE 256
+
+enum cm_attr {
+	CM_ATTR_REQ = 0x0010,
+	CM_ATTR_REJ = 0x0012,
+	CM_ATTR_REP = 0x0013,
+	CM_ATTR_RTU = 0x0014,
+	CM_ATTR_DREQ = 0x0015,
+	CM_ATTR_DREP = 0x0016,
+};
+
+/* REJ reasons (IBA table 112) we use. */
+enum cm_rej_reason {
+	CM_REJ_TIMEOUT = 1,
+	CM_REJ_INVALID_SERVICE_ID = 8,
+	CM_REJ_STALE_CONN = 10,
+	CM_REJ_CONSUMER = 28,
+};
+
+/* What any CM message we send or receive carries, decoded. */
+struct cm_msg {
+	uint16_t attr;
+	uint64_t tid;
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint64_t service_id;      /* REQ */
+	uint32_t qpn;             /* REQ, REP: the sender's; DREQ: receiver's */
+	uint32_t start_psn;       /* REQ, REP */
+	uint16_t reason;          /* REJ */
+	struct in_addr src_ip;    /* REQ: rdma_cm header */
+	struct in_addr dst_ip;
+	uint16_t src_port;        /* REQ: the connecting endpoint's port */
+	uint8_t  data[224];       /* the application's private data */
+	size_t   data_len;
+};
+
+/* Largest private data of each message, after rdma_cm's header in REQ. */
+size_t cm_max_data(uint16_t attr);
+
+/* Builds the 256-byte MAD; 0, or -1 when the data does not fit. */
+int cm_encode(const struct cm_msg *msg, uint8_t mad[CM_MAD_SIZE]);
+/* Parses one; 0, or -1 when it is not a CM MAD we understand. */
+int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *msg);
+
+/* RDMA_PS_TCP service IDs: 0x0000000001060000 | port. */
+static inline uint64_t cm_service_id(uint16_t port)
+{
+	return 0x0000000001060000ull | port;
+}
+
+static inline uint16_t cm_service_port(uint64_t sid)
+{
+	return (sid >> 16) == 0x0106 ? (uint16_t)sid : 0;
+}
+
+#endif

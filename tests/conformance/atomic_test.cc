@@ -466,7 +466,10 @@ TEST_F(AtomicOpsTest, InjectAtomicHasNoCompletion)
 	Op()[0] = Op()[1] = 1000;  // ours again at return
 	uint64_t* t = T();
 	EXPECT_TRUE(w.WaitUntil([&] { return t[0] == 6 && t[1] == 7; },
-				"the injected atomic to land"));
+				"the injected atomic to land"))
+		<< "target holds " << t[0] << ", " << t[1]
+		<< " (1005, 1006 would mean the operand was read after the "
+		   "call returned)";
 	w.Settle();
 	EXPECT_TRUE(a.tx.log.empty()) << "fi_inject_atomic reported";
 }

@@ -15,6 +15,7 @@
  *   sim_ep_msg.c, sim_ep_tagged.c, sim_ep_rma.c, sim_ep_atomic.c
  *                 the data-transfer ops tables
  *   sim_progress.c where virtual time moves: polls and blocking waits
+ *   sim_threads.c the program's threads, as the scheduler sees them
  *   sim_ext.c     the fabsim_ops_v1 extension (fi_open_ops)
  *
  * Locking: every object belongs to one world; each entry point takes the
@@ -26,6 +27,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -90,11 +92,35 @@ struct sim_pep;
 struct sim_conn;
 
 /* One simulated fabric shared by everything this process opens on it. */
+/* What a thread of the program is doing, as far as the fabric can tell. */
+enum sim_thread_state {
+	SIM_THREAD_RUNNING, /* in the program: may post work at any moment */
+	SIM_THREAD_WAITING, /* blocked in a wait of the fabric */
+	SIM_THREAD_POLLING, /* its last poll found nothing */
+	SIM_THREAD_ABSENT,  /* away from the fabric too long: out of time */
+};
+
+struct sim_thread {
+	pthread_t              id;
+	enum sim_thread_state  state;
+	uint64_t               calls;      /* entries into the fabric */
+	uint64_t               calls_seen; /* ... when last looked at */
+	struct timespec        seen_at;    /* ... and when (real time) */
+	/* While waiting: what for, and until when. */
+	bool                 (*ready)(void *ctx);
+	void                  *ctx;
+	nm_time_ns             deadline;
+	struct sim_thread     *next;
+};
+
 struct sim_world {
 	char              name[64];
 	int               refs;
 	struct nic_world *nic;
-	pthread_cond_t    activity; /* signalled when work is posted */
+	pthread_cond_t    activity; /* a thread may now move time, or be done */
+	uint64_t          signals;  /* bumped when work or completions appear */
+	struct sim_thread *threads; /* sim_threads.c */
+	uint64_t          generation;
 	uint64_t          seed;
 	/* Connection management (sim_cm.c) */
 	struct sim_pep   *listeners;
@@ -107,8 +133,18 @@ struct sim_world {
 int sim_world_get(const char *name, struct sim_world **out);
 void sim_world_put(struct sim_world *world);
 
+/* Takes the world lock; the calling thread counts as running the program
+ * (sim_threads.c) until it waits. */
 void sim_lock(struct sim_world *world);
 void sim_unlock(struct sim_world *world);
+
+void sim_threads_init(struct sim_world *world);
+void sim_threads_fini(struct sim_world *world);
+struct sim_thread *sim_thread_self(struct sim_world *world);
+void sim_thread_enter(struct sim_world *world);
+/* True when the process has threads that never called into the world:
+ * they may still be about to. */
+bool sim_threads_unseen(const struct sim_world *world);
 
 /* ---- Objects --------------------------------------------------------------------- */
 
@@ -365,14 +401,19 @@ struct nic_mr *sim_mr_of_desc(struct sim_domain *domain, void *desc);
 struct sim_op *sim_op_get(struct sim_ep *ep, bool tx);
 void sim_op_put(struct sim_op *op, bool tx);
 
-/* Virtual time: progress for polls, and blocking waits. */
+/* Virtual time (sim_progress.c); all called with the lock held. */
+/* A poll found nothing: run the next instant if no thread is running. */
 void sim_progress_poll(struct sim_world *world);
-/* Runs the world until ready(ctx) or `timeout_ms` of virtual time
- * (negative: no limit). Returns 0, or -FI_EAGAIN on timeout. Called with the
- * lock held. */
+/* Blocks the caller until ready(ctx) or `timeout_ms` of virtual time
+ * (negative: no limit). Returns 0, or -FI_EAGAIN on timeout. */
 int sim_progress_wait(struct sim_world *world, bool (*ready)(void *ctx),
 		      void *ctx, int timeout_ms);
-/* Work was posted: wake threads blocked in a wait. */
+/* Blocks the caller for `ns` of virtual time (a cost it pays). */
+void sim_progress_sleep(struct sim_world *world, nm_time_ns ns);
+/* fi_trywait: runs until ready(ctx) (true) or nothing is left (false). */
+bool sim_progress_settle(struct sim_world *world, bool (*ready)(void *ctx),
+			 void *ctx);
+/* Work was posted or a completion written: wake threads that wait. */
 void sim_progress_posted(struct sim_world *world);
 
 /* Converts a negative errno from the NIC or netmodel to -FI_E*. */

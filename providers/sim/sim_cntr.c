@@ -16,6 +16,7 @@ static void notify(struct sim_cntr *cntr)
 	if (cntr->wait_fd >= 0 && write(cntr->wait_fd, &one, sizeof(one)) < 0) {
 		/* saturated: already readable */
 	}
+	sim_progress_posted(cntr->domain->world);
 }
 
 void sim_cntr_inc(struct sim_cntr *cntr)
@@ -65,7 +66,6 @@ static uint64_t cntr_readerr(struct fid_cntr *fid)
 		sim_lock(cntr->domain->world);                                \
 		cntr->field = expr;                                           \
 		notify(cntr);                                                 \
-		sim_progress_posted(cntr->domain->world);                     \
 		sim_unlock(cntr->domain->world);                              \
 		return 0;                                                     \
 	}

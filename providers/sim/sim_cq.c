@@ -54,6 +54,7 @@ static void wait_signal(struct sim_cq *cq)
 	if (cq->wait_fd >= 0 && write(cq->wait_fd, &one, sizeof(one)) < 0) {
 		/* The counter saturates only after 2^64-2 writes. */
 	}
+	sim_progress_posted(cq->domain->world);
 }
 
 static void wait_drain(struct sim_cq *cq)
@@ -281,7 +282,6 @@ static int cq_signal(struct fid_cq *fid)
 
 	sim_lock(cq->domain->world);
 	wait_signal(cq);
-	sim_progress_posted(cq->domain->world);
 	sim_unlock(cq->domain->world);
 	return 0;
 }

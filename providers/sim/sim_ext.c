@@ -89,7 +89,7 @@ static int ext_advance(struct fid *fid, uint64_t ns)
 	struct sim_domain *dom = domain_of(fid);
 
 	sim_lock(dom->world);
-	nic_world_advance(dom->world->nic, ns);
+	sim_progress_sleep(dom->world, ns);
 	sim_unlock(dom->world);
 	return 0;
 }

@@ -80,15 +80,14 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 {
 	struct sim_fabric *fab = container_of(fabric, struct sim_fabric, fabric_fid);
 	struct trywait_set set = { fids, count };
-	nm_run_result r;
+	bool ready;
 
 	if (count < 0 || (count && !fids))
 		return -FI_EINVAL;
 	sim_lock(fab->world);
-	r = nic_world_run_until(fab->world->nic, any_ready, &set,
-				NM_TIME_NEVER);
+	ready = sim_progress_settle(fab->world, any_ready, &set);
 	sim_unlock(fab->world);
-	return r == NM_RUN_SATISFIED ? -FI_EAGAIN : 0;
+	return ready ? -FI_EAGAIN : 0;
 }
 
 int sim_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

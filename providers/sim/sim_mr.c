@@ -147,7 +147,7 @@ static int register_region(struct sim_domain *dom, const struct iovec *iov,
 	if (!ret) {
 		dom->refs++;
 		/* Registration blocks the caller for its cost. */
-		nic_world_advance(dom->world->nic, cost);
+		sim_progress_sleep(dom->world, cost);
 	}
 	sim_unlock(dom->world);
 	if (ret) {

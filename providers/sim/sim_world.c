@@ -46,7 +46,16 @@ int sim_world_get(const char *name, struct sim_world **out)
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->refs = 1;
 	w->seed = cfg.seed;
-	pthread_cond_init(&w->activity, NULL);
+	{
+		pthread_condattr_t attr;
+
+		/* Real-time waits must not jump with the wall clock. */
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&w->activity, &attr);
+		pthread_condattr_destroy(&attr);
+	}
+	sim_threads_init(w);
 	w->next = worlds;
 	worlds = w;
 	FI_INFO(&sim_prov, FI_LOG_FABRIC,
@@ -70,6 +79,7 @@ void sim_world_put(struct sim_world *world)
 		*p = world->next;
 		nic_world_destroy(world->nic);
 		pthread_cond_destroy(&world->activity);
+		sim_threads_fini(world);
 		free(world);
 	}
 	pthread_mutex_unlock(&worlds_lock);
@@ -78,6 +88,7 @@ void sim_world_put(struct sim_world *world)
 void sim_lock(struct sim_world *world)
 {
 	nic_world_lock(world->nic);
+	sim_thread_enter(world);
 }
 
 void sim_unlock(struct sim_world *world)

@@ -82,6 +82,9 @@ nm_run_result nic_world_run_until(struct nic_world *world,
 int nic_world_set_link(struct nic_world *world, uint32_t link, bool up);
 int nic_world_set_loss(struct nic_world *world, double rate);
 
+/* When the next event is due; false when none is pending. */
+bool nic_world_next_event(struct nic_world *world, nm_time_ns *when);
+
 /* Lets `ns` of virtual time pass (a blocking cost, e.g. registration). */
 void nic_world_advance(struct nic_world *world, nm_time_ns ns);
 

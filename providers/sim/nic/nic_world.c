@@ -216,3 +216,8 @@ void nic_world_cancel(struct nic_world *world, nm_event_id id)
 {
 	nm_engine_cancel(world->engine, id);
 }
+
+bool nic_world_next_event(struct nic_world *world, nm_time_ns *when)
+{
+	return nm_engine_next_time(world->engine, when);
+}

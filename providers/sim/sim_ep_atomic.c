@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * fi_ops_atomic (fi_atomic(3)). Each call carries one contiguous operand
- * of up to fi_atomicvalid's count elements; 64-bit sums and compare-swaps
- * travel as RoCE atomics, the rest as the fabsim atomic request. */
+ * fi_ops_atomic (fi_atomic(3)). A call carries up to fi_atomicvalid's count
+ * elements, in up to 4 local segments (operand, compare and result each) and
+ * up to 4 target segments; a single 64-bit sum or compare-swap travels as a
+ * RoCE atomic, the rest as fabsim atomic requests, one per target segment. */
+#include <string.h>
+
 #include "sim_xfer.h"
 
 #define ATOMIC_FLAGS                                                      \
@@ -22,17 +25,66 @@ static ssize_t valid_count(struct sim_ep *ep, enum fi_datatype datatype,
 	return ret ? ret : (ssize_t)attr.count;
 }
 
+/* One side of an atomic as the caller gave it: fi_ioc segments. */
+struct ioc_list {
+	const struct fi_ioc *ioc;
+	void               **desc;
+	size_t               count;
+};
+
+/* Elements in the list, or 0 when it is malformed. */
+static size_t ioc_elements(const struct ioc_list *l, bool null_ok)
+{
+	size_t n = 0;
+
+	if (!l->count || l->count > SIM_IOV_LIMIT || !l->ioc)
+		return 0;
+	for (size_t i = 0; i < l->count; i++) {
+		if (!l->ioc[i].addr && l->ioc[i].count && !null_ok)
+			return 0;
+		n += l->ioc[i].count;
+	}
+	return n;
+}
+
+/* The list as byte ranges; gathered into `flat` when it has several
+ * segments (the NIC takes operand and compare values in one piece). */
+static const void *as_bytes(const struct ioc_list *l, size_t size,
+			    struct iovec *iov, uint8_t *flat)
+{
+	uint8_t *p = flat;
+
+	for (size_t i = 0; i < l->count; i++) {
+		iov[i].iov_base = l->ioc[i].addr;
+		iov[i].iov_len = l->ioc[i].count * size;
+		if (l->count > 1 && iov[i].iov_len) {
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+			p += iov[i].iov_len;
+		}
+	}
+	return l->count > 1 ? flat : l->ioc[0].addr;
+}
+
+static ssize_t refuse(ssize_t err, const char *why)
+{
+	FI_WARN(&sim_prov, FI_LOG_EP_DATA, "atomic: %s\n", why);
+	return err;
+}
+
 static ssize_t atomic_common(struct sim_ep *ep, enum atomic_kind kind,
 			     const struct fi_msg_atomic *msg,
-			     const struct fi_ioc *compare, void *compare_desc,
-			     struct fi_ioc *result, void *result_desc,
-			     uint64_t flags)
+			     const struct ioc_list *compare,
+			     const struct ioc_list *result, uint64_t flags)
 {
 	size_t size = nic_atomic_size(msg->datatype);
 	ssize_t max = valid_count(ep, msg->datatype, msg->op, kind);
-	size_t count = msg->iov_count ? msg->msg_iov[0].count : 0;
-	struct iovec iov;
-	struct fi_rma_iov rma;
+	struct ioc_list operand = { msg->msg_iov, msg->desc, msg->iov_count };
+	struct iovec iov[SIM_IOV_LIMIT], cmp_iov[SIM_IOV_LIMIT],
+		res_iov[SIM_IOV_LIMIT];
+	struct fi_rma_iov rma[SIM_RMA_IOV_LIMIT];
+	uint8_t flat[NIC_ATOMIC_MAX_BYTES], flat_cmp[NIC_ATOMIC_MAX_BYTES];
+	bool reading = msg->op == FI_ATOMIC_READ;
+	size_t count, targets = 0;
 	struct sim_xfer x = {
 		.opcode = kind == FETCH ? NIC_WR_FETCH_ATOMIC :
 			  kind == COMPARE ? NIC_WR_COMPARE_ATOMIC :
@@ -43,38 +95,60 @@ static ssize_t atomic_common(struct sim_ep *ep, enum atomic_kind kind,
 		.comp_flags = FI_ATOMIC | (kind == PLAIN ? FI_WRITE : FI_READ),
 		.datatype = msg->datatype,
 		.atomic_op = msg->op,
-		.compare_desc = compare_desc,
-		.result_desc = result_desc,
 	};
 
 	if (flags & ~(ATOMIC_FLAGS | SIM_INJECT_CALL))
 		return -FI_EBADFLAGS;
 	if (max < 0)
 		return max;
-	if (msg->iov_count != 1 || msg->rma_iov_count != 1 || !msg->msg_iov ||
-	    !msg->rma_iov || !count || count > (size_t)max ||
-	    msg->rma_iov[0].count != count ||
-	    (kind != PLAIN && (!result || result->count != count)) ||
-	    (kind == COMPARE && (!compare || compare->count != count)) ||
-	    (!msg->msg_iov[0].addr && msg->op != FI_ATOMIC_READ)) {
-		FI_WARN(&sim_prov, FI_LOG_EP_DATA, "atomic: one operand of 1 "
-			"to %zd elements expected (and matching result and "
-			"compare buffers)\n", max);
-		return -FI_EINVAL;
+	count = ioc_elements(&operand, reading);
+	if (!count)
+		return refuse(-FI_EINVAL, "1 to 4 operand segments expected");
+	if (count > (size_t)max)
+		return refuse(-FI_EMSGSIZE, "more elements than "
+			      "fi_atomicvalid allows");
+	if (!msg->rma_iov_count || msg->rma_iov_count > SIM_RMA_IOV_LIMIT ||
+	    !msg->rma_iov)
+		return refuse(-FI_EINVAL, "1 to 4 target segments expected");
+	for (size_t i = 0; i < msg->rma_iov_count; i++) {
+		rma[i].addr = msg->rma_iov[i].addr;
+		rma[i].len = msg->rma_iov[i].count * size;
+		rma[i].key = msg->rma_iov[i].key;
+		targets += msg->rma_iov[i].count;
 	}
-	iov.iov_base = msg->msg_iov[0].addr;
-	iov.iov_len = count * size;
-	rma.addr = msg->rma_iov[0].addr;
-	rma.len = count * size;
-	rma.key = msg->rma_iov[0].key;
-	x.iov = &iov;
-	x.desc = msg->desc;
-	x.iov_count = iov.iov_base ? 1 : 0;
-	x.rma = &rma;
-	x.rma_count = 1;
+	if (targets != count)
+		return refuse(-FI_EINVAL, "target and operand element counts "
+			      "differ");
+	if (kind != PLAIN && ioc_elements(result, false) != count)
+		return refuse(-FI_EINVAL, "result buffers must hold one "
+			      "element per operand element");
+	if (kind == COMPARE && ioc_elements(compare, false) != count)
+		return refuse(-FI_EINVAL, "compare buffers must hold one "
+			      "element per operand element");
+	x.operand = as_bytes(&operand, size, iov, flat);
+	x.iov = iov;
+	x.desc = operand.desc;
+	x.iov_count = x.operand ? operand.count : 0;
+	if (!x.operand)
+		x.desc = NULL;
+	x.rma = rma;
+	x.rma_count = msg->rma_iov_count;
 	x.count = count;
-	x.compare = compare ? compare->addr : NULL;
-	x.result = result ? result->addr : NULL;
+	if (kind == COMPARE) {
+		x.compare = as_bytes(compare, size, cmp_iov, flat_cmp);
+		x.compare_iov = cmp_iov;
+		x.compare_desc = compare->desc;
+		x.compare_count = compare->count;
+	}
+	if (kind != PLAIN) {
+		for (size_t i = 0; i < result->count; i++) {
+			res_iov[i].iov_base = result->ioc[i].addr;
+			res_iov[i].iov_len = result->ioc[i].count * size;
+		}
+		x.result = res_iov;
+		x.result_desc = result->desc;
+		x.result_count = result->count;
+	}
 	return sim_xfer_post(ep, &x);
 }
 
@@ -102,6 +176,16 @@ static uint64_t default_flags(struct sim_ep *ep)
 	return ep->tx_op_flags & ATOMIC_FLAGS;
 }
 
+/* The v calls name one target address for all their elements. */
+static size_t total_count(const struct fi_ioc *iov, size_t count)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; iov && i < count; i++)
+		n += iov[i].count;
+	return n;
+}
+
 static ssize_t atomic_write(struct fid_ep *fid, const void *buf, size_t count,
 			    void *desc, fi_addr_t dest, uint64_t addr,
 			    uint64_t key, enum fi_datatype datatype,
@@ -113,8 +197,7 @@ static ssize_t atomic_write(struct fid_ep *fid, const void *buf, size_t count,
 				     context);
 	struct sim_ep *ep = sim_ep_of(fid);
 
-	return atomic_common(ep, PLAIN, &m, NULL, NULL, NULL, NULL,
-			     default_flags(ep));
+	return atomic_common(ep, PLAIN, &m, NULL, NULL, default_flags(ep));
 }
 
 static ssize_t atomic_writev(struct fid_ep *fid, const struct fi_ioc *iov,
@@ -123,14 +206,13 @@ static ssize_t atomic_writev(struct fid_ep *fid, const struct fi_ioc *iov,
 			     enum fi_datatype datatype, enum fi_op op,
 			     void *context)
 {
-	struct fi_rma_ioc rma = { addr, iov && count ? iov[0].count : 0, key };
+	struct fi_rma_ioc rma = { addr, total_count(iov, count), key };
 	struct fi_msg_atomic m = one(iov, desc, dest, &rma, datatype, op,
 				     context);
 	struct sim_ep *ep = sim_ep_of(fid);
 
 	m.iov_count = count;
-	return atomic_common(ep, PLAIN, &m, NULL, NULL, NULL, NULL,
-			     default_flags(ep));
+	return atomic_common(ep, PLAIN, &m, NULL, NULL, default_flags(ep));
 }
 
 static ssize_t atomic_writemsg(struct fid_ep *fid,
@@ -138,8 +220,7 @@ static ssize_t atomic_writemsg(struct fid_ep *fid,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	return atomic_common(sim_ep_of(fid), PLAIN, msg, NULL, NULL, NULL, NULL,
-			     flags);
+	return atomic_common(sim_ep_of(fid), PLAIN, msg, NULL, NULL, flags);
 }
 
 static ssize_t atomic_inject(struct fid_ep *fid, const void *buf,
@@ -154,7 +235,7 @@ static ssize_t atomic_inject(struct fid_ep *fid, const void *buf,
 
 	if (count * nic_atomic_size(datatype) > SIM_INJECT_SIZE)
 		return -FI_EMSGSIZE;
-	return atomic_common(sim_ep_of(fid), PLAIN, &m, NULL, NULL, NULL, NULL,
+	return atomic_common(sim_ep_of(fid), PLAIN, &m, NULL, NULL,
 			     FI_INJECT | SIM_INJECT_CALL);
 }
 
@@ -170,10 +251,10 @@ static ssize_t atomic_readwrite(struct fid_ep *fid, const void *buf,
 	struct fi_rma_ioc rma = { addr, count, key };
 	struct fi_msg_atomic m = one(&ioc, &desc, dest, &rma, datatype, op,
 				     context);
+	struct ioc_list results = { &res, &result_desc, 1 };
 	struct sim_ep *ep = sim_ep_of(fid);
 
-	return atomic_common(ep, FETCH, &m, NULL, NULL, &res, result_desc,
-			     default_flags(ep));
+	return atomic_common(ep, FETCH, &m, NULL, &results, default_flags(ep));
 }
 
 static ssize_t atomic_readwritev(struct fid_ep *fid, const struct fi_ioc *iov,
@@ -184,17 +265,14 @@ static ssize_t atomic_readwritev(struct fid_ep *fid, const struct fi_ioc *iov,
 				 enum fi_datatype datatype, enum fi_op op,
 				 void *context)
 {
-	struct fi_rma_ioc rma = { addr, iov && count ? iov[0].count : 0, key };
+	struct fi_rma_ioc rma = { addr, total_count(iov, count), key };
 	struct fi_msg_atomic m = one(iov, desc, dest, &rma, datatype, op,
 				     context);
+	struct ioc_list results = { resultv, result_desc, result_count };
 	struct sim_ep *ep = sim_ep_of(fid);
 
 	m.iov_count = count;
-	if (result_count != 1)
-		return -FI_EINVAL;
-	return atomic_common(ep, FETCH, &m, NULL, NULL, resultv,
-			     result_desc ? result_desc[0] : NULL,
-			     default_flags(ep));
+	return atomic_common(ep, FETCH, &m, NULL, &results, default_flags(ep));
 }
 
 static ssize_t atomic_readwritemsg(struct fid_ep *fid,
@@ -202,10 +280,12 @@ static ssize_t atomic_readwritemsg(struct fid_ep *fid,
 				   struct fi_ioc *resultv, void **result_desc,
 				   size_t result_count, uint64_t flags)
 {
-	if (!msg || result_count != 1)
+	struct ioc_list results = { resultv, result_desc, result_count };
+
+	if (!msg)
 		return -FI_EINVAL;
-	return atomic_common(sim_ep_of(fid), FETCH, msg, NULL, NULL, resultv,
-			     result_desc ? result_desc[0] : NULL, flags);
+	return atomic_common(sim_ep_of(fid), FETCH, msg, NULL, &results,
+			     flags);
 }
 
 static ssize_t atomic_compwrite(struct fid_ep *fid, const void *buf,
@@ -222,10 +302,12 @@ static ssize_t atomic_compwrite(struct fid_ep *fid, const void *buf,
 	struct fi_rma_ioc rma = { addr, count, key };
 	struct fi_msg_atomic m = one(&ioc, &desc, dest, &rma, datatype, op,
 				     context);
+	struct ioc_list compares = { &cmp, &compare_desc, 1 };
+	struct ioc_list results = { &res, &result_desc, 1 };
 	struct sim_ep *ep = sim_ep_of(fid);
 
-	return atomic_common(ep, COMPARE, &m, &cmp, compare_desc, &res,
-			     result_desc, default_flags(ep));
+	return atomic_common(ep, COMPARE, &m, &compares, &results,
+			     default_flags(ep));
 }
 
 static ssize_t atomic_compwritev(struct fid_ep *fid, const struct fi_ioc *iov,
@@ -238,17 +320,15 @@ static ssize_t atomic_compwritev(struct fid_ep *fid, const struct fi_ioc *iov,
 				 enum fi_datatype datatype, enum fi_op op,
 				 void *context)
 {
-	struct fi_rma_ioc rma = { addr, iov && count ? iov[0].count : 0, key };
+	struct fi_rma_ioc rma = { addr, total_count(iov, count), key };
 	struct fi_msg_atomic m = one(iov, desc, dest, &rma, datatype, op,
 				     context);
+	struct ioc_list compares = { comparev, compare_desc, compare_count };
+	struct ioc_list results = { resultv, result_desc, result_count };
 	struct sim_ep *ep = sim_ep_of(fid);
 
 	m.iov_count = count;
-	if (compare_count != 1 || result_count != 1)
-		return -FI_EINVAL;
-	return atomic_common(ep, COMPARE, &m, comparev,
-			     compare_desc ? compare_desc[0] : NULL, resultv,
-			     result_desc ? result_desc[0] : NULL,
+	return atomic_common(ep, COMPARE, &m, &compares, &results,
 			     default_flags(ep));
 }
 
@@ -259,11 +339,13 @@ static ssize_t atomic_compwritemsg(struct fid_ep *fid,
 				   struct fi_ioc *resultv, void **result_desc,
 				   size_t result_count, uint64_t flags)
 {
-	if (!msg || compare_count != 1 || result_count != 1)
+	struct ioc_list compares = { comparev, compare_desc, compare_count };
+	struct ioc_list results = { resultv, result_desc, result_count };
+
+	if (!msg)
 		return -FI_EINVAL;
-	return atomic_common(sim_ep_of(fid), COMPARE, msg, comparev,
-			     compare_desc ? compare_desc[0] : NULL, resultv,
-			     result_desc ? result_desc[0] : NULL, flags);
+	return atomic_common(sim_ep_of(fid), COMPARE, msg, &compares, &results,
+			     flags);
 }
 
 static int valid_as(struct fid_ep *fid, enum fi_datatype datatype,

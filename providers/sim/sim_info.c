@@ -78,6 +78,8 @@ static struct fi_info *offer(const nm_config *cfg, const struct ep_profile *p,
 	info->addr_format = FI_SOCKADDR_IN;
 
 	info->tx_attr->caps = p->tx_caps;
+	/* The flags an application may make defaults: the core matches
+	 * hints against them and returns only what the hints asked for. */
 	info->tx_attr->op_flags = FI_COMPLETION | FI_INJECT |
 				  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
 				  (p->ordered ? FI_DELIVERY_COMPLETE | FI_FENCE : 0);

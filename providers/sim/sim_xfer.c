@@ -123,21 +123,31 @@ static int check_tx(struct sim_ep *ep, const struct sim_xfer *x)
 	return 0;
 }
 
-static void fill_atomic(struct sim_ep *ep, const struct sim_xfer *x,
-			struct nic_wr *wr)
+/* False when a compare or result buffer is missing; *local_ok as for
+ * fill_sges, over every buffer of the atomic. */
+static bool fill_atomic(struct sim_ep *ep, const struct sim_xfer *x,
+			struct nic_wr *wr, bool *local_ok)
 {
+	struct nic_sge scratch[SIM_IOV_LIMIT];
+	bool ok;
+
+	if (x->compare_count > SIM_IOV_LIMIT || x->result_count > SIM_IOV_LIMIT)
+		return false;
+	if (!fill_sges(ep, x->compare_iov, x->compare_desc, x->compare_count,
+		       scratch, &ok))
+		return false;
+	*local_ok &= ok;
+	if (!fill_sges(ep, x->result, x->result_desc, x->result_count,
+		       wr->atomic.result, &ok))
+		return false;
+	*local_ok &= ok;
 	wr->atomic.datatype = x->datatype;
 	wr->atomic.op = x->atomic_op;
 	wr->atomic.count = x->count;
-	wr->atomic.operand = x->iov_count ? x->iov[0].iov_base : NULL;
-	wr->atomic.compare = (void *)x->compare;
-	wr->atomic.result = x->result;
-	wr->atomic.result_mr = x->result_desc ?
-		sim_mr_of_desc(ep->domain, x->result_desc) : NULL;
-	wr->rma_count = 1;
-	wr->rma[0].addr = x->rma[0].addr;
-	wr->rma[0].len = x->rma[0].len;
-	wr->rma[0].key = x->rma[0].key;
+	wr->atomic.operand = x->operand;
+	wr->atomic.compare = x->compare;
+	wr->atomic.result_count = x->result_count;
+	return true;
 }
 
 /* The NIC reports a local protection error like any other completion. */
@@ -187,7 +197,8 @@ ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 	wr.wr_id = (uintptr_t)op;
 	wr.opcode = x->opcode;
 	wr.sge_count = x->iov_count;
-	if (!fill_sges(ep, x->iov, x->desc, x->iov_count, wr.sge, &local_ok)) {
+	if (!fill_sges(ep, x->iov, x->desc, x->iov_count, wr.sge, &local_ok) ||
+	    (x->opcode >= NIC_WR_ATOMIC && !fill_atomic(ep, x, &wr, &local_ok))) {
 		if (op->reserved)
 			sim_cq_unreserve(ep->tx_cq);
 		sim_op_put(op, true);
@@ -206,14 +217,12 @@ ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 	}
 	if (x->flags & FI_FENCE)
 		wr.flags |= NIC_WR_FENCE;
-	for (size_t i = 0; i < x->rma_count && x->opcode <= NIC_WR_READ; i++) {
+	for (size_t i = 0; i < x->rma_count; i++) {
 		wr.rma[i].addr = x->rma[i].addr;
 		wr.rma[i].len = x->rma[i].len;
 		wr.rma[i].key = x->rma[i].key;
 	}
-	wr.rma_count = x->opcode <= NIC_WR_READ ? x->rma_count : 0;
-	if (x->opcode >= NIC_WR_ATOMIC)
-		fill_atomic(ep, x, &wr);
+	wr.rma_count = x->rma_count;
 	if (!local_ok && !(x->flags & FI_INJECT))
 		fail_now(ep, op, NIC_LOC_PROT_ERR);
 	else if ((ret = nic_post_send(ep->qp, &wr))) {

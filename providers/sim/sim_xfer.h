@@ -28,10 +28,14 @@ struct sim_xfer {
 	enum fi_datatype         datatype;
 	enum fi_op               atomic_op;
 	size_t                   count;
-	const void              *compare;
-	void                    *compare_desc;
-	void                    *result;
-	void                    *result_desc;
+	const void              *operand;  /* count values; NULL for reads */
+	const void              *compare;  /* count values, compare ops */
+	const struct iovec      *compare_iov;  /* as given: checked only */
+	void                   **compare_desc;
+	size_t                   compare_count;
+	const struct iovec      *result;   /* where fetched values land */
+	void                   **result_desc;
+	size_t                   result_count;
 };
 
 struct sim_recv_req {

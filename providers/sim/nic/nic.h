@@ -247,15 +247,18 @@ struct nic_rma_seg {
 };
 
 /* Atomic operation on the target; datatype and op are libfabric's
- * enum fi_datatype / enum fi_op values. */
+ * enum fi_datatype / enum fi_op values. The NIC reads the operand and compare
+ * values when the request is posted (as verbs carries them in the work
+ * request): the caller may reuse them at once. */
 struct nic_atomic {
-	int      datatype;
-	int      op;
-	size_t   count;
-	void    *operand;  /* count elements (may be the inline buffer) */
-	void    *compare;  /* count elements, for compare ops */
-	void    *result;   /* count elements, for fetch/compare ops */
-	struct nic_mr *result_mr;
+	int            datatype;
+	int            op;
+	size_t         count;
+	const void    *operand; /* count elements; NULL for a read */
+	const void    *compare; /* count elements, for compare ops */
+	/* Fetch and compare ops: where the original values land, in order. */
+	struct nic_sge result[NIC_MAX_SGE];
+	size_t         result_count;
 };
 
 struct nic_wr {

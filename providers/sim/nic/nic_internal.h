@@ -174,6 +174,7 @@ struct nic_swqe {
 	nm_event_id      ready_event;
 	struct nic_flow *flow;
 	struct nic_swqe *next;
+	uint8_t          atomic_values[]; /* operand, then compare values */
 };
 
 /* Receive-side progress of the message being assembled from one peer. */

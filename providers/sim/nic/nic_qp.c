@@ -285,8 +285,42 @@ static size_t sge_total(const struct nic_wr *wr)
 	return len;
 }
 
+static bool is_atomic_wr(const struct nic_wr *wr)
+{
+	return wr->opcode == NIC_WR_ATOMIC ||
+	       wr->opcode == NIC_WR_FETCH_ATOMIC ||
+	       wr->opcode == NIC_WR_COMPARE_ATOMIC;
+}
+
+/* Bytes of operand and compare values an atomic carries. */
+static size_t atomic_value_bytes(const struct nic_wr *wr)
+{
+	size_t size;
+
+	if (!is_atomic_wr(wr))
+		return 0;
+	size = nic_atomic_size(wr->atomic.datatype) * wr->atomic.count;
+	return (wr->atomic.operand ? size : 0) +
+	       (wr->atomic.compare ? size : 0);
+}
+
 static int check_wr(const struct nic_qp *qp, const struct nic_wr *wr)
 {
+	if (is_atomic_wr(wr)) {
+		size_t size = nic_atomic_size(wr->atomic.datatype), total = 0;
+
+		if (wr->atomic.result_count > NIC_MAX_SGE ||
+		    size * wr->atomic.count > NIC_ATOMIC_MAX_BYTES)
+			return -EMSGSIZE;
+		/* Each target segment holds whole elements. */
+		for (size_t i = 0; i < wr->rma_count && i < NIC_MAX_SGE; i++) {
+			if (!size || !wr->rma[i].len || wr->rma[i].len % size)
+				return -EINVAL;
+			total += wr->rma[i].len;
+		}
+		if (!wr->rma_count || total != size * wr->atomic.count)
+			return -EINVAL;
+	}
 	if (wr->sge_count > NIC_MAX_SGE || wr->rma_count > NIC_MAX_SGE)
 		return -EINVAL;
 	if ((wr->flags & NIC_WR_INLINE) && sge_total(wr) > NIC_INLINE_MAX)
@@ -312,6 +346,24 @@ static void flush_now(struct nic_qp *qp, const struct nic_wr *wr)
 	nic_complete_later(qp, NIC_PENDING_SEND, &c, 0);
 }
 
+/* The request owns its operand and compare values from now on. */
+static void keep_atomic_values(struct nic_swqe *wqe)
+{
+	struct nic_atomic *a = &wqe->wr.atomic;
+	size_t size = nic_atomic_size(a->datatype) * a->count;
+	uint8_t *p = wqe->atomic_values;
+
+	if (a->operand) {
+		memcpy(p, a->operand, size);
+		a->operand = p;
+		p += size;
+	}
+	if (a->compare) {
+		memcpy(p, a->compare, size);
+		a->compare = p;
+	}
+}
+
 int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 {
 	struct nic_peer peer = qp->type == NIC_QP_RC ? qp->rc_peer : wr->peer;
@@ -328,7 +380,7 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 	if (qp->type == NIC_QP_UD && wr->opcode != NIC_WR_SEND)
 		return -EINVAL;
 	flow = nic_flow_get(qp, peer, true);
-	wqe = calloc(1, sizeof(*wqe));
+	wqe = calloc(1, sizeof(*wqe) + atomic_value_bytes(wr));
 	if (!flow || !wqe) {
 		free(wqe);
 		return -ENOMEM;
@@ -350,6 +402,8 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 		wqe->wr.sge[0].len = wqe->len;
 		wqe->wr.sge[0].mr = NULL;
 	}
+	if (is_atomic_wr(wr))
+		keep_atomic_values(wqe);
 	qp->outstanding++;
 	if (qp->type == NIC_QP_UD) {
 		wqe->flow = flow;

@@ -46,7 +46,8 @@ static bool is_native_atomic(const struct nic_wr *wr)
 {
 	const struct nic_atomic *a = &wr->atomic;
 
-	if (a->count != 1 || (a->datatype != FI_UINT64 && a->datatype != FI_INT64))
+	if (a->count != 1 || wr->rma_count != 1 ||
+	    (a->datatype != FI_UINT64 && a->datatype != FI_INT64))
 		return false;
 	if (wr->opcode == NIC_WR_COMPARE_ATOMIC)
 		return a->op == FI_CSWAP;
@@ -66,7 +67,7 @@ static bool wants_response(const struct nic_swqe *w)
 	return w->wr.opcode == NIC_WR_READ || is_atomic(w);
 }
 
-static uint32_t psn_NIC_ARRAY_LEN(const struct nic_flow *flow,
+static uint32_t packets_of_wqe(const struct nic_flow *flow,
 			     const struct nic_swqe *w)
 {
 	uint32_t mtu = mtu_of(flow), n = 0;
@@ -85,19 +86,53 @@ static uint32_t psn_NIC_ARRAY_LEN(const struct nic_flow *flow,
 			n += packets_for(w->wr.rma[i].len, mtu);
 		return n;
 	default:
-		return 1;
+		/* An atomic: one request per target segment. */
+		return w->wr.rma_count ? (uint32_t)w->wr.rma_count : 1;
 	}
 }
 
 /* ---- Work request bookkeeping -------------------------------------------------- */
+
+/* Bytes of operand before target segment `seg` of an atomic. */
+static size_t atomic_offset(const struct nic_wr *wr, size_t seg)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < seg; i++)
+		off += wr->rma[i].len;
+	return off;
+}
+
+/* Scatters original values, `offset` bytes into an atomic's result, over
+ * its result buffers. */
+static void land_result(const struct nic_atomic *a, size_t offset,
+			const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < a->result_count && len; i++) {
+		size_t room = a->result[i].len, n;
+
+		if (offset >= room) {
+			offset -= room;
+			continue;
+		}
+		n = room - offset < len ? room - offset : len;
+		memcpy((uint8_t *)a->result[i].addr + offset, p, n);
+		offset = 0;
+		p += n;
+		len -= n;
+	}
+}
 
 static void mr_hold(struct nic_swqe *w, int delta)
 {
 	for (size_t i = 0; i < w->wr.sge_count; i++)
 		if (w->wr.sge[i].mr)
 			w->wr.sge[i].mr->busy += delta;
-	if (w->wr.atomic.result_mr)
-		w->wr.atomic.result_mr->busy += delta;
+	for (size_t i = 0; i < w->wr.atomic.result_count; i++)
+		if (w->wr.atomic.result[i].mr)
+			w->wr.atomic.result[i].mr->busy += delta;
 }
 
 static void complete_wqe(struct nic_flow *flow, struct nic_swqe *w,
@@ -317,11 +352,15 @@ static struct nic_pkt *build_read(struct nic_flow *flow, struct nic_swqe *w,
 	return pkt;
 }
 
-static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w)
+/* The request for target segment `index` of an atomic. */
+static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w,
+				    uint32_t index)
 {
 	struct nic_world *world = flow_world(flow);
 	const struct nic_atomic *a = &w->wr.atomic;
-	size_t size = nic_atomic_size(a->datatype) * a->count;
+	const struct nic_rma_seg *seg = &w->wr.rma[index];
+	size_t off = atomic_offset(&w->wr, index), size = seg->len;
+	const uint8_t *operand = a->operand, *compare = a->compare;
 	struct nic_pkt *pkt;
 
 	if (is_native_atomic(&w->wr)) {
@@ -342,14 +381,14 @@ static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w)
 	pkt->fabsim.atomic_op = (uint8_t)a->op;
 	pkt->fabsim.atomic_datatype = (uint8_t)a->datatype;
 	pkt->fabsim.atomic_fetch = w->wr.opcode != NIC_WR_ATOMIC;
-	pkt->fabsim.count = (uint32_t)a->count;
-	pkt->fabsim.addr = w->wr.rma[0].addr;
-	pkt->fabsim.key = w->wr.rma[0].key;
-	if (a->operand && size)
-		memcpy(pkt->owned, a->operand, size);
-	if (a->compare && size)
-		memcpy(pkt->owned + size, a->compare, size);
-	pkt->payload_len = (uint32_t)(a->compare ? 2 * size : size);
+	pkt->fabsim.count = (uint32_t)(size / nic_atomic_size(a->datatype));
+	pkt->fabsim.addr = seg->addr;
+	pkt->fabsim.key = seg->key;
+	if (operand && size)
+		memcpy(pkt->owned, operand + off, size);
+	if (compare && size)
+		memcpy(pkt->owned + size, compare + off, size);
+	pkt->payload_len = (uint32_t)(compare ? 2 * size : size);
 	return pkt;
 }
 
@@ -372,7 +411,7 @@ static struct nic_pkt *build_psn(struct nic_flow *flow, uint32_t psn,
 		pkt = build_read(flow, w, index);
 		break;
 	default:
-		pkt = build_atomic(flow, w);
+		pkt = build_atomic(flow, w, index);
 		break;
 	}
 	pkt->psn = psn;
@@ -450,7 +489,7 @@ void nic_req_post(struct nic_flow *flow, struct nic_swqe *w)
 
 	w->flow = flow;
 	w->psn_first = flow->next_psn;
-	w->psn_count = psn_NIC_ARRAY_LEN(flow, w);
+	w->psn_count = packets_of_wqe(flow, w);
 	flow->next_psn += w->psn_count;
 	mr_hold(w, +1);
 	if (flow->sq_tail)
@@ -716,10 +755,11 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	if (w->wr.opcode == NIC_WR_READ) {
 		read_land(flow, w, pkt);
 	} else if (pkt->opcode == NIC_OP_ATOMIC_ACK) {
-		if (w->wr.atomic.result)
-			memcpy(w->wr.atomic.result, &pkt->atomic_orig, 8);
-	} else if (w->wr.atomic.result && pkt->payload_len) {
-		memcpy(w->wr.atomic.result, pkt->payload, pkt->payload_len);
+		land_result(&w->wr.atomic, 0, &pkt->atomic_orig, 8);
+	} else {
+		land_result(&w->wr.atomic,
+			    atomic_offset(&w->wr, pkt->psn - w->psn_first),
+			    pkt->payload, pkt->payload_len);
 	}
 	flow->acked_psn++;
 	if (flow->acked_psn == w->psn_first + w->psn_count) {

@@ -122,6 +122,24 @@ protected:
 	std::vector<Node> nodes;
 };
 
+// An atomic with one result buffer (none when result is null).
+nic_atomic atomic(int datatype, int op, size_t count, const void *operand,
+		  const void *compare, void *result)
+{
+	nic_atomic a = {};
+	a.datatype = datatype;
+	a.op = op;
+	a.count = count;
+	a.operand = operand;
+	a.compare = compare;
+	if (result) {
+		a.result[0].addr = result;
+		a.result[0].len = count * nic_atomic_size(datatype);
+		a.result_count = 1;
+	}
+	return a;
+}
+
 std::vector<uint8_t> pattern(size_t n, uint8_t seed)
 {
 	std::vector<uint8_t> v(n);
@@ -264,19 +282,19 @@ TEST_F(NicTest, AtomicsComputeAndFetch)
 	wr.peer = nodes[1].addr();
 	wr.rma_count = 1;
 	wr.rma[0] = {(uint64_t)(uintptr_t)&counter, 8, nic_mr_key(m1)};
-	wr.atomic = {FI_UINT64, FI_SUM, 1, &add, nullptr, &old, nullptr};
+	wr.atomic = atomic(FI_UINT64, FI_SUM, 1, &add, nullptr, &old);
 	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
 	double dv[4] = {0.5, 0.5, 0.5, 0.5}, dold[4] = {};
 	nic_wr w2 = wr;
 	w2.wr_id = 2;
 	w2.rma[0] = {(uint64_t)(uintptr_t)vec, sizeof(vec), nic_mr_key(m2)};
-	w2.atomic = {FI_DOUBLE, FI_SUM, 4, dv, nullptr, dold, nullptr};
+	w2.atomic = atomic(FI_DOUBLE, FI_SUM, 4, dv, nullptr, dold);
 	ASSERT_EQ(nic_post_send(nodes[0].qp, &w2), 0);
 	uint64_t cmp = 42, swp = 100, prev = 0;
 	nic_wr w3 = wr;
 	w3.wr_id = 3;
 	w3.opcode = NIC_WR_COMPARE_ATOMIC;
-	w3.atomic = {FI_UINT64, FI_CSWAP, 1, &swp, &cmp, &prev, nullptr};
+	w3.atomic = atomic(FI_UINT64, FI_CSWAP, 1, &swp, &cmp, &prev);
 	ASSERT_EQ(nic_post_send(nodes[0].qp, &w3), 0);
 	run();
 	ASSERT_EQ(nodes[0].got.sends.size(), 3u);
@@ -290,6 +308,49 @@ TEST_F(NicTest, AtomicsComputeAndFetch)
 	EXPECT_EQ(dold[2], 3.0);
 	nic_mr_dereg(m1);
 	nic_mr_dereg(m2);
+}
+
+// The NIC reads operand and compare values at post: the caller may reuse
+// them at once (fi_inject_atomic relies on it). Target segments and result
+// buffers may both be split.
+TEST_F(NicTest, AtomicValuesAreTakenAtPostAndSegmentsSplit)
+{
+	build("ideal");
+	uint32_t left[3] = {10, 20, 30}, right[2] = {40, 50};
+	nic_mr *ml = reg(nodes[1], left, sizeof(left));
+	nic_mr *mr = reg(nodes[1], right, sizeof(right));
+	uint32_t add[5] = {1, 2, 3, 4, 5}, old_a[2] = {}, old_b[3] = {};
+	nic_wr wr = {};
+	wr.wr_id = 1;
+	wr.opcode = NIC_WR_FETCH_ATOMIC;
+	wr.peer = nodes[1].addr();
+	wr.rma_count = 2;
+	wr.rma[0] = {(uint64_t)(uintptr_t)left, sizeof(left), nic_mr_key(ml)};
+	wr.rma[1] = {(uint64_t)(uintptr_t)right, sizeof(right), nic_mr_key(mr)};
+	wr.atomic = atomic(FI_UINT32, FI_SUM, 5, add, nullptr, nullptr);
+	wr.atomic.result[0] = {old_a, sizeof(old_a), nullptr};
+	wr.atomic.result[1] = {old_b, sizeof(old_b), nullptr};
+	wr.atomic.result_count = 2;
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	for (auto &v : add)
+		v = 1000; // too late to matter
+	run();
+	ASSERT_EQ(nodes[0].got.sends.size(), 1u);
+	EXPECT_EQ(nodes[0].got.sends[0].status, NIC_OK);
+	EXPECT_EQ(left[0], 11u);
+	EXPECT_EQ(left[2], 33u);
+	EXPECT_EQ(right[0], 44u);
+	EXPECT_EQ(right[1], 55u);
+	EXPECT_EQ(old_a[0], 10u);
+	EXPECT_EQ(old_a[1], 20u);
+	EXPECT_EQ(old_b[0], 30u);
+	EXPECT_EQ(old_b[2], 50u);
+
+	// A target segment that splits an element is refused at post.
+	wr.rma[0].len = 10;
+	EXPECT_EQ(nic_post_send(nodes[0].qp, &wr), -EINVAL);
+	nic_mr_dereg(ml);
+	nic_mr_dereg(mr);
 }
 
 TEST_F(NicTest, BadKeyFailsThatRequestOnly)
@@ -429,8 +490,8 @@ TEST_F(NicTest, RmaAndAtomicsSurviveLoss)
 		at.peer = nodes[1].addr();
 		at.rma_count = 1;
 		at.rma[0] = {(uint64_t)(uintptr_t)&counter, 8, nic_mr_key(mc)};
-		at.atomic = {FI_UINT64, i % 2 ? FI_SUM : FI_SUM, 1, &one, nullptr,
-			     &fetched[i], nullptr};
+		at.atomic = atomic(FI_UINT64, FI_SUM, 1, &one, nullptr,
+				   &fetched[i]);
 		if (i % 3 == 0)
 			at.atomic.datatype = FI_INT64; // native fetch-add too
 		ASSERT_EQ(nic_post_send(nodes[0].qp, &at), 0);

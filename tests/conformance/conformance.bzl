@@ -33,8 +33,7 @@ def conformance_test(name, srcs, size = "small", extra = []):
     //api:headers, so <rdma/...> is /usr/include/rdma) and linked with
     Debian's libfabric.so.1 (-lfabric); runs DEFAULT_REFERENCES + extra.
     name_sim: compiled against our headers, linked with our libfabric.so.1,
-    run with FI_PROVIDER=sim. Tagged manual until the sim provider has its
-    objects.
+    run with FI_PROVIDER=sim.
     """
     for ref in DEFAULT_REFERENCES + extra:
         native.cc_test(
@@ -56,7 +55,6 @@ def conformance_test(name, srcs, size = "small", extra = []):
             "CONFORMANCE_PROVIDER": "sim",
             "FI_PROVIDER": "sim",
         },
-        tags = ["manual"],
         deps = [
             ":harness_sim",
             "//api:headers",

@@ -217,6 +217,8 @@ struct sim_av {
 	size_t               by_peer_slots;
 	size_t               by_peer_used;
 	int                  refs;
+	bool                 events;    /* FI_EVENT: inserts complete on eq */
+	struct sim_eq       *eq;
 };
 
 /* A completion as the CQ keeps it, whatever its format. */
@@ -335,13 +337,14 @@ int sim_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 int sim_eq_push(struct sim_eq *eq, uint32_t event, const void *buf,
 		size_t len, struct fi_info *info);
 int sim_eq_push_error(struct sim_eq *eq, fid_t fid, void *context, int err,
-		      int prov_errno, const void *data, size_t data_len);
+		      int prov_errno, uint64_t data, const void *err_data,
+		      size_t err_data_len);
 
 /* ---- Connection management (sim_cm.c) ---------------------------------------- */
 
-/* Largest private data a connect/accept/reject carries (what rdma_cm
- * leaves after its own header in a REQ). */
-#define SIM_CM_DATA_SIZE 56
+/* Largest private data a connect/accept/reject carries: what rdma_cm
+ * leaves after its own header in a REQ, less the length byte. */
+#define SIM_CM_DATA_SIZE 55
 
 /* The host an application's address names: a simulated IP (10.0.0.x) is
  * that host; any other (loopback, this machine's, unspecified) names
@@ -350,6 +353,8 @@ int sim_eq_push_error(struct sim_eq *eq, fid_t fid, void *context, int err,
 uint32_t sim_host_of_addr(struct sim_world *world,
 			  const struct sockaddr_in *addr);
 
+/* Every host's connection manager answers requests, listener or not. */
+void sim_cm_serve(struct sim_world *world, struct nic *nic);
 int sim_cm_listen(struct sim_pep *pep);
 void sim_cm_unlisten(struct sim_pep *pep);
 int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,

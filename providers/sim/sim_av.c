@@ -185,21 +185,77 @@ static int check_insert_flags(uint64_t flags, void *context)
 	return 0;
 }
 
+/* FI_EVENT (fi_av(3)): one error event per address that failed, its index
+ * in data (unless FI_SYNC_ERR already said), then FI_AV_COMPLETE with the
+ * number inserted. Inserting is immediate here; only the report is
+ * asynchronous. */
+static int report_inserts(struct sim_av *av, const int *errs, size_t count,
+			  int inserted, void *context)
+{
+	struct fi_eq_entry done = {
+		.fid = &av->av_fid.fid,
+		.context = context,
+		.data = (uint64_t)inserted,
+	};
+
+	for (size_t i = 0; errs && i < count; i++)
+		if (errs[i] &&
+		    sim_eq_push_error(av->eq, &av->av_fid.fid, context,
+				      errs[i], 0, i, NULL, 0))
+			return -FI_ENOMEM;
+	return sim_eq_push(av->eq, FI_AV_COMPLETE, &done, sizeof(done), NULL);
+}
+
 static int av_insert(struct fid_av *fid, const void *addr, size_t count,
 		     fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	struct sim_av *av = container_of(fid, struct sim_av, av_fid);
 	int ret = check_insert_flags(flags, context);
+	int *errs = NULL;
 
 	if (ret)
 		return ret;
 	if (count && !addr)
 		return -FI_EINVAL;
+	if (av->events && !av->eq) {
+		FI_WARN(&sim_prov, FI_LOG_AV, "fi_av_insert: an FI_EVENT AV "
+			"needs an EQ bound first\n");
+		return -FI_ENOEQ;
+	}
+	if (av->events && !(flags & FI_SYNC_ERR) && count) {
+		errs = calloc(count, sizeof(*errs));
+		if (!errs)
+			return -FI_ENOMEM;
+	}
 	sim_lock(av->domain->world);
 	ret = insert_locked(av, addr, count, fi_addr, flags,
-			    (flags & FI_SYNC_ERR) ? context : NULL);
+			    (flags & FI_SYNC_ERR) ? context : errs);
+	if (av->events)
+		ret = report_inserts(av, errs, count, ret, context);
 	sim_unlock(av->domain->world);
+	free(errs);
 	return ret;
+}
+
+static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct sim_av *av = container_of(fid, struct sim_av, av_fid.fid);
+	struct sim_eq *eq;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!bfid || bfid->fclass != FI_CLASS_EQ)
+		return -FI_EINVAL;
+	eq = container_of(bfid, struct sim_eq, eq_fid.fid);
+	sim_lock(av->domain->world);
+	if (av->eq) {
+		sim_unlock(av->domain->world);
+		return -FI_EINVAL;
+	}
+	av->eq = eq;
+	eq->refs++;
+	sim_unlock(av->domain->world);
+	return 0;
 }
 
 static int av_insertsvc(struct fid_av *fid, const char *node,
@@ -309,6 +365,8 @@ static int av_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	dom->refs--;
+	if (av->eq)
+		av->eq->refs--;
 	sim_unlock(dom->world);
 	free(av->entries);
 	free(av->by_peer);
@@ -319,7 +377,7 @@ static int av_close(struct fid *fid)
 static struct fi_ops av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = av_close,
-	.bind = fabsim_no_bind,
+	.bind = av_bind,
 	.control = fabsim_no_control,
 	.ops_open = fabsim_no_ops_open,
 	.tostr = fabsim_no_tostr,
@@ -348,9 +406,9 @@ int sim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP &&
 	    attr->type != FI_AV_TABLE)
 		return -FI_EINVAL;
-	if (attr->flags & ~(FI_SYMMETRIC)) {
+	if (attr->flags & ~(FI_SYMMETRIC | FI_EVENT)) {
 		FI_WARN(&sim_prov, FI_LOG_AV, "fi_av_open: flags %#llx not "
-			"supported (FI_EVENT, FI_READ need an EQ)\n",
+			"supported (shared AVs, FI_READ)\n",
 			(unsigned long long)attr->flags);
 		return -FI_EBADFLAGS;
 	}
@@ -363,6 +421,7 @@ int sim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	if (!av)
 		return -FI_ENOMEM;
 	av->domain = dom;
+	av->events = attr->flags & FI_EVENT;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	if (attr->count) {
 		av->entries = calloc(attr->count, sizeof(*av->entries));

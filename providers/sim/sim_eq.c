@@ -70,22 +70,24 @@ int sim_eq_push(struct sim_eq *eq, uint32_t event, const void *buf,
 }
 
 int sim_eq_push_error(struct sim_eq *eq, fid_t fid, void *context, int err,
-		      int prov_errno, const void *data, size_t data_len)
+		      int prov_errno, uint64_t data, const void *err_data,
+		      size_t err_data_len)
 {
-	struct sim_eq_event *ev = calloc(1, sizeof(*ev) + data_len);
+	struct sim_eq_event *ev = calloc(1, sizeof(*ev) + err_data_len);
 
 	if (!ev)
 		return -FI_ENOMEM;
 	ev->is_error = true;
 	ev->err.fid = fid;
 	ev->err.context = context;
+	ev->err.data = data;
 	ev->err.err = err;
 	ev->err.prov_errno = prov_errno;
-	ev->len = data_len;
-	if (data_len) {
-		memcpy(ev->buf, data, data_len);
+	ev->len = err_data_len;
+	if (err_data_len) {
+		memcpy(ev->buf, err_data, err_data_len);
 		ev->err.err_data = ev->buf;
-		ev->err.err_data_size = data_len;
+		ev->err.err_data_size = err_data_len;
 	}
 	append(eq, ev);
 	return 0;

@@ -86,10 +86,14 @@ static bool simulated_ip(struct in_addr ip)
 	return (ntohl(ip.s_addr) >> 24) == 10;
 }
 
-static struct sim_pep *listener_on(struct sim_world *world, uint16_t port)
+/* The listener on `port` of `host` (NIC_HOST_ANY: of any host, for
+ * addresses outside the simulated network such as loopback). */
+static struct sim_pep *listener_on(struct sim_world *world, uint32_t host,
+				   uint16_t port)
 {
 	for (struct sim_pep *p = world->listeners; p; p = p->next)
-		if (p->port == port)
+		if (p->port == port &&
+		    (host == NIC_HOST_ANY || nic_host(p->nic) == host))
 			return p;
 	return NULL;
 }
@@ -101,7 +105,7 @@ uint32_t sim_host_of_addr(struct sim_world *world,
 
 	if (simulated_ip(addr->sin_addr))
 		return nic_world_host_of_ipv4(world->nic, addr->sin_addr);
-	pep = listener_on(world, ntohs(addr->sin_port));
+	pep = listener_on(world, NIC_HOST_ANY, ntohs(addr->sin_port));
 	return pep && pep->nic ? nic_host(pep->nic) : NIC_HOST_ANY;
 }
 
@@ -154,6 +158,32 @@ static void conn_free(struct sim_conn *c)
 	free(c);
 }
 
+/* IB CM private data has a fixed size on the wire. As libfabric's verbs
+ * provider does, its first byte says how many bytes the application gave,
+ * so that events carry exactly those. */
+static int encode_framed(struct cm_msg *m, uint8_t *mad)
+{
+	size_t len = m->data_len;
+
+	if (len + 1 > cm_max_data(m->attr))
+		return -1;
+	memmove(m->data + 1, m->data, len);
+	m->data[0] = (uint8_t)len;
+	m->data_len = len + 1;
+	return cm_encode(m, mad);
+}
+
+static void unframe(struct cm_msg *m)
+{
+	size_t len = m->data_len ? m->data[0] : 0;
+
+	if (len + 1 > m->data_len)
+		len = m->data_len ? m->data_len - 1 : 0;
+	if (m->data_len)
+		memmove(m->data, m->data + 1, len);
+	m->data_len = len;
+}
+
 /* ---- Sending ------------------------------------------------------------------------ */
 
 static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg);
@@ -163,7 +193,7 @@ static void send_msg(struct sim_conn *c, struct cm_msg *m, bool reliable)
 	m->local_comm_id = c->local_id;
 	m->remote_comm_id = c->remote_id;
 	m->tid = ((uint64_t)nic_host(c->nic) << 32) | c->local_id;
-	if (cm_encode(m, c->last_mad))
+	if (encode_framed(m, c->last_mad))
 		return;
 	nic_send_mad(c->nic, c->remote_host, c->last_mad, CM_MAD_SIZE);
 	if (reliable) {
@@ -191,22 +221,25 @@ static void send_reply(struct nic *nic, uint32_t host, uint16_t attr,
 
 	if (len)
 		memcpy(m.data, data, len);
-	if (!cm_encode(&m, mad))
+	if (!encode_framed(&m, mad))
 		nic_send_mad(nic, host, mad, CM_MAD_SIZE);
 }
 
 /* ---- Events ------------------------------------------------------------------------- */
 
 static void push_cm_event(struct sim_eq *eq, uint32_t event, fid_t fid,
-			  struct fi_info *info, const void *data)
+			  struct fi_info *info, const void *data, size_t len)
 {
 	uint8_t buf[sizeof(struct fi_eq_cm_entry) + SIM_CM_DATA_SIZE];
 	struct fi_eq_cm_entry *e = (struct fi_eq_cm_entry *)buf;
 
+	if (len > SIM_CM_DATA_SIZE)
+		len = SIM_CM_DATA_SIZE;
 	e->fid = fid;
 	e->info = NULL;
-	memcpy(e->data, data, SIM_CM_DATA_SIZE);
-	if (sim_eq_push(eq, event, buf, sizeof(buf), info))
+	if (len)
+		memcpy(e->data, data, len);
+	if (sim_eq_push(eq, event, buf, sizeof(*e) + len, info))
 		fi_freeinfo(info);
 }
 
@@ -227,8 +260,8 @@ static void report_error(struct sim_conn *c, int err, int reason,
 {
 	if (c->ep && c->ep->eq)
 		sim_eq_push_error(c->ep->eq, &c->ep->ep_fid.fid,
-				  c->ep->ep_fid.fid.context, err, reason, data,
-				  len);
+				  c->ep->ep_fid.fid.context, err, reason, 0,
+				  data, len);
 }
 
 static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg)
@@ -276,7 +309,7 @@ static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 		    const struct cm_msg *m)
 {
 	uint16_t port = cm_service_port(m->service_id);
-	struct sim_pep *pep = listener_on(world, port);
+	struct sim_pep *pep = listener_on(world, nic_host(nic), port);
 	struct sim_conn *c = find_by_remote(world, nic, host, m->local_comm_id);
 	struct fi_info *info;
 
@@ -312,7 +345,8 @@ static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 		info->dest_addrlen = sizeof(c->peer_addr);
 	}
 	info->handle = &c->connreq;
-	push_cm_event(pep->eq, FI_CONNREQ, &pep->pep_fid.fid, info, m->data);
+	push_cm_event(pep->eq, FI_CONNREQ, &pep->pep_fid.fid, info, m->data,
+		      m->data_len);
 }
 
 static void got_rep(struct sim_conn *c, const struct cm_msg *m)
@@ -331,30 +365,27 @@ static void got_rep(struct sim_conn *c, const struct cm_msg *m)
 	c->remote_id = m->local_comm_id;
 	c->remote_qpn = m->qpn;
 	nic_qp_connect(c->ep->qp, (struct nic_peer){ c->remote_host, m->qpn });
-	sim_addr_of_peer(c->world, (struct nic_peer){ c->remote_host, m->qpn },
-			 &c->peer_addr);
 	c->state = CONN_ESTABLISHED;
 	send_msg(c, &rtu, false);
 	push_cm_event(c->ep->eq, FI_CONNECTED, &c->ep->ep_fid.fid, NULL,
-		      m->data);
+		      m->data, m->data_len);
 }
 
 static void got_rtu(struct sim_conn *c)
 {
-	static const uint8_t none[SIM_CM_DATA_SIZE];
-
 	if (c->state != CONN_REP_SENT)
 		return;
 	conn_timer_stop(c);
 	c->state = CONN_ESTABLISHED;
-	push_cm_event(c->ep->eq, FI_CONNECTED, &c->ep->ep_fid.fid, NULL, none);
+	push_cm_event(c->ep->eq, FI_CONNECTED, &c->ep->ep_fid.fid, NULL, NULL,
+		      0);
 }
 
 static void got_rej(struct sim_conn *c, const struct cm_msg *m)
 {
 	if (c->state != CONN_REQ_SENT && c->state != CONN_REP_SENT)
 		return;
-	report_error(c, FI_ECONNREFUSED, m->reason, m->data, SIM_CM_DATA_SIZE);
+	report_error(c, FI_ECONNREFUSED, m->reason, m->data, m->data_len);
 	conn_free(c);
 }
 
@@ -393,6 +424,7 @@ static void on_mad(void *ctx, struct nic *nic, uint32_t host, const void *mad,
 
 	if (cm_decode(mad, len, &m))
 		return;
+	unframe(&m);
 	if (m.attr == CM_ATTR_REQ) {
 		got_req(world, nic, host, &m);
 		return;
@@ -418,6 +450,11 @@ static void watch(struct sim_world *world, struct nic *nic)
 	nic_set_mad_handler(nic, on_mad, world);
 }
 
+void sim_cm_serve(struct sim_world *world, struct nic *nic)
+{
+	watch(world, nic);
+}
+
 /* ---- The calls -------------------------------------------------------------------------- */
 
 int sim_cm_listen(struct sim_pep *pep)
@@ -430,21 +467,24 @@ int sim_cm_listen(struct sim_pep *pep)
 
 	if (src && simulated_ip(src->sin_addr))
 		host = nic_world_host_of_ipv4(world->nic, src->sin_addr);
-	if (!pep->port) {
-		/* An ephemeral port, as bind(0) would pick. */
-		for (uint32_t p = 0xc000; p <= 0xffff && !pep->port; p++)
-			if (!listener_on(world, (uint16_t)p))
-				pep->port = (uint16_t)p;
-	} else if (listener_on(world, pep->port)) {
-		FI_WARN(&sim_prov, FI_LOG_EP_CTRL,
-			"fi_listen: port %u already has a listener\n",
-			pep->port);
-		return -FI_EADDRINUSE;
-	}
 	ret = nic_open(world->nic, host, &pep->nic, &err);
 	if (ret) {
 		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_listen: %s\n", err.msg);
 		return sim_errno(ret);
+	}
+	host = nic_host(pep->nic);
+	if (!pep->port) {
+		/* An ephemeral port, as bind(0) would pick. */
+		for (uint32_t p = 0xc000; p <= 0xffff && !pep->port; p++)
+			if (!listener_on(world, host, (uint16_t)p))
+				pep->port = (uint16_t)p;
+	} else if (listener_on(world, host, pep->port)) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL,
+			"fi_listen: port %u of host %u already has a "
+			"listener\n", pep->port, host);
+		nic_close(pep->nic);
+		pep->nic = NULL;
+		return -FI_EADDRINUSE;
 	}
 	watch(world, pep->nic);
 	pep->next = world->listeners;
@@ -503,13 +543,17 @@ int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,
 	}
 	c->state = CONN_REQ_SENT;
 	c->remote_host = host;
+	/* The peer is what was dialled, as getpeername(2) says after a
+	 * TCP connect. */
+	c->peer_addr = *dest;
 	req.service_id = cm_service_id(ntohs(dest->sin_port));
 	req.qpn = nic_qp_num(ep->qp);
 	req.src_ip = nic_ipv4(ep->domain->nic);
 	req.dst_ip = nic_ipv4_of_host(world->nic, host);
 	req.src_port = (uint16_t)nic_qp_num(ep->qp);
 	req.data_len = len;
-	memcpy(req.data, param, len);
+	if (len)
+		memcpy(req.data, param, len);
 	send_msg(c, &req, true);
 	return 0;
 }
@@ -555,7 +599,8 @@ int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len)
 	c->state = CONN_REP_SENT;
 	rep.qpn = nic_qp_num(ep->qp);
 	rep.data_len = len;
-	memcpy(rep.data, param, len);
+	if (len)
+		memcpy(rep.data, param, len);
 	send_msg(c, &rep, true);
 	return 0;
 }
@@ -582,6 +627,10 @@ int sim_cm_shutdown(struct sim_ep *ep)
 	if (!c || c->state != CONN_ESTABLISHED)
 		return -FI_ENOTCONN;
 	nic_qp_set_error(ep->qp);
+	/* fi_cm(3): canceled completions are written before fi_shutdown
+	 * returns; the flush is due at this instant. */
+	nic_world_run_until(ep->domain->world->nic, NULL, NULL,
+			    nic_world_now(ep->domain->world->nic));
 	c->state = CONN_DREQ_SENT;
 	dreq.qpn = c->remote_qpn;
 	send_msg(c, &dreq, true);

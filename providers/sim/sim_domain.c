@@ -156,8 +156,10 @@ int sim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	sim_lock(dom->world);
 	ret = nic_open(dom->world->nic, host_for(dom->world, info), &dom->nic,
 		       &err);
-	if (!ret)
+	if (!ret) {
 		fab->domains++;
+		sim_cm_serve(dom->world, dom->nic);
+	}
 	sim_unlock(dom->world);
 	if (ret) {
 		FI_WARN(&sim_prov, FI_LOG_DOMAIN, "fi_domain: %s\n", err.msg);

@@ -28,6 +28,8 @@ struct Op {
 
 const size_t kSizes[] = {0, 1, 7, 64, 100, 1000, 4096, 5000, 20000, 70000};
 const size_t kWindow = 4 << 20; // per node, for RMA
+const uint64_t kStrictMr = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+			   FI_MR_PROV_KEY;
 
 uint8_t byte_of(size_t op, size_t i)
 {
@@ -85,20 +87,20 @@ size_t post_workload(Scenario &s, Workload &w, int count, unsigned seed)
 			continue;
 		fid_mr *mr = s.reg(op.dst, op.in.data(), op.in.size(), FI_RECV);
 		w.op_mrs.push_back(mr);
-		auto &nd = s.node(op.dst);
-		fi_addr_t from = nd.peers[op.src];
+		fid_ep *ep = s.ep(op.dst, op.src);
+		fi_addr_t from = s.addr(op.dst, op.src);
 		int ret = op.kind == MSG ?
-			fi_recv(nd.ep, op.in.data(), op.len, s.desc(mr), from,
+			fi_recv(ep, op.in.data(), op.len, s.desc(mr), from,
 				&op.rx_ctx) :
-			fi_trecv(nd.ep, op.in.data(), op.len, s.desc(mr), from,
+			fi_trecv(ep, op.in.data(), op.len, s.desc(mr), from,
 				 (uint64_t)k, 0, &op.rx_ctx);
 		EXPECT_EQ(ret, 0);
 		expect++;
 	}
 	for (int k = 0; k < count; k++) {
 		Op &op = w.ops[k];
-		auto &nd = s.node(op.src);
-		fi_addr_t to = nd.peers[op.dst];
+		fid_ep *ep = s.ep(op.src, op.dst);
+		fi_addr_t to = s.addr(op.src, op.dst);
 		uint64_t base = (uint64_t)(uintptr_t)w.windows[op.dst].data();
 		fid_mr *mr = s.reg(op.src, op.kind == READ ? op.in.data()
 							     : op.out.data(),
@@ -109,20 +111,20 @@ size_t post_workload(Scenario &s, Workload &w, int count, unsigned seed)
 		int ret = -1;
 		switch (op.kind) {
 		case MSG:
-			ret = fi_send(nd.ep, op.out.data(), op.len, d, to,
+			ret = fi_send(ep, op.out.data(), op.len, d, to,
 				      &op.tx_ctx);
 			break;
 		case TAGGED:
-			ret = fi_tsend(nd.ep, op.out.data(), op.len, d, to,
+			ret = fi_tsend(ep, op.out.data(), op.len, d, to,
 				       (uint64_t)k, &op.tx_ctx);
 			break;
 		case WRITE:
-			ret = fi_write(nd.ep, op.out.data(), op.len, d, to,
+			ret = fi_write(ep, op.out.data(), op.len, d, to,
 				       base + op.offset,
 				       fi_mr_key(w.window_mrs[op.dst]), &op.tx_ctx);
 			break;
 		case READ:
-			ret = fi_read(nd.ep, op.in.data(), op.len, d, to,
+			ret = fi_read(ep, op.in.data(), op.len, d, to,
 				      base + op.offset,
 				      fi_mr_key(w.window_mrs[op.dst]), &op.tx_ctx);
 			break;
@@ -133,7 +135,7 @@ size_t post_workload(Scenario &s, Workload &w, int count, unsigned seed)
 			fid_mr *omr = s.reg(op.src, (void *)&one, 8, FI_WRITE);
 			w.op_mrs.push_back(omr);
 			ret = fi_fetch_atomic(
-				nd.ep, &one, 1, s.desc(omr), &op.fetched,
+				ep, &one, 1, s.desc(omr), &op.fetched,
 				s.desc(rmr), to,
 				(uint64_t)(uintptr_t)&w.counters[op.dst],
 				fi_mr_key(w.counter_mrs[op.dst]), FI_UINT64,
@@ -211,11 +213,18 @@ struct Impairment {
 	const char *duplicate;
 };
 
-class Reliability : public ::testing::TestWithParam<Impairment> {};
+const char *type_name(fi_ep_type type)
+{
+	return type == FI_EP_MSG ? "msg" : "rdm";
+}
+
+class Reliability
+	: public ::testing::TestWithParam<std::tuple<Impairment, fi_ep_type>> {
+};
 
 TEST_P(Reliability, MixedTrafficArrivesIntactExactlyOnce)
 {
-	const Impairment &imp = GetParam();
+	const Impairment &imp = std::get<0>(GetParam());
 	Scenario s(4, {{"FI_SIM_PRESET", "roce-100g"},
 		       {"FI_SIM_SEED", "7"},
 		       {"FI_SIM_LOSS_RATE", imp.loss},
@@ -223,7 +232,8 @@ TEST_P(Reliability, MixedTrafficArrivesIntactExactlyOnce)
 		       {"FI_SIM_LOSS_REORDER_DELAY_NS", "2000"},
 		       {"FI_SIM_LOSS_DUPLICATE_RATE", imp.duplicate},
 		       {"FI_SIM_RETRY_COUNT", "1000"},
-		       {"FI_SIM_ACK_TIMEOUT_NS", "50000"}});
+		       {"FI_SIM_ACK_TIMEOUT_NS", "50000"}},
+		   kStrictMr, std::get<1>(GetParam()));
 	ASSERT_EQ(s.failure, "");
 	Workload w;
 	size_t expect = post_workload(s, w, 2000, 1234);
@@ -242,12 +252,16 @@ TEST_P(Reliability, MixedTrafficArrivesIntactExactlyOnce)
 
 INSTANTIATE_TEST_SUITE_P(
 	Loss, Reliability,
-	::testing::Values(Impairment{"none", "0", "0", "0"},
-			  Impairment{"loss1pct", "0.01", "0.01", "0.01"},
-			  Impairment{"loss10pct", "0.1", "0.02", "0.02"},
-			  Impairment{"loss30pct", "0.3", "0.02", "0.02"}),
-	[](const ::testing::TestParamInfo<Impairment> &p) {
-		return std::string(p.param.name);
+	::testing::Combine(
+		::testing::Values(Impairment{"none", "0", "0", "0"},
+				  Impairment{"loss1pct", "0.01", "0.01", "0.01"},
+				  Impairment{"loss10pct", "0.1", "0.02", "0.02"},
+				  Impairment{"loss30pct", "0.3", "0.02", "0.02"}),
+		::testing::Values(FI_EP_RDM, FI_EP_MSG)),
+	[](const ::testing::TestParamInfo<std::tuple<Impairment, fi_ep_type>>
+		   &p) {
+		return std::string(std::get<0>(p.param).name) + "_" +
+		       type_name(std::get<1>(p.param));
 	});
 
 // A link down for longer than the retry budget: the operations that need
@@ -294,7 +308,9 @@ TEST(Reliability, LinkDownPastTheRetryBudget)
 
 // Same program, same configuration, same seed: the same completions, in
 // the same order, at the same virtual times, twenty times over.
-TEST(Determinism, SameSeedSameCompletionStream)
+class Determinism : public ::testing::TestWithParam<fi_ep_type> {};
+
+TEST_P(Determinism, SameSeedSameCompletionStream)
 {
 	std::vector<std::string> first;
 	for (int run = 0; run < 20; run++) {
@@ -303,7 +319,8 @@ TEST(Determinism, SameSeedSameCompletionStream)
 			       {"FI_SIM_LOSS_RATE", "0.05"},
 			       {"FI_SIM_LOSS_REORDER_RATE", "0.05"},
 			       {"FI_SIM_LOSS_REORDER_DELAY_NS", "1500"},
-			       {"FI_SIM_RETRY_COUNT", "1000"}});
+			       {"FI_SIM_RETRY_COUNT", "1000"}},
+			   kStrictMr, GetParam());
 		ASSERT_EQ(s.failure, "");
 		Workload w;
 		size_t expect = post_workload(s, w, 300, 42);
@@ -329,5 +346,11 @@ TEST(Determinism, SameSeedSameCompletionStream)
 	}
 	EXPECT_GT(first.size(), 300u); // every send and every receive
 }
+
+INSTANTIATE_TEST_SUITE_P(
+	EndpointTypes, Determinism, ::testing::Values(FI_EP_RDM, FI_EP_MSG),
+	[](const ::testing::TestParamInfo<fi_ep_type> &p) {
+		return std::string(type_name(p.param));
+	});
 
 }  // namespace

@@ -1,7 +1,8 @@
 // A small world of simulated nodes for the sim provider's own tests: each
-// node is a domain with one RDM endpoint, a CQ, counters and an AV holding
-// every node. Configuration comes from FI_SIM_* variables set before the
-// fabric is opened.
+// node is a domain with a CQ and counters, and either one RDM endpoint with
+// an AV holding every node, or (FI_EP_MSG) one connected endpoint per other
+// node. Configuration comes from FI_SIM_* variables set before the fabric
+// is opened.
 #ifndef FABSIM_TEST_SCENARIO_H
 #define FABSIM_TEST_SCENARIO_H
 
@@ -36,7 +37,8 @@ public:
 	// env: FI_SIM_* settings for this run (restored afterwards).
 	Scenario(int nodes, const std::map<std::string, std::string> &env,
 		 uint64_t mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-				    FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+				    FI_MR_ALLOCATED | FI_MR_PROV_KEY,
+		 fi_ep_type type = FI_EP_RDM);
 	~Scenario();
 
 	struct Node {
@@ -44,12 +46,27 @@ public:
 		fid_av *av = nullptr;
 		fid_cq *cq = nullptr;
 		fid_cntr *tx_cntr = nullptr, *rx_cntr = nullptr;
-		fid_ep *ep = nullptr;
-		std::vector<fi_addr_t> peers;  // fi_addr of every node
+		fid_ep *ep = nullptr;           // RDM
+		std::vector<fi_addr_t> peers;  // RDM: fi_addr of every node
+		fid_eq *eq = nullptr;           // MSG
+		fid_pep *pep = nullptr;         // MSG: listens for lower nodes
+		std::vector<fid_ep *> conns;    // MSG: endpoint to each node
 	};
 
 	int size() const { return (int)nodes_.size(); }
 	Node &node(int i) { return nodes_[i]; }
+	// The endpoint node `from` reaches node `to` with, and the address to
+	// name it by there (FI_ADDR_UNSPEC on a connection).
+	fid_ep *ep(int from, int to)
+	{
+		return type_ == FI_EP_MSG ? nodes_[from].conns[to]
+					  : nodes_[from].ep;
+	}
+	fi_addr_t addr(int from, int to)
+	{
+		return type_ == FI_EP_MSG ? FI_ADDR_UNSPEC
+					  : nodes_[from].peers[to];
+	}
 	fabsim_ops_v1 *ext() { return ext_; }
 	uint64_t now() { return ext_->now_ns(&nodes_[0].domain->fid); }
 	fid_mr *reg(int node, void *buf, size_t len, uint64_t access);
@@ -61,8 +78,15 @@ public:
 	std::string failure;  // why setup failed, if it did
 
 private:
+	void open_node(int i);
+	void open_endpoint(int i, fi_info *info, fid_ep **ep);
+	void connect(int from, int to);
+	bool wait_event(int node, uint32_t want, fi_eq_cm_entry *entry);
+
+	fi_ep_type type_;
 	fid_fabric *fabric_ = nullptr;
 	fi_info *info_ = nullptr;
+	std::vector<fi_info *> node_info_; // MSG: each node's, with its address
 	std::vector<Node> nodes_;
 	std::vector<fid_mr *> mrs_;
 	fabsim_ops_v1 *ext_ = nullptr;

@@ -8,7 +8,8 @@
  *   walkthrough                    both, as two threads of one process
  *
  * It uses only the public API (any provider with FI_EP_MSG works); with
- * fabsim's library it runs on the simulated NIC. */
+ * fabsim's library it runs on the simulated NIC. `fabsim demo` runs it too
+ * (built with WALKTHROUGH_NO_MAIN, it calls walkthrough()). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #define MESSAGE "Hello from the client"
 #define BUF_SIZE 64
 #define TIMEOUT_MS 10000
+#define MAX_POLLS 100000000L /* a bound, not an expectation */
 
 #define CHECK(call)                                                      \
 	do {                                                             \
@@ -130,11 +132,16 @@ static int open_endpoint(struct side *s, struct fi_info *info)
 	return 0;
 }
 
+/* Polls the CQ, as the walkthrough does, until one completion arrives. */
 static int wait_completion(struct side *s)
 {
 	struct fi_cq_msg_entry entry;
-	ssize_t rd = fi_cq_sread(s->cq, &entry, 1, NULL, TIMEOUT_MS);
+	ssize_t rd;
+	long polls = 0;
 
+	do {
+		rd = fi_cq_read(s->cq, &entry, 1);
+	} while (rd == -FI_EAGAIN && ++polls < MAX_POLLS);
 	if (rd == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
 
@@ -237,7 +244,7 @@ static void *run_role(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+int walkthrough(int argc, char **argv)
 {
 	struct role server = { NULL, "7471", 0 }, client = { "127.0.0.1", "7471", 0 };
 	pthread_t st;
@@ -272,3 +279,10 @@ int main(int argc, char **argv)
 	       !server.status && !client.status ? "OK" : "FAILED");
 	return server.status || client.status;
 }
+
+#ifndef WALKTHROUGH_NO_MAIN
+int main(int argc, char **argv)
+{
+	return walkthrough(argc, argv);
+}
+#endif

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * `fabsim demo`: what the README's first command shows. It grows with the
- * project; today: the providers and parameters libfabric.so.1 offers, and
- * the network model on the default preset next to a faster one. */
+ * project; today: the providers and parameters libfabric.so.1 offers, the
+ * network model on the default preset next to a faster one, and the
+ * getting-started walkthrough (examples/walkthrough.c) on the simulated
+ * NIC. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+
+/* examples/walkthrough.c, built without its main(). */
+int walkthrough(int argc, char **argv);
 
 int cmd_demo(int argc, char **argv, FILE *out)
 {
@@ -26,6 +32,15 @@ int cmd_demo(int argc, char **argv, FILE *out)
 	model_args[1] = preset_flag;
 	model_args[2] = preset_name;
 	ret = cmd_model(3, model_args, out);
+	if (ret)
+		return ret;
+	fprintf(out, "\n-- 4. a libfabric program on the simulated NIC: the "
+		     "getting-started walkthrough (examples/walkthrough.c), "
+		     "server and client on two threads --\n");
+	fflush(out);
+	setenv("FI_PROVIDER", "sim", 0);
+	ret = walkthrough(1, (char *[]){ "walkthrough", NULL });
+	fflush(stdout);
 	fprintf(out, "\nTry: FI_SIM_LINK_BANDWIDTH_GBPS=25 fabsim model, or "
 		     "fi_info -v with LD_LIBRARY_PATH pointing at fabsim's "
 		     "lib (README.md).\n");

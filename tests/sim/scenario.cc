@@ -23,7 +23,8 @@ Scenario::Scenario(int n, const std::map<std::string, std::string> &env,
 		setenv(kv.first.c_str(), kv.second.c_str(), 1);
 	}
 	fi_info *hints = fi_allocinfo();
-	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC;
+	hints->caps = type == FI_EP_DGRAM ? FI_MSG
+					  : FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC;
 	if (type == FI_EP_RDM)
 		hints->caps |= FI_SOURCE | FI_DIRECTED_RECV;
 	hints->ep_attr->type = type;

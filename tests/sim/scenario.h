@@ -1,7 +1,7 @@
 // A small world of simulated nodes for the sim provider's own tests: each
-// node is a domain with a CQ and counters, and either one RDM endpoint with
-// an AV holding every node, or (FI_EP_MSG) one connected endpoint per other
-// node. Configuration comes from FI_SIM_* variables set before the fabric
+// node is a domain with a CQ and counters, and either one RDM (or DGRAM)
+// endpoint with an AV holding every node, or (FI_EP_MSG) one connected
+// endpoint per other node. Configuration comes from FI_SIM_* variables set before the fabric
 // is opened.
 #ifndef FABSIM_TEST_SCENARIO_H
 #define FABSIM_TEST_SCENARIO_H

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The verbs face of the simulated NIC: libibverbs' API (rdma-core's ABI,
+ * built against its installed <infiniband/verbs.h>) over the NIC model of
+ * the sim provider (providers/sim/nic). A user-space, deterministic
+ * soft-RoCE: each device is a simulated RoCE NIC on one host of the
+ * configured topology. One file per object:
+ *
+ *   sv_world.c   the process's simulated fabric, devices, virtual time,
+ *                file descriptors that wake applications
+ *   sv_device.c  device list, contexts, device/port/GID queries
+ *   sv_mr.c      protection domains and memory regions
+ *   sv_cq.c      completion channels, CQs, polling and events
+ *   sv_qp.c      queue pairs: states, attributes, the NIC's callbacks
+ *   sv_post.c    ibv_post_send / ibv_post_recv: work requests to the NIC
+ *   sv_async.c   asynchronous events
+ *   sv_misc.c    strings, rates, sysfs, fork, and what is not simulated
+ *
+ * Locking: every entry point takes the world lock (the NIC model's); the
+ * NIC calls back with it held.
+ */
+#ifndef FABSIM_SV_H
+#define FABSIM_SV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include <netmodel/nm_config.h>
+
+#include "providers/sim/nic/nic.h"
+#include "sv_private.h"
+
+/* What a simulated device offers (ibv_query_device). */
+enum {
+	SV_MAX_QP_WR = 16384,
+	SV_MAX_CQE = (1 << 20) - 1,
+	SV_MAX_CQ = 1 << 16,
+	SV_MAX_PD = 1 << 16,
+	SV_MAX_SGE = NIC_MAX_SGE,
+	SV_MAX_INLINE = NIC_INLINE_MAX,
+	SV_MAX_RD_ATOM = 16,
+	SV_GID_TABLE = 2,    /* link-local, then the IPv4-mapped RoCEv2 GID */
+};
+#define SV_MAX_MSG_SIZE (1u << 31)
+#define SV_DEVICE_PREFIX "fabsim"
+#define SV_SYSFS_PREFIX "/sys/class/infiniband/"
+/* rnr_retry 7: retry for ever (IBA). */
+#define SV_RNR_FOREVER 7
+
+/* ---- World (sv_world.c) ------------------------------------------------- */
+
+struct sv_device {
+	struct ibv_device  dev;        /* what applications see; first */
+	unsigned           index;
+	struct nic        *nic;
+	uint32_t           host;
+	struct in_addr     ip;
+	__be64             guid;
+	/* Memory regions of every context on the device, by key. */
+	struct sv_mr     **mrs;
+	size_t             mr_slots, mr_count;
+};
+
+struct sv_world {
+	int                init_err;   /* 0, or why there are no devices */
+	char               init_why[256];
+	struct nic_world  *nic;
+	nm_config          cfg;
+	struct sv_device  *devs;
+	unsigned           ndev;
+	pthread_cond_t     activity;   /* work posted by some thread */
+	struct sv_waitable *waitables;
+	uint64_t           event_epoch; /* bumps with every queued event */
+};
+
+extern struct sv_world sv_world;
+/* The private interface (sv_private.h), for this library's own files. */
+extern const struct sv_private_ops *const sv;
+
+/* Builds the world on first use: 0, or -errno (sv_world.init_why says
+ * why, and has been printed once). */
+int sv_world_init(void);
+struct sv_device *sv_device_of(struct ibv_device *dev);
+/* Runs the events of the next instant (an empty poll); lock held. */
+void sv_poll_instant(void);
+
+/* ---- Contexts (sv_device.c) ---------------------------------------------- */
+
+struct sv_context {
+	struct verbs_context vctx;     /* .context is the ibv_context */
+	struct sv_device    *dev;
+	struct sv_waitable   async;    /* async_fd */
+	struct sv_async_event *async_head, *async_tail;
+	int                  refs;     /* PDs, CQs, channels */
+};
+
+static inline struct sv_context *sv_ctx(struct ibv_context *ctx)
+{
+	return SV_CONTAINER_OF(verbs_get_ctx(ctx), struct sv_context, vctx);
+}
+
+int sv_query_port(struct ibv_context *ctx, uint8_t port,
+		  struct ibv_port_attr *attr, size_t len);
+void sv_fill_gid(const struct sv_device *d, int index, union ibv_gid *gid);
+
+/* ---- PDs and MRs (sv_mr.c) ------------------------------------------------------ */
+
+struct sv_pd {
+	struct ibv_pd      pd;
+	struct sv_context *ctx;
+	int                refs;     /* MRs and QPs */
+};
+
+struct sv_mr {
+	struct ibv_mr    mr;
+	struct sv_pd    *pd;
+	struct nic_mr   *nmr;
+	int              access;     /* IBV_ACCESS_* */
+};
+
+/* The region a local key names on this device, or NULL. */
+struct sv_mr *sv_mr_find(struct sv_device *d, uint32_t lkey);
+
+/* ---- CQs and channels (sv_cq.c) ------------------------------------------------- */
+
+struct sv_channel {
+	struct ibv_comp_channel ch;
+	struct sv_waitable      w;
+	struct sv_cq           *head, *tail; /* CQs with an event */
+};
+
+struct sv_cq {
+	struct ibv_cq       cq;
+	struct sv_channel  *channel;
+	struct ibv_wc      *ring;
+	size_t              size, head, count;
+	bool                armed, solicited_only;
+	bool                event_queued;
+	struct sv_cq       *next_event;
+	int                 refs;      /* QPs */
+};
+
+/* A completion for the application (lock held). solicited: it may wake a
+ * CQ armed for solicited completions only. */
+void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited);
+
+/* ---- QPs (sv_qp.c, sv_post.c) ------------------------------------------------------ */
+
+/* A posted work request, until its completion. */
+struct sv_wr {
+	uint64_t       wr_id;
+	struct sv_qp  *qp;
+	enum ibv_wc_opcode opcode;
+	uint32_t       byte_len;
+	bool           signaled;
+	bool           recv;
+	bool           consumed;  /* receive taken by an RDMA write with imm */
+	uint64_t       operand, compare; /* atomics */
+	struct sv_wr  *prev, *next;
+};
+
+struct sv_qp {
+	struct ibv_qp        qp;
+	struct sv_pd        *pd;
+	struct sv_cq        *scq, *rcq;
+	struct nic_qp       *nqp;
+	struct ibv_qp_cap    cap;
+	int                  sq_sig_all;
+	struct ibv_qp_attr   attr;     /* what modify_qp set, for query_qp */
+	struct sv_wr        *sends, *recvs, *recvs_tail; /* outstanding */
+	uint32_t             send_count, recv_count;
+	uint32_t             pending_imm_count;
+	struct sv_pending_imm *pending_imm, *pending_imm_tail;
+};
+
+extern const struct nic_qp_ops sv_qp_nic_ops;
+
+int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad);
+int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad);
+
+/* Completes a request at once, with a local error, and puts the QP in the
+ * error state as verbs does (lock held). */
+void sv_qp_local_error(struct sv_qp *qp, struct sv_wr *w,
+		       enum ibv_wc_status status);
+/* Takes the oldest posted receive for an RDMA write with immediate data
+ * (it consumes one, as on a verbs device), or remembers the write until a
+ * receive is posted. */
+void sv_qp_take_recv_for_imm(struct sv_qp *qp, uint32_t imm, uint32_t len,
+			     uint32_t src_qp);
+void sv_wr_unlink(struct sv_wr *w);
+/* A receive being posted completes at once if an RDMA write with
+ * immediate data waits for one; true then. */
+bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id);
+
+/* ---- Async events (sv_async.c) ------------------------------------------------------ */
+
+struct sv_async_event {
+	struct ibv_async_event ev;
+	struct sv_async_event *next;
+};
+
+void sv_async_push(struct sv_context *ctx, const struct ibv_async_event *ev);
+bool sv_async_ready(struct sv_waitable *w);
+
+#endif

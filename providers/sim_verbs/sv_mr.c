@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Protection domains and memory regions. A region is the NIC model's
+ * (its key is both lkey and rkey, remote addresses are virtual addresses,
+ * registration costs virtual time and counts against the preset's limits);
+ * the face keeps the IBV_ACCESS_* rights and the protection domain, and
+ * checks local keys itself (sv_post.c), as the NIC model leaves local
+ * protection to its user. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv.h"
+
+/* ---- Protection domains --------------------------------------------------------- */
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct sv_context *c = sv_ctx(context);
+	struct sv_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ctx = c;
+	pd->pd.context = context;
+	sv->lock();
+	c->refs++;
+	sv->unlock();
+	return &pd->pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct sv_pd *pd = SV_CONTAINER_OF(ibpd, struct sv_pd, pd);
+
+	sv->lock();
+	if (pd->refs) {
+		sv->unlock();
+		return EBUSY;
+	}
+	pd->ctx->refs--;
+	sv->unlock();
+	free(pd);
+	return 0;
+}
+
+/* ---- The device's key table ----------------------------------------------------------- */
+
+static size_t slot_of(uint32_t key, size_t slots)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (slots - 1);
+}
+
+/* Open addressing; the device's address marks a deleted slot. */
+#define SV_DELETED(d) ((struct sv_mr *)(d))
+
+struct sv_mr *sv_mr_find(struct sv_device *d, uint32_t lkey)
+{
+	if (!d->mr_slots)
+		return NULL;
+	for (size_t i = slot_of(lkey, d->mr_slots);; i = (i + 1) & (d->mr_slots - 1)) {
+		struct sv_mr *mr = d->mrs[i];
+
+		if (!mr)
+			return NULL;
+		if (mr != SV_DELETED(d) && mr->mr.lkey == lkey)
+			return mr;
+	}
+}
+
+static int table_add(struct sv_device *d, struct sv_mr *mr)
+{
+	if ((d->mr_count + 1) * 2 > d->mr_slots) {
+		size_t slots = d->mr_slots ? d->mr_slots * 2 : 64;
+		struct sv_mr **old = d->mrs, **fresh = calloc(slots, sizeof(*fresh));
+		size_t old_slots = d->mr_slots;
+
+		if (!fresh)
+			return -ENOMEM;
+		d->mrs = fresh;
+		d->mr_slots = slots;
+		d->mr_count = 0;
+		for (size_t i = 0; i < old_slots; i++)
+			if (old[i] && old[i] != SV_DELETED(d))
+				table_add(d, old[i]);
+		free(old);
+	}
+	for (size_t i = slot_of(mr->mr.lkey, d->mr_slots);; i = (i + 1) & (d->mr_slots - 1)) {
+		if (!d->mrs[i] || d->mrs[i] == SV_DELETED(d)) {
+			d->mrs[i] = mr;
+			d->mr_count++;
+			return 0;
+		}
+	}
+}
+
+static void table_del(struct sv_device *d, struct sv_mr *mr)
+{
+	for (size_t i = slot_of(mr->mr.lkey, d->mr_slots);; i = (i + 1) & (d->mr_slots - 1)) {
+		if (d->mrs[i] == mr) {
+			d->mrs[i] = SV_DELETED(d);
+			d->mr_count--;
+			return;
+		}
+	}
+}
+
+/* ---- Registration ---------------------------------------------------------------------------- */
+
+#define SV_ACCESS_KNOWN                                                    \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                 \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                \
+	 IBV_ACCESS_RELAXED_ORDERING)
+
+static uint32_t nic_access(int access)
+{
+	uint32_t a = NIC_ACCESS_LOCAL;
+
+	if (access & IBV_ACCESS_REMOTE_READ)
+		a |= NIC_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_WRITE)
+		a |= NIC_ACCESS_REMOTE_WRITE;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		a |= NIC_ACCESS_REMOTE_ATOMIC;
+	return a;
+}
+
+static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
+			  int access)
+{
+	struct sv_pd *pd = SV_CONTAINER_OF(ibpd, struct sv_pd, pd);
+	struct sv_device *d = pd->ctx->dev;
+	struct sv_mr *mr;
+	nm_time_ns cost;
+	nm_error err;
+	int ret;
+
+	/* Verbs: remote write or atomic rights need local write too. */
+	if ((access & ~SV_ACCESS_KNOWN) ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
+	    (length && !addr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	sv->lock();
+	ret = nic_mr_reg(d->nic, addr, length, nic_access(access), NIC_KEY_ANY,
+			 true, &mr->nmr, &cost, &err);
+	if (!ret) {
+		mr->mr.lkey = mr->mr.rkey = (uint32_t)nic_mr_key(mr->nmr);
+		ret = table_add(d, mr);
+		if (ret)
+			nic_mr_dereg(mr->nmr);
+	}
+	if (!ret) {
+		pd->refs++;
+		/* Registration blocks the caller for its cost. */
+		nic_world_advance(sv_world.nic, cost);
+	}
+	sv->unlock();
+	if (ret) {
+		free(mr);
+		errno = ret == -ENOSPC || ret == -ENOMEM ? ENOMEM : -ret;
+		return NULL;
+	}
+	mr->pd = pd;
+	mr->access = access;
+	mr->mr.context = ibpd->context;
+	mr->mr.pd = ibpd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->mr.handle = mr->mr.lkey;
+	return &mr->mr;
+}
+
+struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+			    int access)
+{
+	return reg(pd, addr, length, access);
+}
+
+/* The NIC model addresses a region by its virtual addresses: an IOVA other
+ * than the buffer's own address is not simulated. */
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t iova, unsigned int access)
+{
+	if (iova != (uintptr_t)addr) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return reg(pd, addr, length, (int)access);
+}
+
+struct ibv_mr *(ibv_reg_mr_iova)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t iova, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct sv_mr *mr = SV_CONTAINER_OF(ibmr, struct sv_mr, mr);
+	int ret;
+
+	sv->lock();
+	ret = nic_mr_dereg(mr->nmr);
+	if (!ret) {
+		table_del(mr->pd->ctx->dev, mr);
+		mr->pd->refs--;
+	}
+	sv->unlock();
+	if (ret)
+		return EBUSY; /* operations in flight use it */
+	free(mr);
+	return 0;
+}
+
+int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+		 size_t length, int access)
+{
+	return EOPNOTSUPP;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * What the verbs face's librdmacm needs of its libibverbs beyond the verbs
+ * API: the world lock, virtual time, management datagrams and file
+ * descriptors that wake the application. libibverbs.so.1 exports one
+ * function for it, fabsim_sv_private, under its own symbol version
+ * (FABSIM_SV_PRIVATE_1), as rdma-core gives its providers IBVERBS_PRIVATE.
+ */
+#ifndef FABSIM_SV_PRIVATE_H
+#define FABSIM_SV_PRIVATE_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "providers/sim/nic/nic.h"
+
+#define SV_CONTAINER_OF(ptr, type, field) \
+	((type *)((char *)(ptr) - offsetof(type, field)))
+
+/* A file descriptor an application polls (completion channel, async fd,
+ * rdma_cm event channel). It is readable while an event is queued or the
+ * simulation has something left to run: an application that waits on it
+ * then calls back into the library, which is where virtual time moves. */
+struct sv_waitable {
+	int                 fd;        /* eventfd */
+	bool                signalled;
+	bool              (*ready)(struct sv_waitable *w); /* event queued */
+	struct sv_waitable *prev, *next;
+};
+
+#define SV_PRIVATE_VERSION 1
+
+struct sv_private_ops {
+	uint32_t version;
+	void (*lock)(void);
+	void (*unlock)(void);
+	/* 0, or -errno when the simulated fabric could not be built. */
+	int (*init)(void);
+	/* Registers w (makes its eventfd); 0 or -errno. Lock not held. */
+	int (*waitable_init)(struct sv_waitable *w,
+			     bool (*ready)(struct sv_waitable *w));
+	void (*waitable_fini)(struct sv_waitable *w);
+	/* An event was queued on w or taken from it (lock held). */
+	void (*waitable_update)(struct sv_waitable *w);
+	/* Runs the simulation until w has an event (0), another waitable got
+	 * one or nothing is left (-EAGAIN; a blocking call then waits for
+	 * another thread to post work). Lock held. */
+	int (*wait_event)(struct sv_waitable *w, bool blocking);
+	/* Work was posted (lock held). */
+	void (*posted)(void);
+	/* Devices: by IPv4 address (NULL: none), and what one is. */
+	struct ibv_device *(*device_by_ip)(struct in_addr ip);
+	bool (*device_addr)(struct ibv_device *dev, struct nic **nic,
+			    uint32_t *host, struct in_addr *ip);
+	uint32_t (*host_of_ip)(struct in_addr ip);     /* NIC_HOST_ANY */
+	/* Management datagrams and timers (lock held). */
+	int (*send_mad)(struct nic *nic, uint32_t host, const void *mad,
+			size_t len);
+	void (*set_mad_handler)(struct nic *nic, nic_mad_fn fn, void *ctx);
+	int (*schedule)(uint32_t host, nm_time_ns delay, nm_event_fn fn,
+			void *ctx, nm_event_id *id);
+	void (*cancel)(nm_event_id id);
+};
+
+const struct sv_private_ops *fabsim_sv_private(void);
+
+#endif

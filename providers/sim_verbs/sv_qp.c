@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Reliable-connected queue pairs over the NIC model's RC queue pairs.
+ *
+ * States follow verbs: RESET -> INIT (receives may be posted) -> RTR (the
+ * peer's GID and QP number connect the NIC's QP) -> RTS (sends may be
+ * posted); ERR from any state, by the application or when a request fails
+ * (the NIC flushes everything posted, as a device does).
+ *
+ * What the NIC model does differently from an IB device, and what the face
+ * does about it:
+ *  - retry counts and timers are the fabric's (FI_SIM_* transport
+ *    parameters), not each QP's timeout/retry_cnt/rnr_retry attributes,
+ *    which are kept for ibv_query_qp only;
+ *  - an RDMA write with immediate data does not consume a receive in the
+ *    NIC model: the face takes the oldest posted receive for it, or, if
+ *    none is posted, completes the next receive posted with it (a device
+ *    would answer receiver-not-ready until one is);
+ *  - a receive too small for its message fails at the receiver (the QP
+ *    goes to the error state) while the sender, in the NIC model, sees
+ *    success rather than a remote invalid-request error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv.h"
+
+struct sv_pending_imm {
+	uint32_t imm, len, src_qp;
+	struct sv_pending_imm *next;
+};
+
+static enum ibv_wc_status wc_status(enum nic_status st)
+{
+	switch (st) {
+	case NIC_OK: return IBV_WC_SUCCESS;
+	case NIC_LOC_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
+	case NIC_REM_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
+	case NIC_REM_INV_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
+	case NIC_REM_OP_ERR: return IBV_WC_REM_OP_ERR;
+	case NIC_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
+	case NIC_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
+	case NIC_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
+	case NIC_TRUNCATED: return IBV_WC_LOC_LEN_ERR;
+	default: return IBV_WC_GENERAL_ERR;
+	}
+}
+
+/* ---- Request records ------------------------------------------------------------ */
+
+void sv_wr_unlink(struct sv_wr *w)
+{
+	struct sv_qp *qp = w->qp;
+	struct sv_wr **head = w->recv ? &qp->recvs : &qp->sends;
+
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		*head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else if (w->recv)
+		qp->recvs_tail = w->prev;
+}
+
+static void wc_init(struct ibv_wc *wc, const struct sv_qp *qp,
+		    const struct sv_wr *w, enum ibv_wc_status status)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = status;
+	wc->opcode = w->opcode;
+	wc->byte_len = w->byte_len;
+	wc->qp_num = qp->qp.qp_num;
+}
+
+void sv_qp_local_error(struct sv_qp *qp, struct sv_wr *w,
+		       enum ibv_wc_status status)
+{
+	struct ibv_wc wc;
+
+	wc_init(&wc, qp, w, status);
+	wc.vendor_err = status;
+	sv_cq_push(w->recv ? qp->rcq : qp->scq, &wc, true);
+	free(w);
+	qp->qp.state = IBV_QPS_ERR;
+	nic_qp_set_error(qp->nqp);
+}
+
+/* ---- The NIC's callbacks --------------------------------------------------------------- */
+
+static void on_send_done(void *ctx, const struct nic_completion *c)
+{
+	struct sv_qp *qp = ctx;
+	struct sv_wr *w = (struct sv_wr *)(uintptr_t)c->cookie;
+	struct ibv_wc wc;
+
+	wc_init(&wc, qp, w, wc_status(c->status));
+	wc.vendor_err = c->status;
+	/* Failures are reported whether the request was signaled or not. */
+	if (c->status != NIC_OK || w->signaled)
+		sv_cq_push(qp->scq, &wc, false);
+	sv_wr_unlink(w);
+	qp->send_count--;
+	free(w);
+}
+
+static void on_recv_done(void *ctx, const struct nic_completion *c)
+{
+	struct sv_qp *qp = ctx;
+	struct sv_wr *w = (struct sv_wr *)(uintptr_t)c->cookie;
+	struct ibv_wc wc;
+
+	sv_wr_unlink(w);
+	if (w->consumed) {
+		/* The flush of a receive an RDMA write with immediate data
+		 * took (its completion is already out). */
+		free(w);
+		return;
+	}
+	qp->recv_count--;
+	wc_init(&wc, qp, w, wc_status(c->status));
+	wc.vendor_err = c->status == NIC_OK ? 0 : c->status;
+	wc.byte_len = (uint32_t)c->len;
+	wc.src_qp = c->source.qpn;
+	if (c->flags & NIC_CQ_IMM) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = htonl(c->imm);
+	}
+	/* The NIC model carries no solicited-event bit: every receive may
+	 * wake a CQ armed for solicited completions. */
+	sv_cq_push(qp->rcq, &wc, true);
+	free(w);
+	if (c->status == NIC_TRUNCATED) {
+		/* A local length error is fatal to an RC queue pair. */
+		qp->qp.state = IBV_QPS_ERR;
+		nic_qp_set_error(qp->nqp);
+	}
+}
+
+static void complete_imm(struct sv_qp *qp, uint64_t wr_id, uint32_t imm,
+			 uint32_t len, uint32_t src_qp)
+{
+	struct ibv_wc wc = {
+		.wr_id = wr_id,
+		.status = IBV_WC_SUCCESS,
+		.opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+		.byte_len = len,
+		.qp_num = qp->qp.qp_num,
+		.src_qp = src_qp,
+		.wc_flags = IBV_WC_WITH_IMM,
+	};
+
+	wc.imm_data = htonl(imm);
+	sv_cq_push(qp->rcq, &wc, true);
+}
+
+void sv_qp_take_recv_for_imm(struct sv_qp *qp, uint32_t imm, uint32_t len,
+			     uint32_t src_qp)
+{
+	struct sv_pending_imm *p;
+
+	for (struct sv_wr *w = qp->recvs; w; w = w->next) {
+		if (w->consumed || nic_cancel_recv(qp->nqp, (uintptr_t)w))
+			continue;
+		w->consumed = true;
+		qp->recv_count--;
+		complete_imm(qp, w->wr_id, imm, len, src_qp);
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		abort(); /* a completion must not be lost */
+	p->imm = imm;
+	p->len = len;
+	p->src_qp = src_qp;
+	if (qp->pending_imm_tail)
+		qp->pending_imm_tail->next = p;
+	else
+		qp->pending_imm = p;
+	qp->pending_imm_tail = p;
+}
+
+/* A receive posted while writes with immediate data wait for one. */
+bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id)
+{
+	struct sv_pending_imm *p = qp->pending_imm;
+
+	if (!p)
+		return false;
+	qp->pending_imm = p->next;
+	if (!qp->pending_imm)
+		qp->pending_imm_tail = NULL;
+	complete_imm(qp, wr_id, p->imm, p->len, p->src_qp);
+	free(p);
+	return true;
+}
+
+static void on_remote_done(void *ctx, const struct nic_completion *c)
+{
+	struct sv_qp *qp = ctx;
+
+	if ((c->flags & NIC_CQ_REMOTE_WRITE) && (c->flags & NIC_CQ_IMM))
+		sv_qp_take_recv_for_imm(qp, c->imm, (uint32_t)c->len,
+					c->source.qpn);
+}
+
+static void on_qp_fatal(void *ctx, enum nic_status why)
+{
+	struct sv_qp *qp = ctx;
+
+	qp->qp.state = IBV_QPS_ERR;
+}
+
+const struct nic_qp_ops sv_qp_nic_ops = {
+	.send_done = on_send_done,
+	.recv_done = on_recv_done,
+	.remote_done = on_remote_done,
+	.qp_fatal = on_qp_fatal,
+};
+
+/* ---- Creation and destruction ------------------------------------------------------------------ */
+
+static bool cap_ok(const struct ibv_qp_cap *cap)
+{
+	return cap->max_send_wr <= SV_MAX_QP_WR &&
+	       cap->max_recv_wr <= SV_MAX_QP_WR &&
+	       cap->max_send_sge <= SV_MAX_SGE &&
+	       cap->max_recv_sge <= SV_MAX_SGE &&
+	       cap->max_inline_data <= SV_MAX_INLINE;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
+			     struct ibv_qp_init_attr *init)
+{
+	struct sv_pd *pd = SV_CONTAINER_OF(ibpd, struct sv_pd, pd);
+	struct sv_qp *qp;
+	int ret;
+
+	if (init->qp_type != IBV_QPT_RC || init->srq) {
+		/* UD, UC, raw packet and shared receive queues are not
+		 * simulated by this face yet. */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!init->send_cq || !init->recv_cq || !cap_ok(&init->cap)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->pd = pd;
+	qp->scq = SV_CONTAINER_OF(init->send_cq, struct sv_cq, cq);
+	qp->rcq = SV_CONTAINER_OF(init->recv_cq, struct sv_cq, cq);
+	qp->cap = init->cap;
+	qp->sq_sig_all = init->sq_sig_all;
+	sv->lock();
+	ret = nic_qp_create(pd->ctx->dev->nic, NIC_QP_RC, &sv_qp_nic_ops, qp,
+			    &qp->nqp);
+	if (!ret) {
+		pd->refs++;
+		qp->scq->refs++;
+		qp->rcq->refs++;
+	}
+	sv->unlock();
+	if (ret) {
+		free(qp);
+		errno = ret == -ENOSPC ? ENOMEM : -ret;
+		return NULL;
+	}
+	qp->qp.context = ibpd->context;
+	qp->qp.qp_context = init->qp_context;
+	qp->qp.pd = ibpd;
+	qp->qp.send_cq = init->send_cq;
+	qp->qp.recv_cq = init->recv_cq;
+	qp->qp.qp_num = nic_qp_num(qp->nqp);
+	qp->qp.handle = qp->qp.qp_num;
+	qp->qp.state = IBV_QPS_RESET;
+	qp->qp.qp_type = IBV_QPT_RC;
+	pthread_mutex_init(&qp->qp.mutex, NULL);
+	pthread_cond_init(&qp->qp.cond, NULL);
+	return &qp->qp;
+}
+
+int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
+
+	sv->lock();
+	/* The NIC forgets everything posted; so does the face. */
+	nic_qp_destroy(qp->nqp);
+	while (qp->sends) {
+		struct sv_wr *w = qp->sends;
+
+		qp->sends = w->next;
+		free(w);
+	}
+	while (qp->recvs) {
+		struct sv_wr *w = qp->recvs;
+
+		qp->recvs = w->next;
+		free(w);
+	}
+	while (qp->pending_imm) {
+		struct sv_pending_imm *p = qp->pending_imm;
+
+		qp->pending_imm = p->next;
+		free(p);
+	}
+	qp->pd->refs--;
+	qp->scq->refs--;
+	qp->rcq->refs--;
+	sv->unlock();
+	pthread_mutex_destroy(&ibqp->mutex);
+	pthread_cond_destroy(&ibqp->cond);
+	free(qp);
+	return 0;
+}
+
+/* ---- Attributes and states -------------------------------------------------------------------- */
+
+/* The host a RoCE address vector names: an IPv4-mapped GID, or a device's
+ * link-local GID. NIC_HOST_ANY when no simulated NIC has it. */
+static uint32_t host_of_ah(const struct ibv_ah_attr *ah)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
+					    0, 0, 0xff, 0xff };
+	const union ibv_gid *gid = &ah->grh.dgid;
+
+	if (!ah->is_global)
+		return NIC_HOST_ANY; /* RoCE needs a GRH: LIDs are 0 */
+	if (!memcmp(gid->raw, mapped, sizeof(mapped))) {
+		struct in_addr ip;
+
+		memcpy(&ip.s_addr, gid->raw + 12, 4);
+		return sv->host_of_ip(ip);
+	}
+	for (unsigned i = 0; i < sv_world.ndev; i++) {
+		union ibv_gid local;
+
+		sv_fill_gid(&sv_world.devs[i], 0, &local);
+		if (!memcmp(&local, gid, sizeof(local)))
+			return sv_world.devs[i].host;
+	}
+	/* A link-local GID of a host no device here stands for: the EUI-64
+	 * carries its IPv4 address (sv_world.c). */
+	if (gid->raw[0] == 0xfe && gid->raw[1] == 0x80 && gid->raw[11] == 0xff &&
+	    gid->raw[12] == 0xfe) {
+		struct in_addr ip;
+		uint8_t *b = (uint8_t *)&ip.s_addr;
+
+		b[0] = gid->raw[10];
+		b[1] = gid->raw[13];
+		b[2] = gid->raw[14];
+		b[3] = gid->raw[15];
+		return sv->host_of_ip(ip);
+	}
+	return NIC_HOST_ANY;
+}
+
+static bool transition_ok(enum ibv_qp_state from, enum ibv_qp_state to)
+{
+	switch (to) {
+	case IBV_QPS_RESET: return from == IBV_QPS_RESET;
+	case IBV_QPS_INIT: return from == IBV_QPS_RESET || from == IBV_QPS_INIT;
+	case IBV_QPS_RTR: return from == IBV_QPS_INIT;
+	case IBV_QPS_RTS: return from == IBV_QPS_RTR || from == IBV_QPS_RTS;
+	case IBV_QPS_ERR: return true;
+	default: return false;
+	}
+}
+
+static void keep_attrs(struct sv_qp *qp, const struct ibv_qp_attr *a,
+		       int mask)
+{
+	struct ibv_qp_attr *k = &qp->attr;
+
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		k->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_PKEY_INDEX)
+		k->pkey_index = a->pkey_index;
+	if (mask & IBV_QP_PORT)
+		k->port_num = a->port_num;
+	if (mask & IBV_QP_QKEY)
+		k->qkey = a->qkey;
+	if (mask & IBV_QP_AV)
+		k->ah_attr = a->ah_attr;
+	if (mask & IBV_QP_PATH_MTU)
+		k->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_TIMEOUT)
+		k->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		k->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		k->rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_RQ_PSN)
+		k->rq_psn = a->rq_psn;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		k->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		k->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_SQ_PSN)
+		k->sq_psn = a->sq_psn;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		k->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_DEST_QPN)
+		k->dest_qp_num = a->dest_qp_num;
+}
+
+int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask)
+{
+	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
+	enum ibv_qp_state from, to;
+	int ret = 0;
+
+	sv->lock();
+	from = ibqp->state;
+	to = (attr_mask & IBV_QP_STATE) ? attr->qp_state : from;
+	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != from)
+		ret = EINVAL;
+	else if ((attr_mask & IBV_QP_STATE) && !transition_ok(from, to))
+		ret = EINVAL;
+	else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT &&
+		 (attr_mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) !=
+			 (IBV_QP_AV | IBV_QP_DEST_QPN))
+		ret = EINVAL;
+	else if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1)
+		ret = EINVAL;
+	if (!ret && to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
+		struct nic_peer peer = {
+			.host = host_of_ah(&attr->ah_attr),
+			.qpn = attr->dest_qp_num,
+		};
+
+		if (peer.host == NIC_HOST_ANY)
+			ret = EINVAL; /* no route to that GID */
+		else
+			ret = -nic_qp_connect(qp->nqp, peer);
+	}
+	if (!ret) {
+		keep_attrs(qp, attr, attr_mask);
+		if (to == IBV_QPS_ERR && from != IBV_QPS_ERR)
+			nic_qp_set_error(qp->nqp);
+		ibqp->state = to;
+	}
+	sv->unlock();
+	return ret;
+}
+
+int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+		 struct ibv_qp_init_attr *init)
+{
+	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
+
+	sv->lock();
+	*attr = qp->attr;
+	attr->qp_state = ibqp->state;
+	attr->cur_qp_state = ibqp->state;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = ibqp->qp_context;
+		init->send_cq = ibqp->send_cq;
+		init->recv_cq = ibqp->recv_cq;
+		init->cap = qp->cap;
+		init->qp_type = IBV_QPT_RC;
+		init->sq_sig_all = qp->sq_sig_all;
+	}
+	sv->unlock();
+	return 0;
+}
+
+struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	/* The extended work-request API (ibv_wr_*) is not simulated. */
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
+			       uint32_t flags)
+{
+	/* An RC queue pair of the NIC model places data in order. */
+	return 1;
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The simulated fabric behind the verbs face, one per process, built on
+ * first use from the same configuration the sim provider reads (a preset,
+ * FI_SIM_CONFIG, FI_SIM_* variables: netmodel's one loader) and the NIC
+ * model's transport defaults.
+ *
+ * Devices: FABSIM_VERBS_DEVICES (default 1) simulated RoCE NICs, device i
+ * on host i of the topology (10.0.0.<i+1>).
+ *
+ * Virtual time moves when the application waits: an empty ibv_poll_cq
+ * runs the events of the next instant, and a wait for an event (a
+ * completion channel, the async fd, an rdma_cm channel) runs the
+ * simulation until some event is there. The file descriptors behind those
+ * waits are readable whenever an event is queued or the simulation has
+ * work left, so a program blocked in poll() comes back into the library,
+ * where time can move.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sv.h"
+
+struct sv_world sv_world;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* A non-blocking wait stops after this much virtual time without an
+ * event, so that a simulation that never goes idle (e.g. a sender
+ * retrying for ever) cannot hold a call that must return. */
+#define SV_NONBLOCK_BUDGET_NS (10 * NM_NS_PER_MS)
+
+/* ---- Building --------------------------------------------------------------- */
+
+static int fail(int err, const char *fmt, const char *detail)
+{
+	snprintf(sv_world.init_why, sizeof(sv_world.init_why), fmt, detail);
+	fprintf(stderr, "fabsim verbs: %s\n", sv_world.init_why);
+	sv_world.init_err = err;
+	return err;
+}
+
+static int device_count(unsigned *out)
+{
+	const char *s = getenv("FABSIM_VERBS_DEVICES");
+	char *end;
+	unsigned long n;
+
+	*out = 1;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || n > 1024)
+		return fail(-EINVAL, "FABSIM_VERBS_DEVICES=%s: expected a number "
+			    "of devices from 0 to the topology's hosts", s);
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* A locally administered MAC 02:00:<IPv4> and its EUI-64 (the GUID and
+ * the interface part of the link-local GID), as a RoCE NIC derives them. */
+static __be64 guid_of(struct in_addr ip)
+{
+	const uint8_t *a = (const uint8_t *)&ip.s_addr;
+	uint8_t eui[8] = { 0x02 ^ 0x02, 0x00, a[0], 0xff, 0xfe, a[1], a[2], a[3] };
+	__be64 guid;
+
+	memcpy(&guid, eui, sizeof(guid));
+	return guid;
+}
+
+static void device_fill(struct sv_device *d, unsigned index)
+{
+	struct ibv_device *dev = &d->dev;
+
+	d->index = index;
+	d->host = nic_host(d->nic);
+	d->ip = nic_ipv4(d->nic);
+	d->guid = guid_of(d->ip);
+	dev->node_type = IBV_NODE_CA;
+	dev->transport_type = IBV_TRANSPORT_IB;
+	snprintf(dev->name, sizeof(dev->name), SV_DEVICE_PREFIX "%u", index);
+	snprintf(dev->dev_name, sizeof(dev->dev_name), "uverbs%u", index);
+	snprintf(dev->dev_path, sizeof(dev->dev_path),
+		 "/sys/class/infiniband_verbs/uverbs%u", index);
+	snprintf(dev->ibdev_path, sizeof(dev->ibdev_path), SV_SYSFS_PREFIX "%s",
+		 dev->name);
+}
+
+static void build(void)
+{
+	struct nic_transport_params tp;
+	nm_error err;
+	unsigned n;
+	int ret;
+
+	pthread_cond_init(&sv_world.activity, NULL);
+	ret = nm_config_load(&sv_world.cfg, getenv("FI_SIM_CONFIG"),
+			     nm_env_getenv, NULL, &err);
+	if (ret) {
+		fail(-EINVAL, "configuration rejected: %s", err.msg);
+		return;
+	}
+	if (device_count(&n))
+		return;
+	nic_transport_defaults(&tp);
+	/* A verbs RC queue pair has no buffer for messages nobody posted a
+	 * receive for: the sender is told receiver-not-ready and retries. */
+	tp.unexpected_bytes = 0;
+	ret = nic_world_create(&sv_world.cfg, &tp, &sv_world.nic, &err);
+	if (ret) {
+		fail(ret, "cannot build the network: %s", err.msg);
+		return;
+	}
+	if (n > sv_world.cfg.topology.hosts) {
+		char hosts[64];
+
+		snprintf(hosts, sizeof(hosts), "%u devices, %u hosts", n,
+			 sv_world.cfg.topology.hosts);
+		fail(-EINVAL, "FABSIM_VERBS_DEVICES: %s in the topology (raise "
+		     "FI_SIM_TOPOLOGY_HOSTS)", hosts);
+		return;
+	}
+	sv_world.devs = calloc(n ? n : 1, sizeof(*sv_world.devs));
+	if (!sv_world.devs) {
+		fail(-ENOMEM, "%s", "out of memory");
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct sv_device *d = &sv_world.devs[i];
+
+		ret = nic_open(sv_world.nic, i, &d->nic, &err);
+		if (ret) {
+			fail(ret, "cannot attach a NIC: %s", err.msg);
+			return;
+		}
+		device_fill(d, i);
+	}
+	sv_world.ndev = n;
+}
+
+int sv_world_init(void)
+{
+	pthread_once(&init_once, build);
+	return sv_world.init_err;
+}
+
+struct sv_device *sv_device_of(struct ibv_device *dev)
+{
+	return SV_CONTAINER_OF(dev, struct sv_device, dev);
+}
+
+/* ---- Locking and waking ---------------------------------------------------------- */
+
+static void sv_lock(void)
+{
+	nic_world_lock(sv_world.nic);
+}
+
+static void sv_unlock(void)
+{
+	nic_world_unlock(sv_world.nic);
+}
+
+static bool world_busy(void)
+{
+	nm_time_ns when;
+
+	return nic_world_next_event(sv_world.nic, &when);
+}
+
+static void waitable_set(struct sv_waitable *w, bool readable)
+{
+	uint64_t v = 1;
+
+	if (readable && !w->signalled) {
+		if (write(w->fd, &v, sizeof(v)) == sizeof(v))
+			w->signalled = true;
+	} else if (!readable && w->signalled) {
+		if (read(w->fd, &v, sizeof(v)) == sizeof(v))
+			w->signalled = false;
+	}
+}
+
+static void waitable_update(struct sv_waitable *w)
+{
+	bool ready = w->ready(w);
+
+	if (ready)
+		sv_world.event_epoch++;
+	waitable_set(w, ready || world_busy());
+}
+
+static void update_all(void)
+{
+	bool busy = world_busy();
+
+	for (struct sv_waitable *w = sv_world.waitables; w; w = w->next)
+		waitable_set(w, busy || w->ready(w));
+}
+
+static int waitable_init(struct sv_waitable *w,
+			 bool (*ready)(struct sv_waitable *w))
+{
+	w->fd = eventfd(0, EFD_CLOEXEC); /* blocking unless the application says */
+	if (w->fd < 0)
+		return -errno;
+	w->ready = ready;
+	w->signalled = false;
+	sv_lock();
+	w->prev = NULL;
+	w->next = sv_world.waitables;
+	if (w->next)
+		w->next->prev = w;
+	sv_world.waitables = w;
+	waitable_update(w);
+	sv_unlock();
+	return 0;
+}
+
+static void waitable_fini(struct sv_waitable *w)
+{
+	sv_lock();
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		sv_world.waitables = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	sv_unlock();
+	close(w->fd);
+	w->fd = -1;
+}
+
+static void posted(void)
+{
+	pthread_cond_broadcast(&sv_world.activity);
+	update_all();
+}
+
+/* ---- Virtual time -------------------------------------------------------------------- */
+
+void sv_poll_instant(void)
+{
+	nic_world_run_instant(sv_world.nic);
+	update_all();
+}
+
+struct wait_ctx {
+	struct sv_waitable *w;
+	uint64_t            epoch;
+	bool                any;   /* stop at any waitable's event */
+};
+
+static bool wait_pred(void *arg)
+{
+	struct wait_ctx *c = arg;
+
+	return c->w->ready(c->w) || (c->any && sv_world.event_epoch != c->epoch);
+}
+
+/* Real time a blocked call waits for another thread before saying so. */
+#define SV_IDLE_NOTICE_S 10
+
+static int wait_event(struct sv_waitable *w, bool blocking)
+{
+	struct wait_ctx c = { w, sv_world.event_epoch, !blocking };
+	bool told = false;
+
+	for (;;) {
+		nm_time_ns deadline = blocking ? NM_TIME_NEVER :
+			nic_world_now(sv_world.nic) + SV_NONBLOCK_BUDGET_NS;
+		nm_run_result r;
+		struct timespec until;
+
+		if (w->ready(w))
+			return 0;
+		r = nic_world_run_until(sv_world.nic, wait_pred, &c, deadline);
+		update_all();
+		if (w->ready(w))
+			return 0;
+		if (!blocking)
+			return -EAGAIN;
+		if (r != NM_RUN_IDLE)
+			continue;
+		/* Nothing left to simulate: only another thread can help. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += SV_IDLE_NOTICE_S;
+		if (pthread_cond_timedwait(&sv_world.activity,
+					   nic_world_mutex(sv_world.nic),
+					   &until) == ETIMEDOUT && !told) {
+			fprintf(stderr, "fabsim verbs: a blocking wait found "
+				"nothing left to simulate and no other thread "
+				"posted work for %d s; still waiting\n",
+				SV_IDLE_NOTICE_S);
+			told = true;
+		}
+	}
+}
+
+/* ---- The private interface ------------------------------------------------------------------ */
+
+static struct ibv_device *device_by_ip(struct in_addr ip)
+{
+	for (unsigned i = 0; i < sv_world.ndev; i++)
+		if (sv_world.devs[i].ip.s_addr == ip.s_addr)
+			return &sv_world.devs[i].dev;
+	return NULL;
+}
+
+static bool device_addr(struct ibv_device *dev, struct nic **nic,
+			uint32_t *host, struct in_addr *ip)
+{
+	for (unsigned i = 0; i < sv_world.ndev; i++) {
+		struct sv_device *d = &sv_world.devs[i];
+
+		if (&d->dev != dev)
+			continue;
+		if (nic)
+			*nic = d->nic;
+		if (host)
+			*host = d->host;
+		if (ip)
+			*ip = d->ip;
+		return true;
+	}
+	return false;
+}
+
+static uint32_t host_of_ip(struct in_addr ip)
+{
+	return nic_world_host_of_ipv4(sv_world.nic, ip);
+}
+
+static int schedule(uint32_t host, nm_time_ns delay, nm_event_fn fn,
+		    void *ctx, nm_event_id *id)
+{
+	return nic_world_schedule(sv_world.nic, host, delay, fn, ctx, id);
+}
+
+static void cancel(nm_event_id id)
+{
+	nic_world_cancel(sv_world.nic, id);
+}
+
+static const struct sv_private_ops private_ops = {
+	.version = SV_PRIVATE_VERSION,
+	.lock = sv_lock,
+	.unlock = sv_unlock,
+	.init = sv_world_init,
+	.waitable_init = waitable_init,
+	.waitable_fini = waitable_fini,
+	.waitable_update = waitable_update,
+	.wait_event = wait_event,
+	.posted = posted,
+	.device_by_ip = device_by_ip,
+	.device_addr = device_addr,
+	.host_of_ip = host_of_ip,
+	.send_mad = nic_send_mad,
+	.set_mad_handler = nic_set_mad_handler,
+	.schedule = schedule,
+	.cancel = cancel,
+};
+
+const struct sv_private_ops *fabsim_sv_private(void)
+{
+	return &private_ops;
+}
+
+/* The same, for the files of this library. */
+const struct sv_private_ops *const sv = &private_ops;

@@ -1,0 +1,573 @@
+// The verbs face of the simulated NIC, through rdma-core's API as any
+// verbs program uses it (the inline ibv_post_send/ibv_poll_cq included):
+// two devices, a reliable connection between them, and what a device does
+// with sends, RDMA, atomics, immediate data, completion channels and
+// errors.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+
+#include <cstring>
+#include <vector>
+
+#include <infiniband/verbs.h>
+
+namespace {
+
+constexpr size_t kBuf = 1 << 16;
+
+struct Side {
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_comp_channel *ch = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_qp *qp = nullptr;
+	std::vector<uint8_t> mem = std::vector<uint8_t>(kBuf);
+	ibv_mr *mr = nullptr;
+	ibv_gid gid{};
+};
+
+class Face : public ::testing::Test {
+protected:
+	ibv_device **list = nullptr;
+	Side a, b;
+
+	void SetUp() override
+	{
+		int n = 0;
+		list = ibv_get_device_list(&n);
+		ASSERT_NE(list, nullptr);
+		ASSERT_EQ(n, 2) << "the test runs with FABSIM_VERBS_DEVICES=2";
+		Open(a, list[0]);
+		Open(b, list[1]);
+	}
+
+	void TearDown() override
+	{
+		for (Side *s : { &a, &b }) {
+			if (s->qp)
+				EXPECT_EQ(ibv_destroy_qp(s->qp), 0);
+			if (s->mr)
+				EXPECT_EQ(ibv_dereg_mr(s->mr), 0);
+			if (s->cq)
+				EXPECT_EQ(ibv_destroy_cq(s->cq), 0);
+			if (s->ch)
+				EXPECT_EQ(ibv_destroy_comp_channel(s->ch), 0);
+			if (s->pd)
+				EXPECT_EQ(ibv_dealloc_pd(s->pd), 0);
+			if (s->ctx)
+				EXPECT_EQ(ibv_close_device(s->ctx), 0);
+		}
+		ibv_free_device_list(list);
+	}
+
+	void Open(Side &s, ibv_device *dev, int access = IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC)
+	{
+		s.ctx = ibv_open_device(dev);
+		ASSERT_NE(s.ctx, nullptr);
+		s.pd = ibv_alloc_pd(s.ctx);
+		ASSERT_NE(s.pd, nullptr);
+		s.ch = ibv_create_comp_channel(s.ctx);
+		ASSERT_NE(s.ch, nullptr);
+		s.cq = ibv_create_cq(s.ctx, 64, &s, s.ch, 0);
+		ASSERT_NE(s.cq, nullptr);
+		s.mr = ibv_reg_mr(s.pd, s.mem.data(), s.mem.size(), access);
+		ASSERT_NE(s.mr, nullptr);
+		ibv_qp_init_attr init{};
+		init.send_cq = s.cq;
+		init.recv_cq = s.cq;
+		init.cap = { 32, 32, 4, 4, 64 };
+		init.qp_type = IBV_QPT_RC;
+		s.qp = ibv_create_qp(s.pd, &init);
+		ASSERT_NE(s.qp, nullptr) << strerror(errno);
+		ASSERT_EQ(ibv_query_gid(s.ctx, 1, 1, &s.gid), 0);
+	}
+
+	static int ToInit(Side &s)
+	{
+		ibv_qp_attr attr{};
+		attr.qp_state = IBV_QPS_INIT;
+		attr.pkey_index = 0;
+		attr.port_num = 1;
+		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ |
+				       IBV_ACCESS_REMOTE_ATOMIC;
+		return ibv_modify_qp(s.qp, &attr, IBV_QP_STATE |
+				     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_ACCESS_FLAGS);
+	}
+
+	static int ToRtr(Side &s, const Side &peer)
+	{
+		ibv_qp_attr attr{};
+		attr.qp_state = IBV_QPS_RTR;
+		attr.path_mtu = IBV_MTU_1024;
+		attr.dest_qp_num = peer.qp->qp_num;
+		attr.rq_psn = 0;
+		attr.max_dest_rd_atomic = 1;
+		attr.min_rnr_timer = 12;
+		attr.ah_attr.is_global = 1;
+		attr.ah_attr.grh.dgid = peer.gid;
+		attr.ah_attr.grh.sgid_index = 1;
+		attr.ah_attr.grh.hop_limit = 1;
+		attr.ah_attr.port_num = 1;
+		return ibv_modify_qp(s.qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+				     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				     IBV_QP_MIN_RNR_TIMER);
+	}
+
+	static int ToRts(Side &s)
+	{
+		ibv_qp_attr attr{};
+		attr.qp_state = IBV_QPS_RTS;
+		attr.timeout = 14;
+		attr.retry_cnt = 7;
+		attr.rnr_retry = 7;
+		attr.sq_psn = 0;
+		attr.max_rd_atomic = 1;
+		return ibv_modify_qp(s.qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	}
+
+	void Connect()
+	{
+		ASSERT_EQ(ToInit(a), 0);
+		ASSERT_EQ(ToInit(b), 0);
+		ASSERT_EQ(ToRtr(a, b), 0);
+		ASSERT_EQ(ToRtr(b, a), 0);
+		ASSERT_EQ(ToRts(a), 0);
+		ASSERT_EQ(ToRts(b), 0);
+	}
+
+	// Polls until one completion is there (bounded).
+	static ibv_wc Wait(Side &s)
+	{
+		ibv_wc wc{};
+		for (int i = 0; i < 1000000; i++) {
+			int n = ibv_poll_cq(s.cq, 1, &wc);
+			if (n == 1)
+				return wc;
+			EXPECT_EQ(n, 0);
+		}
+		ADD_FAILURE() << "no completion";
+		wc.status = (ibv_wc_status)-1;
+		return wc;
+	}
+
+	static int PostRecv(Side &s, size_t off, uint32_t len, uint64_t id,
+			    uint32_t lkey = 0)
+	{
+		ibv_sge sge = { (uintptr_t)&s.mem[off], len,
+				lkey ? lkey : s.mr->lkey };
+		ibv_recv_wr wr{}, *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		return ibv_post_recv(s.qp, &wr, &bad);
+	}
+
+	static int Post(Side &s, ibv_wr_opcode op, size_t off, uint32_t len,
+			uint64_t id, uint64_t raddr = 0, uint32_t rkey = 0,
+			unsigned flags = IBV_SEND_SIGNALED, uint32_t imm = 0,
+			uint32_t lkey = 0)
+	{
+		ibv_sge sge = { (uintptr_t)&s.mem[off], len,
+				lkey ? lkey : s.mr->lkey };
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = op;
+		wr.send_flags = flags;
+		wr.imm_data = htonl(imm);
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+		return ibv_post_send(s.qp, &wr, &bad);
+	}
+
+	uint64_t RemoteAddr(const Side &s, size_t off)
+	{
+		return (uintptr_t)&s.mem[off];
+	}
+};
+
+TEST_F(Face, DevicesAreSimulatedRoceNics)
+{
+	ibv_device_attr dev{};
+	ibv_port_attr port{};
+	ibv_gid gid0{};
+
+	EXPECT_STREQ(ibv_get_device_name(list[0]), "fabsim0");
+	EXPECT_STREQ(ibv_get_device_name(list[1]), "fabsim1");
+	ASSERT_EQ(ibv_query_device(a.ctx, &dev), 0);
+	EXPECT_EQ(dev.phys_port_cnt, 1);
+	EXPECT_EQ(dev.atomic_cap, IBV_ATOMIC_HCA);
+	EXPECT_EQ(dev.max_sge, 4);
+	EXPECT_EQ(dev.node_guid, ibv_get_device_guid(list[0]));
+	ASSERT_EQ(ibv_query_port(a.ctx, 1, &port), 0);
+	EXPECT_EQ(port.state, IBV_PORT_ACTIVE);
+	EXPECT_EQ(port.link_layer, IBV_LINK_LAYER_ETHERNET);
+	EXPECT_EQ(port.gid_tbl_len, 2);
+	EXPECT_NE(ibv_query_port(a.ctx, 2, &port), 0);
+	ASSERT_EQ(ibv_query_gid(a.ctx, 1, 0, &gid0), 0);
+	EXPECT_EQ(gid0.raw[0], 0xfe);
+	EXPECT_EQ(gid0.raw[1], 0x80);
+	// GID 1 is ::ffff:10.0.0.1 on the first device, 10.0.0.2 on the next.
+	EXPECT_EQ(a.gid.raw[10], 0xff);
+	EXPECT_EQ(a.gid.raw[12], 10);
+	EXPECT_EQ(a.gid.raw[15], 1);
+	EXPECT_EQ(b.gid.raw[15], 2);
+}
+
+TEST_F(Face, QueuePairStatesFollowVerbs)
+{
+	ibv_qp_attr attr{};
+	ibv_qp_init_attr init{};
+
+	EXPECT_EQ(a.qp->state, IBV_QPS_RESET);
+	EXPECT_EQ(Post(a, IBV_WR_SEND, 0, 8, 1), EINVAL); // not RTS
+	EXPECT_EQ(PostRecv(a, 0, 8, 1), EINVAL);           // RESET
+	EXPECT_EQ(ToRts(a), EINVAL);                        // skips states
+	Connect();
+	EXPECT_EQ(a.qp->state, IBV_QPS_RTS);
+	ASSERT_EQ(ibv_query_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN,
+			       &init), 0);
+	EXPECT_EQ(attr.qp_state, IBV_QPS_RTS);
+	EXPECT_EQ(attr.dest_qp_num, b.qp->qp_num);
+	EXPECT_EQ(attr.cap.max_inline_data, 64u);
+	EXPECT_EQ(init.send_cq, a.cq);
+}
+
+TEST_F(Face, CreateQpChecksCapabilities)
+{
+	ibv_qp_init_attr init{};
+	init.send_cq = a.cq;
+	init.recv_cq = a.cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap = { 1, 1, 1, 1, 65 }; // inline beyond the NIC's 64 bytes
+	EXPECT_EQ(ibv_create_qp(a.pd, &init), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	init.cap = { 1, 1, 5, 1, 0 };
+	EXPECT_EQ(ibv_create_qp(a.pd, &init), nullptr);
+	init.cap = { 1, 1, 1, 1, 0 };
+	init.qp_type = IBV_QPT_UD;
+	EXPECT_EQ(ibv_create_qp(a.pd, &init), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+}
+
+TEST_F(Face, SendAndReceiveWithImmediateData)
+{
+	Connect();
+	memcpy(&a.mem[0], "hello, verbs", 13);
+	ASSERT_EQ(PostRecv(b, 100, 64, 7), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND_WITH_IMM, 0, 13, 1, 0, 0,
+		       IBV_SEND_SIGNALED, 0xabcd1234),
+		  0);
+	ibv_wc s = Wait(a);
+	EXPECT_EQ(s.status, IBV_WC_SUCCESS) << ibv_wc_status_str(s.status);
+	EXPECT_EQ(s.opcode, IBV_WC_SEND);
+	EXPECT_EQ(s.wr_id, 1u);
+	EXPECT_EQ(s.qp_num, a.qp->qp_num);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(r.opcode, IBV_WC_RECV);
+	EXPECT_EQ(r.wr_id, 7u);
+	EXPECT_EQ(r.byte_len, 13u);
+	EXPECT_EQ(r.wc_flags & IBV_WC_WITH_IMM, (unsigned)IBV_WC_WITH_IMM);
+	EXPECT_EQ(ntohl(r.imm_data), 0xabcd1234u);
+	EXPECT_EQ(r.src_qp, a.qp->qp_num);
+	EXPECT_STREQ((const char *)&b.mem[100], "hello, verbs");
+}
+
+TEST_F(Face, UnsignaledSuccessIsSilentInlineIsCopiedAtPost)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 64, 1), 0);
+	memcpy(&a.mem[0], "inline!", 8);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 5, 0, 0, IBV_SEND_INLINE, 0,
+		       0xdeadbeef), // the key of inline data is not looked at
+		  0);
+	memcpy(&a.mem[0], "changed", 8);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+	EXPECT_STREQ((const char *)&b.mem[0], "inline!");
+	ibv_wc none[1];
+	for (int i = 0; i < 1000; i++)
+		EXPECT_EQ(ibv_poll_cq(a.cq, 1, none), 0);
+	EXPECT_EQ(Post(a, IBV_WR_SEND, 0, 65, 6, 0, 0, IBV_SEND_INLINE), EINVAL);
+}
+
+TEST_F(Face, RdmaWriteAndRead)
+{
+	Connect();
+	for (size_t i = 0; i < 5000; i++)
+		a.mem[i] = (uint8_t)(i * 7);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 5000, 1, RemoteAddr(b, 1000),
+		       b.mr->rkey),
+		  0);
+	ibv_wc w = Wait(a);
+	ASSERT_EQ(w.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(w.opcode, IBV_WC_RDMA_WRITE);
+	EXPECT_EQ(memcmp(&b.mem[1000], &a.mem[0], 5000), 0);
+	for (size_t i = 0; i < 3000; i++)
+		b.mem[20000 + i] = (uint8_t)(i ^ 0x5a);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_READ, 30000, 3000, 2, RemoteAddr(b, 20000),
+		       b.mr->rkey),
+		  0);
+	ibv_wc r = Wait(a);
+	ASSERT_EQ(r.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(r.opcode, IBV_WC_RDMA_READ);
+	EXPECT_EQ(r.byte_len, 3000u);
+	EXPECT_EQ(memcmp(&a.mem[30000], &b.mem[20000], 3000), 0);
+	// The target hears nothing of one-sided operations.
+	ibv_wc none[1];
+	EXPECT_EQ(ibv_poll_cq(b.cq, 1, none), 0);
+}
+
+TEST_F(Face, WriteWithImmediateConsumesAReceive)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 16, 41), 0);
+	ASSERT_EQ(PostRecv(b, 16, 16, 42), 0);
+	memcpy(&a.mem[0], "write-imm", 10);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 10, 1,
+		       RemoteAddr(b, 500), b.mr->rkey, IBV_SEND_SIGNALED, 99),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(r.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	EXPECT_EQ(r.wr_id, 41u); // the oldest receive
+	EXPECT_EQ(r.byte_len, 10u);
+	EXPECT_EQ(ntohl(r.imm_data), 99u);
+	EXPECT_STREQ((const char *)&b.mem[500], "write-imm");
+	// The next send lands in the receive that is left.
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 4, 2), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	r = Wait(b);
+	EXPECT_EQ(r.opcode, IBV_WC_RECV);
+	EXPECT_EQ(r.wr_id, 42u);
+}
+
+TEST_F(Face, AtomicsFetchAddAndCompareSwap)
+{
+	Connect();
+	uint64_t *target = (uint64_t *)&b.mem[4096];
+	uint64_t *result = (uint64_t *)&a.mem[64];
+	*target = 40;
+
+	ibv_sge sge = { (uintptr_t)result, 8, a.mr->lkey };
+	ibv_send_wr wr{}, *bad;
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = (uintptr_t)target;
+	wr.wr.atomic.rkey = b.mr->rkey;
+	wr.wr.atomic.compare_add = 2;
+	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	ibv_wc c = Wait(a);
+	ASSERT_EQ(c.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(c.opcode, IBV_WC_FETCH_ADD);
+	EXPECT_EQ(*result, 40u);
+	EXPECT_EQ(*target, 42u);
+
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = 41; // does not match: no swap
+	wr.wr.atomic.swap = 7;
+	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(*result, 42u);
+	EXPECT_EQ(*target, 42u);
+	wr.wr.atomic.compare_add = 42;
+	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	c = Wait(a);
+	EXPECT_EQ(c.opcode, IBV_WC_COMP_SWAP);
+	EXPECT_EQ(*result, 42u);
+	EXPECT_EQ(*target, 7u);
+}
+
+TEST_F(Face, BadLocalKeyIsAProtectionErrorAndFlushesTheRest)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(a, 0, 64, 10), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 1, 0, 0, IBV_SEND_SIGNALED, 0,
+		       a.mr->lkey + 1000),
+		  0); // the post succeeds; the device finds the bad key
+	ibv_wc e = Wait(a);
+	EXPECT_EQ(e.wr_id, 1u);
+	EXPECT_EQ(e.status, IBV_WC_LOC_PROT_ERR);
+	ibv_wc f = Wait(a);
+	EXPECT_EQ(f.wr_id, 10u);
+	EXPECT_EQ(f.status, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_EQ(a.qp->state, IBV_QPS_ERR);
+	// Later requests are flushed too.
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 2), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(Face, BufferOutsideTheRegionIsAProtectionError)
+{
+	Connect();
+	ASSERT_EQ(Post(a, IBV_WR_SEND, kBuf - 4, 8, 1), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_LOC_PROT_ERR);
+}
+
+TEST_F(Face, ReadIntoARegionWithoutLocalWriteIsAProtectionError)
+{
+	ibv_mr *ro = ibv_reg_mr(a.pd, &a.mem[0], 4096, 0);
+	ASSERT_NE(ro, nullptr);
+	Connect();
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_READ, 0, 64, 1, RemoteAddr(b, 0),
+		       b.mr->rkey, IBV_SEND_SIGNALED, 0, ro->lkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_LOC_PROT_ERR);
+	EXPECT_EQ(ibv_dereg_mr(ro), 0);
+}
+
+TEST_F(Face, BadRemoteKeyIsARemoteAccessError)
+{
+	Connect();
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 64, 1, RemoteAddr(b, 0),
+		       b.mr->rkey + 1),
+		  0);
+	ibv_wc e = Wait(a);
+	EXPECT_EQ(e.status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(a.qp->state, IBV_QPS_ERR);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_READ, 0, 64, 2, RemoteAddr(b, kBuf - 8),
+		       b.mr->rkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(Face, RemoteRightsAreEnforced)
+{
+	ibv_mr *ro = ibv_reg_mr(b.pd, &b.mem[0], 4096, IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(ro, nullptr);
+	Connect();
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_READ, 0, 64, 1, RemoteAddr(b, 0),
+		       ro->rkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 64, 2, RemoteAddr(b, 0),
+		       ro->rkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(ibv_dereg_mr(ro), 0);
+}
+
+TEST_F(Face, RegistrationRules)
+{
+	// Remote write without local write: refused, as by verbs.
+	EXPECT_EQ(ibv_reg_mr(a.pd, &a.mem[0], 64, IBV_ACCESS_REMOTE_WRITE),
+		  nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	ibv_mr *m = ibv_reg_mr(a.pd, &a.mem[0], 64, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(m, nullptr);
+	EXPECT_EQ(m->lkey, m->rkey);
+	EXPECT_NE(m->lkey, a.mr->lkey);
+	EXPECT_EQ(ibv_dealloc_pd(a.pd), EBUSY); // regions still in it
+	EXPECT_EQ(ibv_dereg_mr(m), 0);
+	// An IOVA other than the address is not simulated.
+	EXPECT_EQ(ibv_reg_mr_iova2(a.pd, &a.mem[0], 64, 0x1000,
+				   IBV_ACCESS_LOCAL_WRITE),
+		  nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+}
+
+TEST_F(Face, TruncatedReceiveIsALengthError)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 4, 1), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 100, 2), 0);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.status, IBV_WC_LOC_LEN_ERR);
+	EXPECT_EQ(b.qp->state, IBV_QPS_ERR);
+}
+
+TEST_F(Face, SendQueueDepthIsEnforced)
+{
+	Connect();
+	ibv_qp_init_attr init{};
+	ibv_qp_attr attr{};
+	ASSERT_EQ(ibv_query_qp(a.qp, &attr, 0, &init), 0);
+	int posted = 0, ret = 0;
+	while ((ret = Post(a, IBV_WR_RDMA_WRITE, 0, 8, posted,
+			   RemoteAddr(b, 0), b.mr->rkey)) == 0)
+		posted++;
+	EXPECT_EQ(ret, ENOMEM);
+	EXPECT_EQ(posted, (int)init.cap.max_send_wr);
+	for (int i = 0; i < posted; i++)
+		EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 8, 99, RemoteAddr(b, 0),
+		       b.mr->rkey),
+		  0);
+}
+
+TEST_F(Face, CompletionChannelWakesAWaiter)
+{
+	Connect();
+	ASSERT_EQ(ibv_req_notify_cq(b.cq, 0), 0);
+	ASSERT_EQ(PostRecv(b, 0, 64, 1), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 2), 0);
+	// The fd is readable while the simulation has work: a program that
+	// polls it comes back in, and waiting for the event moves time.
+	pollfd p = { b.ch->fd, POLLIN, 0 };
+	ASSERT_EQ(poll(&p, 1, 1000), 1);
+	ibv_cq *cq = nullptr;
+	void *ctx = nullptr;
+	ASSERT_EQ(ibv_get_cq_event(b.ch, &cq, &ctx), 0);
+	EXPECT_EQ(cq, b.cq);
+	EXPECT_EQ(ctx, &b);
+	ibv_ack_cq_events(cq, 1);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.wr_id, 1u);
+	EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+}
+
+TEST_F(Face, NonBlockingChannelSaysAgainWhenNothingIsComing)
+{
+	Connect();
+	int fl = fcntl(a.ch->fd, F_GETFL);
+	ASSERT_EQ(fcntl(a.ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	ASSERT_EQ(ibv_req_notify_cq(a.cq, 0), 0);
+	ibv_cq *cq;
+	void *ctx;
+	EXPECT_EQ(ibv_get_cq_event(a.ch, &cq, &ctx), -1);
+	EXPECT_EQ(errno, EAGAIN);
+	// Idle: the fd is not readable either.
+	pollfd p = { a.ch->fd, POLLIN, 0 };
+	EXPECT_EQ(poll(&p, 1, 0), 0);
+}
+
+TEST_F(Face, ReceiverNotReadyRetriesUntilAReceiveIsPosted)
+{
+	Connect();
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 1), 0);
+	ibv_wc wc[1];
+	for (int i = 0; i < 2000; i++) // virtual time passes: RNR NAKs
+		EXPECT_EQ(ibv_poll_cq(a.cq, 1, wc), 0);
+	ASSERT_EQ(PostRecv(b, 0, 64, 2), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(Wait(b).wr_id, 2u);
+}
+
+TEST_F(Face, DestroyingAPeerMakesTheSenderGiveUp)
+{
+	Connect();
+	ASSERT_EQ(ibv_destroy_qp(b.qp), 0);
+	b.qp = nullptr;
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 8, 1, RemoteAddr(b, 0),
+		       b.mr->rkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_RETRY_EXC_ERR);
+}
+
+} // namespace

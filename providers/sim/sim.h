@@ -186,6 +186,8 @@ struct sim_domain {
 	int                mr_mode;
 	int                refs;     /* child objects */
 	struct sim_ptrset  mrs;      /* live sim_mr, to check descriptors */
+	struct sim_eq     *eq;       /* default EQ of its endpoints */
+	bool               async_mr; /* FI_REG_MR: registrations report there */
 };
 
 struct sim_mr {
@@ -196,6 +198,7 @@ struct sim_mr {
 	struct sim_cntr   *cntr;     /* FI_MR_RMA_EVENT / remote counter */
 	bool               enabled;
 	struct sim_ep     *bound_ep; /* FI_MR_ENDPOINT */
+	nm_event_id        reported; /* FI_REG_MR: its FI_MR_COMPLETE */
 };
 
 struct sim_av_entry {

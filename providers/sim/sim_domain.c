@@ -24,6 +24,8 @@ static int domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	nic_close(dom->nic);
+	if (dom->eq)
+		dom->eq->refs--;
 	dom->fabric->domains--;
 	sim_unlock(world);
 	sim_ptrset_free(&dom->mrs);
@@ -56,10 +58,34 @@ static int domain_query_atomic(struct fid_domain *domain,
 	return 0;
 }
 
+/* fi_domain(3): an EQ bound to a domain is the default EQ of its
+ * endpoints' control events; with FI_REG_MR, registrations complete
+ * asynchronously through it. */
 static int domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	/* Binding an EQ (for FI_REG_MR) comes with connected endpoints. */
-	return -FI_ENOSYS;
+	struct sim_domain *dom = container_of(fid, struct sim_domain,
+					      domain_fid.fid);
+	struct sim_eq *eq;
+
+	if (flags & ~FI_REG_MR)
+		return -FI_EBADFLAGS;
+	if (!bfid || bfid->fclass != FI_CLASS_EQ)
+		return -FI_EINVAL;
+	eq = container_of(bfid, struct sim_eq, eq_fid.fid);
+	if (eq->fabric != dom->fabric)
+		return -FI_EINVAL;
+	sim_lock(dom->world);
+	if (dom->eq) {
+		sim_unlock(dom->world);
+		FI_WARN(&sim_prov, FI_LOG_DOMAIN,
+			"fi_domain_bind: an EQ is bound already\n");
+		return -FI_EINVAL;
+	}
+	dom->eq = eq;
+	dom->async_mr = flags & FI_REG_MR;
+	eq->refs++;
+	sim_unlock(dom->world);
+	return 0;
 }
 
 static struct fi_ops domain_fi_ops = {

@@ -268,6 +268,16 @@ static int msg_ep_of(fid_t fid, struct sim_ep **out)
 	return 0;
 }
 
+/* An endpoint with no EQ of its own reports to its domain's (lock held). */
+static bool use_domain_eq(struct sim_ep *ep)
+{
+	if (!ep->eq && ep->domain->eq) {
+		ep->eq = ep->domain->eq;
+		ep->eq->refs++;
+	}
+	return ep->eq != NULL;
+}
+
 static int ep_connect(struct fid_ep *fid, const void *addr, const void *param,
 		      size_t paramlen)
 {
@@ -280,12 +290,13 @@ static int ep_connect(struct fid_ep *fid, const void *addr, const void *param,
 	if (!sin || sin->sin_family != AF_INET ||
 	    paramlen > SIM_CM_DATA_SIZE || (paramlen && !param))
 		return -FI_EINVAL;
-	if (!ep->eq) {
-		FI_WARN(&sim_prov, FI_LOG_EP_CTRL,
-			"fi_connect: bind an EQ to the endpoint first\n");
+	sim_lock(ep->domain->world);
+	if (!use_domain_eq(ep)) {
+		sim_unlock(ep->domain->world);
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_connect: bind an EQ to "
+			"the endpoint (or its domain) first\n");
 		return -FI_ENOEQ;
 	}
-	sim_lock(ep->domain->world);
 	ret = ep_enable(ep);
 	if (!ret)
 		ret = sim_cm_connect(ep, sin, param, paramlen);
@@ -302,9 +313,11 @@ static int ep_accept(struct fid_ep *fid, const void *param, size_t paramlen)
 		return ret;
 	if (paramlen > SIM_CM_DATA_SIZE || (paramlen && !param))
 		return -FI_EINVAL;
-	if (!ep->eq)
-		return -FI_ENOEQ;
 	sim_lock(ep->domain->world);
+	if (!use_domain_eq(ep)) {
+		sim_unlock(ep->domain->world);
+		return -FI_ENOEQ;
+	}
 	ret = ep_enable(ep);
 	if (!ret)
 		ret = sim_cm_accept(ep, param, paramlen);

@@ -3,6 +3,7 @@
  * registration costs virtual time (the preset's c0 + c_page x pages) and
  * counts against the NIC's limits; the key is the NIC's R_Key. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,21 @@ static uint32_t nic_access_of(uint64_t access)
 	return a;
 }
 
+/* fi_eq(3): FI_MR_COMPLETE names the MR and the registration's context. */
+static void report_registered(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct sim_mr *mr = ctx;
+	struct fi_eq_entry done = {
+		.fid = &mr->mr_fid.fid,
+		.context = mr->mr_fid.fid.context,
+	};
+
+	(void)engine;
+	(void)arg;
+	mr->reported = NM_EVENT_NONE;
+	sim_eq_push(mr->domain->eq, FI_MR_COMPLETE, &done, sizeof(done), NULL);
+}
+
 static int mr_close(struct fid *fid)
 {
 	struct sim_mr *mr = container_of(fid, struct sim_mr, mr_fid.fid);
@@ -42,6 +58,8 @@ static int mr_close(struct fid *fid)
 	if (!ret) {
 		dom->refs--;
 		sim_ptrset_del(&dom->mrs, mr);
+		if (mr->reported != NM_EVENT_NONE)
+			nic_world_cancel(dom->world->nic, mr->reported);
 	}
 	sim_unlock(dom->world);
 	if (ret) {
@@ -144,7 +162,23 @@ static int register_region(struct sim_domain *dom, const struct iovec *iov,
 		nic_mr_dereg(mr->nic_mr);
 		ret = -ENOMEM;
 	}
-	if (!ret) {
+	mr->reported = NM_EVENT_NONE;
+	if (!ret && dom->async_mr) {
+		/* FI_REG_MR: the caller goes on; FI_MR_COMPLETE comes when
+		 * the registration would be done. */
+		dom->refs++;
+		mr->mr_fid.fid.context = context;
+		ret = nic_world_schedule(dom->world->nic, nic_host(dom->nic),
+					 cost, report_registered, mr,
+					 &mr->reported);
+		if (ret) {
+			dom->refs--;
+			sim_ptrset_del(&dom->mrs, mr);
+			nic_mr_dereg(mr->nic_mr);
+			snprintf(err.msg, sizeof(err.msg), "cannot schedule "
+				 "the FI_MR_COMPLETE report");
+		}
+	} else if (!ret) {
 		dom->refs++;
 		/* Registration blocks the caller for its cost. */
 		sim_progress_sleep(dom->world, cost);

@@ -555,4 +555,67 @@ TEST_F(Cm, ClosingAConnectedEndpointShutsThePeerDown)
 	EXPECT_EQ(down.fid, &ends.second->fid);
 }
 
+// fi_domain(3): an EQ bound to a domain with FI_REG_MR makes registration
+// asynchronous: fi_mr_reg returns at once and FI_MR_COMPLETE, naming the
+// MR and its context, arrives when the registration cost has passed.
+TEST_F(Cm, RegistrationThroughTheDomainEqIsAsynchronous)
+{
+	Node &n = node(0);
+	ASSERT_EQ(fi_domain_bind(n.domain, &n.eq->fid, FI_REG_MR), 0);
+	EXPECT_EQ(fi_domain_bind(n.domain, &n.eq->fid, 0), -FI_EINVAL);
+	std::vector<char> big(64 << 20);
+	uint64_t before = now();
+	fid_mr *mr = nullptr;
+	int ctx = 0;
+	ASSERT_EQ(fi_mr_reg(n.domain, big.data(), big.size(), FI_SEND, 0, 0, 0,
+			    &mr, &ctx), 0);
+	EXPECT_EQ(now(), before); // the caller did not pay the cost
+	uint32_t event = 0;
+	fi_eq_entry done = {};
+	ASSERT_EQ(fi_eq_sread(n.eq, &event, &done, sizeof(done), kWaitMs, 0),
+		  (ssize_t)sizeof(done));
+	EXPECT_EQ(event, (uint32_t)FI_MR_COMPLETE);
+	EXPECT_EQ(done.fid, &mr->fid);
+	EXPECT_EQ(done.context, &ctx);
+	EXPECT_GT(now(), before); // registration takes virtual time
+	// The EQ is in use while bound.
+	EXPECT_EQ(fi_close(&n.eq->fid), -FI_EBUSY);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+// A registration closed before its FI_MR_COMPLETE never reports.
+TEST_F(Cm, ClosedBeforeItCompletedNeverReports)
+{
+	Node &n = node(0);
+	ASSERT_EQ(fi_domain_bind(n.domain, &n.eq->fid, FI_REG_MR), 0);
+	std::vector<char> big(64 << 20);
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(n.domain, big.data(), big.size(), FI_SEND, 0, 0, 0,
+			    &mr, nullptr), 0);
+	ASSERT_EQ(fi_close(&mr->fid), 0);
+	EXPECT_EQ(next_event(0, 100).ret, -FI_EAGAIN);
+}
+
+// An endpoint with no EQ of its own reports to its domain's.
+TEST_F(Cm, DomainEqIsTheDefaultForEndpoints)
+{
+	listen(1);
+	auto name = listener_name(1);
+	Node &c = node(0);
+	ASSERT_EQ(fi_domain_bind(c.domain, &c.eq->fid, 0), 0);
+	fid_ep *ep = nullptr;
+	ASSERT_EQ(fi_endpoint(c.domain, c.info, &ep, nullptr), 0);
+	c.eps.push_back(ep);
+	ASSERT_EQ(fi_ep_bind(ep, &c.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_connect(ep, name.data(), nullptr, 0), 0);
+	Event req = next_event(1);
+	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *server = endpoint(1, req.info);
+	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
+	fi_freeinfo(req.info);
+	Event up = next_event(0);
+	EXPECT_EQ(up.type, (uint32_t)FI_CONNECTED);
+	EXPECT_EQ(up.fid, &ep->fid);
+}
+
 } // namespace

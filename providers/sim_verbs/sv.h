@@ -195,6 +195,9 @@ void sv_wr_unlink(struct sv_wr *w);
 /* A receive being posted completes at once if an RDMA write with
  * immediate data waits for one; true then. */
 bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id);
+/* For rdma_cm (sv_private.h), lock held. */
+int sv_qp_connect_locked(struct ibv_qp *qp, uint32_t host, uint32_t qpn);
+void sv_qp_error_locked(struct ibv_qp *qp);
 
 /* ---- Async events (sv_async.c) ------------------------------------------------------ */
 

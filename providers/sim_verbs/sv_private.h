@@ -63,6 +63,11 @@ struct sv_private_ops {
 	int (*schedule)(uint32_t host, nm_time_ns delay, nm_event_fn fn,
 			void *ctx, nm_event_id *id);
 	void (*cancel)(nm_event_id id);
+	/* What rdma_cm does to a QP when a connection is made or broken,
+	 * with the lock held (the verbs calls take it): RTR then RTS toward
+	 * the peer's host and QP number; the error state. 0 or an errno. */
+	int (*qp_connect)(struct ibv_qp *qp, uint32_t host, uint32_t qpn);
+	void (*qp_error)(struct ibv_qp *qp);
 };
 
 const struct sv_private_ops *fabsim_sv_private(void);

@@ -476,6 +476,44 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	return 0;
 }
 
+/* rdma_cm's transitions (sv_private.h), lock held. */
+int sv_qp_connect_locked(struct ibv_qp *ibqp, uint32_t host, uint32_t qpn)
+{
+	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
+	struct nic_peer peer = { host, qpn };
+	struct in_addr ip = nic_ipv4_of_host(sv_world.nic, host);
+	int ret;
+
+	if (ibqp->state != IBV_QPS_INIT)
+		return EINVAL;
+	ret = -nic_qp_connect(qp->nqp, peer);
+	if (ret)
+		return ret;
+	qp->attr.dest_qp_num = qpn;
+	qp->attr.path_mtu = IBV_MTU_4096;
+	qp->attr.ah_attr.is_global = 1;
+	qp->attr.ah_attr.port_num = 1;
+	qp->attr.ah_attr.grh.sgid_index = 1;
+	memset(&qp->attr.ah_attr.grh.dgid, 0, sizeof(qp->attr.ah_attr.grh.dgid));
+	qp->attr.ah_attr.grh.dgid.raw[10] = 0xff;
+	qp->attr.ah_attr.grh.dgid.raw[11] = 0xff;
+	memcpy(&qp->attr.ah_attr.grh.dgid.raw[12], &ip.s_addr, 4);
+	qp->attr.retry_cnt = 7;
+	qp->attr.rnr_retry = SV_RNR_FOREVER;
+	ibqp->state = IBV_QPS_RTS;
+	return 0;
+}
+
+void sv_qp_error_locked(struct ibv_qp *ibqp)
+{
+	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
+
+	if (ibqp->state == IBV_QPS_ERR)
+		return;
+	ibqp->state = IBV_QPS_ERR;
+	nic_qp_set_error(qp->nqp);
+}
+
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
 	/* The extended work-request API (ibv_wr_*) is not simulated. */

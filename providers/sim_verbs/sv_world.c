@@ -365,6 +365,8 @@ static const struct sv_private_ops private_ops = {
 	.set_mad_handler = nic_set_mad_handler,
 	.schedule = schedule,
 	.cancel = cancel,
+	.qp_connect = sv_qp_connect_locked,
+	.qp_error = sv_qp_error_locked,
 };
 
 const struct sv_private_ops *fabsim_sv_private(void)

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The librdmacm face: rdma_cm's API (rdma/rdma_cma.h, as installed by
+ * rdma-core) over the same simulated fabric as the libibverbs face, which
+ * it uses through the verbs API (contexts, QPs, modify_qp) and its private
+ * interface (sv_private.h: lock, time, MADs).
+ *
+ *   cm_channel.c  event channels, events, rdma_get_cm_event
+ *   cm_id.c       ids, address binding and resolution, listening, QPs,
+ *                 devices, names and options
+ *   cm_conn.c     connections: IB CM MADs (REQ/REP/RTU/REJ/DREQ/DREP)
+ *                 on the simulated wire, with retries
+ *
+ * Addressing is IPv4 and RDMA_PS_TCP, as rdma_cm on RoCE: an id binds to
+ * a device's IPv4 address (or the wildcard) and a port; a connection's
+ * service ID is 0x0000000001060000 | port.
+ */
+#ifndef FABSIM_SV_CM_H
+#define FABSIM_SV_CM_H
+
+#include <rdma/rdma_cma.h>
+
+#include "providers/sim/sim_cm_mad.h"
+#include "sv_private.h"
+
+extern const struct sv_private_ops *cm_sv;
+
+/* Event channels -------------------------------------------------------- */
+
+struct cm_event {
+	struct rdma_cm_event ev;
+	struct cm_event     *next;
+	uint8_t              data[CM_MAD_SIZE]; /* private data */
+};
+
+struct cm_channel {
+	struct rdma_event_channel ch;
+	struct sv_waitable        w;
+	struct cm_event          *head, *tail;
+};
+
+/* Ids -------------------------------------------------------------------------- */
+
+enum cm_state {
+	CM_IDLE,
+	CM_ADDR_RESOLVED,
+	CM_ROUTE_RESOLVED,
+	CM_LISTEN,
+	CM_REQ_SENT,
+	CM_REQ_RCVD,
+	CM_REP_SENT,
+	CM_ESTABLISHED,
+	CM_DREQ_SENT,
+	CM_DISCONNECTED,
+};
+
+struct cm_id {
+	struct rdma_cm_id   id;
+	struct cm_channel  *channel;
+	struct cm_channel  *own_channel;  /* created with a NULL channel */
+	enum cm_state       state;
+	bool                bound;
+	int                 dev;          /* device index, -1: wildcard */
+	/* Connection (IB CM) state */
+	uint32_t            local_comm_id, remote_comm_id;
+	uint32_t            remote_host, remote_qpn;
+	uint8_t             last_mad[CM_MAD_SIZE];   /* resent on timeout */
+	unsigned            retries;
+	nm_event_id         timer;
+	bool                timer_armed;
+	bool                disconnect_reported;
+	struct cm_id       *listener;     /* REQ_RCVD: who got the request */
+	struct cm_id       *next;         /* every id */
+};
+
+/* The world's ids (lock held). */
+extern struct cm_id *cm_ids;
+
+/* Setup shared by the rdma_* entry points: the fabric, devices and MAD
+ * handlers exist. 0 or -errno. */
+int cm_init(void);
+/* The verbs context rdma_cm uses for device i. */
+struct ibv_context *cm_context(int dev);
+int cm_device_count(void);
+struct in_addr cm_device_ip(int dev);
+/* An id for a connection request, on the listener's channel with its
+ * context (lock held). 0 or -ENOMEM. */
+int cm_id_new_locked(struct cm_id *listener, struct rdma_cm_id **out);
+
+/* Queues an event for an id on its channel (lock held); data is copied
+ * (len bytes, at most CM_MAD_SIZE). */
+void cm_event_push(struct cm_id *id, enum rdma_cm_event_type type,
+		   int status, struct cm_id *listener,
+		   const void *data, size_t len, uint8_t responder_resources,
+		   uint8_t initiator_depth);
+/* Drops the events still queued for id (it is going away). */
+void cm_events_drop(struct cm_id *id);
+/* Moves id's queued events to its new channel. */
+void cm_events_move(struct cm_id *id, struct cm_channel *from);
+
+/* Connections (cm_conn.c), lock held. */
+void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
+	       const void *mad, size_t len);
+void cm_conn_teardown(struct cm_id *id);
+
+#endif

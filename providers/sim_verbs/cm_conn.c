@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Connections as rdma_cm makes them on RoCE: IB CM MADs on the simulated
+ * wire (QP1 of the simulated NICs, encoded by the sim provider's codec,
+ * sim_cm_mad.c), timed and lossy like any packet, resent until answered.
+ *
+ * Active side (rdma_connect):
+ *   ROUTE_RESOLVED --REQ--> REQ_SENT --REP: QP to RTS, send RTU--> ESTABLISHED
+ *                              |--REJ--> (REJECTED)   |--retries out--> (UNREACHABLE)
+ * Passive side (rdma_listen):
+ *   REQ --> a new id, REQ_RCVD (CONNECT_REQUEST on the listener's channel)
+ *     rdma_accept: QP to RTS --REP--> REP_SENT --RTU--> ESTABLISHED
+ *     rdma_reject: --REJ--> IDLE
+ * Either side (rdma_disconnect, rdma_destroy_id of a connected id):
+ *   QP to ERR --DREQ--> DREQ_SENT --DREP--> DISCONNECTED
+ *   <--DREQ-- QP to ERR, send DREP --> DISCONNECTED
+ * Resent requests are answered again, never acted on twice.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "cm.h"
+
+/* The same CM timing as the sim provider's: resend every 100 us of
+ * virtual time, give up after 15 resends. */
+#define CM_TIMEOUT_NS (100 * NM_NS_PER_US)
+#define CM_RETRIES 15
+
+static uint32_t next_comm_id;
+
+static void device_of(int dev, struct nic **nic, uint32_t *host)
+{
+	cm_sv->device_addr(cm_context(dev)->device, nic, host, NULL);
+}
+
+/* ---- Sending ------------------------------------------------------------------ */
+
+static void timer_stop(struct cm_id *c)
+{
+	if (c->timer_armed) {
+		cm_sv->cancel(c->timer);
+		c->timer_armed = false;
+	}
+}
+
+static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg);
+
+static void timer_start(struct cm_id *c)
+{
+	uint32_t host;
+
+	device_of(c->dev, NULL, &host);
+	timer_stop(c);
+	if (!cm_sv->schedule(host, CM_TIMEOUT_NS, on_timeout, c, &c->timer))
+		c->timer_armed = true;
+}
+
+/* Sends m for c; a request (reliable) is remembered and resent until its
+ * answer comes. */
+static void send_msg(struct cm_id *c, struct cm_msg *m, bool reliable)
+{
+	struct nic *nic;
+	uint32_t host;
+
+	device_of(c->dev, &nic, &host);
+	m->local_comm_id = c->local_comm_id;
+	m->remote_comm_id = c->remote_comm_id;
+	m->tid = (uint64_t)host << 32 | c->local_comm_id;
+	if (cm_encode(m, c->last_mad))
+		return;
+	cm_sv->send_mad(nic, c->remote_host, c->last_mad, CM_MAD_SIZE);
+	if (reliable) {
+		c->retries = 0;
+		timer_start(c);
+	}
+}
+
+/* An answer nobody needs to remember (REJ to a stranger, DREP). */
+static void send_reply(struct nic *nic, uint32_t host, uint32_t dst,
+		       uint16_t attr, uint32_t local_id, uint32_t remote_id,
+		       uint16_t reason)
+{
+	struct cm_msg m = {
+		.attr = attr,
+		.local_comm_id = local_id,
+		.remote_comm_id = remote_id,
+		.reason = reason,
+		.tid = (uint64_t)host << 32 | local_id,
+	};
+	uint8_t mad[CM_MAD_SIZE];
+
+	if (!cm_encode(&m, mad))
+		cm_sv->send_mad(nic, dst, mad, CM_MAD_SIZE);
+}
+
+static void disconnected(struct cm_id *c)
+{
+	timer_stop(c);
+	c->state = CM_DISCONNECTED;
+	if (c->id.qp)
+		cm_sv->qp_error(c->id.qp);
+	if (!c->disconnect_reported) {
+		c->disconnect_reported = true;
+		cm_event_push(c, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0,
+			      0, 0);
+	}
+}
+
+static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct cm_id *c = ctx;
+	struct nic *nic;
+
+	c->timer_armed = false;
+	if (++c->retries > CM_RETRIES) {
+		switch (c->state) {
+		case CM_REQ_SENT:
+			c->state = CM_IDLE;
+			cm_event_push(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT,
+				      NULL, NULL, 0, 0, 0);
+			break;
+		case CM_REP_SENT:
+			c->state = CM_IDLE;
+			cm_event_push(c, RDMA_CM_EVENT_CONNECT_ERROR, -ETIMEDOUT,
+				      NULL, NULL, 0, 0, 0);
+			break;
+		case CM_DREQ_SENT:
+			disconnected(c); /* the peer is gone: all the same */
+			break;
+		default:
+			break;
+		}
+		return;
+	}
+	device_of(c->dev, &nic, NULL);
+	cm_sv->send_mad(nic, c->remote_host, c->last_mad, CM_MAD_SIZE);
+	timer_start(c);
+}
+
+/* ---- The application's calls ---------------------------------------------------------- */
+
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+static struct cm_id *cm_of(struct rdma_cm_id *id)
+{
+	return SV_CONTAINER_OF(id, struct cm_id, id);
+}
+
+static size_t data_len(const struct rdma_conn_param *p, uint16_t attr)
+{
+	return p && p->private_data ? p->private_data_len : 0;
+}
+
+static int fill_data(struct cm_msg *m, const void *data, size_t len)
+{
+	if (len > cm_max_data(m->attr))
+		return EINVAL;
+	if (len)
+		memcpy(m->data, data, len);
+	m->data_len = len;
+	return 0;
+}
+
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct cm_id *c = cm_of(id);
+	struct cm_msg m = { .attr = CM_ATTR_REQ };
+	int ret;
+
+	if (!id->qp)
+		return fail(EINVAL); /* QPs are rdma_cm's (rdma_create_qp) */
+	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
+			data_len(conn_param, CM_ATTR_REQ));
+	if (ret)
+		return fail(ret);
+	cm_sv->lock();
+	if (c->state != CM_ROUTE_RESOLVED) {
+		cm_sv->unlock();
+		return fail(EINVAL);
+	}
+	c->remote_host = cm_sv->host_of_ip(id->route.addr.dst_sin.sin_addr);
+	c->local_comm_id = ++next_comm_id;
+	c->remote_comm_id = 0;
+	c->disconnect_reported = false;
+	m.service_id = cm_service_id(ntohs(id->route.addr.dst_sin.sin_port));
+	m.qpn = id->qp->qp_num;
+	m.src_ip = id->route.addr.src_sin.sin_addr;
+	m.dst_ip = id->route.addr.dst_sin.sin_addr;
+	m.src_port = ntohs(id->route.addr.src_sin.sin_port);
+	c->state = CM_REQ_SENT;
+	send_msg(c, &m, true);
+	cm_sv->posted();
+	cm_sv->unlock();
+	return 0;
+}
+
+int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct cm_id *c = cm_of(id);
+	struct cm_msg m = { .attr = CM_ATTR_REP };
+	int ret;
+
+	if (!id->qp)
+		return fail(EINVAL);
+	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
+			data_len(conn_param, CM_ATTR_REP));
+	if (ret)
+		return fail(ret);
+	cm_sv->lock();
+	if (c->state != CM_REQ_RCVD) {
+		cm_sv->unlock();
+		return fail(EINVAL);
+	}
+	ret = cm_sv->qp_connect(id->qp, c->remote_host, c->remote_qpn);
+	if (!ret) {
+		m.qpn = id->qp->qp_num;
+		c->state = CM_REP_SENT;
+		send_msg(c, &m, true);
+		cm_sv->posted();
+	}
+	cm_sv->unlock();
+	return ret ? fail(ret) : 0;
+}
+
+int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+		uint8_t private_data_len)
+{
+	struct cm_id *c = cm_of(id);
+	struct cm_msg m = { .attr = CM_ATTR_REJ, .reason = CM_REJ_CONSUMER };
+	int ret = fill_data(&m, private_data, private_data ? private_data_len : 0);
+
+	if (ret)
+		return fail(ret);
+	cm_sv->lock();
+	if (c->state != CM_REQ_RCVD) {
+		cm_sv->unlock();
+		return fail(EINVAL);
+	}
+	c->state = CM_IDLE;
+	send_msg(c, &m, false);
+	cm_sv->posted();
+	cm_sv->unlock();
+	return 0;
+}
+
+/* Lock held. */
+static void start_disconnect(struct cm_id *c)
+{
+	struct cm_msg m = { .attr = CM_ATTR_DREQ, .qpn = c->remote_qpn };
+
+	if (c->id.qp)
+		cm_sv->qp_error(c->id.qp);
+	c->state = CM_DREQ_SENT;
+	send_msg(c, &m, true);
+}
+
+int rdma_disconnect(struct rdma_cm_id *id)
+{
+	struct cm_id *c = cm_of(id);
+	int ret = 0;
+
+	cm_sv->lock();
+	switch (c->state) {
+	case CM_ESTABLISHED:
+	case CM_REP_SENT:
+		start_disconnect(c);
+		cm_sv->posted();
+		break;
+	case CM_DREQ_SENT:
+	case CM_DISCONNECTED:
+		break;
+	default:
+		ret = EINVAL;
+		break;
+	}
+	cm_sv->unlock();
+	return ret ? fail(ret) : 0;
+}
+
+void cm_conn_teardown(struct cm_id *c)
+{
+	if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT) {
+		/* Tell the peer once; nobody is left to hear its answer. */
+		struct cm_msg m = { .attr = CM_ATTR_DREQ, .qpn = c->remote_qpn };
+
+		send_msg(c, &m, false);
+	}
+	timer_stop(c);
+	c->state = CM_IDLE;
+}
+
+/* ---- Receiving ---------------------------------------------------------------------- */
+
+static struct cm_id *find_local(int dev, uint32_t local_id)
+{
+	for (struct cm_id *c = cm_ids; c; c = c->next)
+		if (c->dev == dev && c->local_comm_id == local_id &&
+		    c->state != CM_IDLE && c->state != CM_LISTEN)
+			return c;
+	return NULL;
+}
+
+static struct cm_id *find_remote(int dev, uint32_t host, uint32_t remote_id)
+{
+	for (struct cm_id *c = cm_ids; c; c = c->next)
+		if (c->dev == dev && c->remote_host == host &&
+		    c->remote_comm_id == remote_id &&
+		    (c->state == CM_REQ_RCVD || c->state == CM_REP_SENT ||
+		     c->state == CM_ESTABLISHED))
+			return c;
+	return NULL;
+}
+
+static struct cm_id *listener_for(int dev, struct in_addr ip, uint16_t port)
+{
+	for (struct cm_id *c = cm_ids; c; c = c->next) {
+		const struct sockaddr_in *s = &c->id.route.addr.src_sin;
+
+		if (c->state == CM_LISTEN && ntohs(s->sin_port) == port &&
+		    (c->dev == dev || (c->dev < 0 &&
+				       s->sin_addr.s_addr == htonl(INADDR_ANY))))
+			return c;
+	}
+	(void)ip;
+	return NULL;
+}
+
+static void got_req(int dev, struct nic *nic, uint32_t host,
+		    const struct cm_msg *m)
+{
+	uint16_t port = cm_service_port(m->service_id);
+	struct cm_id *c = find_remote(dev, host, m->local_comm_id), *lst;
+	struct rdma_cm_id *id;
+	uint32_t me;
+
+	if (c) {
+		/* A resent REQ: answer again if we already did. */
+		if (c->state == CM_REP_SENT)
+			cm_sv->send_mad(nic, host, c->last_mad, CM_MAD_SIZE);
+		return;
+	}
+	device_of(dev, NULL, &me);
+	lst = listener_for(dev, m->dst_ip, port);
+	if (!lst || m->dst_ip.s_addr != cm_device_ip(dev).s_addr) {
+		send_reply(nic, me, host, CM_ATTR_REJ, 0, m->local_comm_id,
+			   CM_REJ_INVALID_SERVICE_ID);
+		return;
+	}
+	/* A new id for the request, on the listener's channel. */
+	if (cm_id_new_locked(lst, &id))
+		return;
+	c = SV_CONTAINER_OF(id, struct cm_id, id);
+	c->dev = dev;
+	id->verbs = cm_context(dev);
+	id->port_num = 1;
+	id->route.addr.src_sin.sin_addr = m->dst_ip;
+	id->route.addr.src_sin.sin_port = htons(port);
+	id->route.addr.dst_sin.sin_addr = m->src_ip;
+	id->route.addr.dst_sin.sin_port = htons(m->src_port);
+	c->state = CM_REQ_RCVD;
+	c->local_comm_id = ++next_comm_id;
+	c->remote_comm_id = m->local_comm_id;
+	c->remote_host = host;
+	c->remote_qpn = m->qpn;
+	c->listener = lst;
+	cm_event_push(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst, m->data,
+		      m->data_len, 1, 1);
+}
+
+static void got_rep(struct cm_id *c, const struct cm_msg *m)
+{
+	struct cm_msg rtu = { .attr = CM_ATTR_RTU };
+
+	if (c->state == CM_ESTABLISHED) {
+		send_msg(c, &rtu, false); /* our RTU was lost */
+		return;
+	}
+	if (c->state != CM_REQ_SENT)
+		return;
+	timer_stop(c);
+	c->remote_comm_id = m->local_comm_id;
+	c->remote_qpn = m->qpn;
+	if (cm_sv->qp_connect(c->id.qp, c->remote_host, m->qpn)) {
+		struct cm_msg rej = { .attr = CM_ATTR_REJ,
+				      .reason = CM_REJ_CONSUMER };
+
+		send_msg(c, &rej, false);
+		c->state = CM_IDLE;
+		cm_event_push(c, RDMA_CM_EVENT_CONNECT_ERROR, -EINVAL, NULL,
+			      NULL, 0, 0, 0);
+		return;
+	}
+	c->state = CM_ESTABLISHED;
+	send_msg(c, &rtu, false);
+	cm_event_push(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, m->data,
+		      m->data_len, 1, 1);
+}
+
+static void got_rtu(struct cm_id *c)
+{
+	if (c->state != CM_REP_SENT)
+		return;
+	timer_stop(c);
+	c->state = CM_ESTABLISHED;
+	cm_event_push(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL, 0, 1, 1);
+}
+
+static void got_rej(struct cm_id *c, const struct cm_msg *m)
+{
+	if (c->state != CM_REQ_SENT && c->state != CM_REP_SENT)
+		return;
+	timer_stop(c);
+	c->state = CM_IDLE;
+	cm_event_push(c, RDMA_CM_EVENT_REJECTED, m->reason, NULL, m->data,
+		      m->data_len, 0, 0);
+}
+
+static void got_dreq(int dev, struct nic *nic, uint32_t host,
+		     const struct cm_msg *m)
+{
+	struct cm_id *c = find_local(dev, m->remote_comm_id);
+	uint32_t me;
+
+	device_of(dev, NULL, &me);
+	/* Answer even a connection we no longer know: the peer waits. */
+	send_reply(nic, me, host, CM_ATTR_DREP, m->remote_comm_id,
+		   m->local_comm_id, 0);
+	if (!c || c->remote_host != host)
+		return;
+	if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT ||
+	    c->state == CM_DREQ_SENT)
+		disconnected(c);
+}
+
+static void got_drep(struct cm_id *c)
+{
+	if (c->state == CM_DREQ_SENT)
+		disconnected(c);
+}
+
+void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
+	       const void *mad, size_t len)
+{
+	int dev = (int)(intptr_t)ctx;
+	struct cm_msg m;
+	struct cm_id *c;
+
+	if (cm_decode(mad, len, &m))
+		return; /* not a CM MAD we understand: dropped */
+	if (m.attr == CM_ATTR_REQ) {
+		got_req(dev, nic, src_host, &m);
+		return;
+	}
+	if (m.attr == CM_ATTR_DREQ) {
+		got_dreq(dev, nic, src_host, &m);
+		return;
+	}
+	c = find_local(dev, m.remote_comm_id);
+	if (!c || c->remote_host != src_host)
+		return;
+	switch (m.attr) {
+	case CM_ATTR_REP:
+		got_rep(c, &m);
+		break;
+	case CM_ATTR_RTU:
+		got_rtu(c);
+		break;
+	case CM_ATTR_REJ:
+		got_rej(c, &m);
+		break;
+	case CM_ATTR_DREP:
+		got_drep(c);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,335 @@
+// The librdmacm face: connection management through rdma_cm's API, with IB
+// CM MADs on the simulated wire, in one process with two devices.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+
+#include <cstring>
+#include <string>
+
+#include <rdma/rdma_cma.h>
+
+namespace {
+
+sockaddr_in Addr(const char *ip, uint16_t port)
+{
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+struct Queues {
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_mr *mr = nullptr;
+	char buf[256] = {};
+};
+
+class Cm : public ::testing::Test {
+protected:
+	rdma_event_channel *sch = nullptr, *cch = nullptr;
+	rdma_cm_id *listener = nullptr, *client = nullptr, *server = nullptr;
+	Queues sq, cq;
+
+	void SetUp() override
+	{
+		sch = rdma_create_event_channel();
+		cch = rdma_create_event_channel();
+		ASSERT_NE(sch, nullptr);
+		ASSERT_NE(cch, nullptr);
+	}
+
+	void TearDown() override
+	{
+		for (rdma_cm_id *id : { server, client, listener }) {
+			if (!id)
+				continue;
+			if (id->qp)
+				rdma_destroy_qp(id);
+			EXPECT_EQ(rdma_destroy_id(id), 0);
+		}
+		for (Queues *q : { &sq, &cq }) {
+			if (q->mr)
+				ibv_dereg_mr(q->mr);
+			if (q->cq)
+				ibv_destroy_cq(q->cq);
+			if (q->pd)
+				ibv_dealloc_pd(q->pd);
+		}
+		rdma_destroy_event_channel(sch);
+		rdma_destroy_event_channel(cch);
+	}
+
+	// Takes the next event of a channel and checks its type.
+	static rdma_cm_event *Expect(rdma_event_channel *ch,
+				     rdma_cm_event_type type)
+	{
+		rdma_cm_event *ev = nullptr;
+		EXPECT_EQ(rdma_get_cm_event(ch, &ev), 0) << strerror(errno);
+		if (!ev)
+			return nullptr;
+		EXPECT_EQ(ev->event, type) << rdma_event_str(ev->event)
+					   << " status " << ev->status;
+		return ev;
+	}
+
+	static void MakeQp(rdma_cm_id *id, Queues &q)
+	{
+		q.pd = ibv_alloc_pd(id->verbs);
+		ASSERT_NE(q.pd, nullptr);
+		q.cq = ibv_create_cq(id->verbs, 16, nullptr, nullptr, 0);
+		ASSERT_NE(q.cq, nullptr);
+		q.mr = ibv_reg_mr(q.pd, q.buf, sizeof(q.buf),
+				  IBV_ACCESS_LOCAL_WRITE);
+		ASSERT_NE(q.mr, nullptr);
+		ibv_qp_init_attr init{};
+		init.send_cq = q.cq;
+		init.recv_cq = q.cq;
+		init.cap = { 8, 8, 1, 1, 0 };
+		init.qp_type = IBV_QPT_RC;
+		ASSERT_EQ(rdma_create_qp(id, q.pd, &init), 0) << strerror(errno);
+		EXPECT_EQ(id->qp->state, IBV_QPS_INIT);
+	}
+
+	void Listen(uint16_t port = 7471)
+	{
+		ASSERT_EQ(rdma_create_id(sch, &listener, this, RDMA_PS_TCP), 0);
+		sockaddr_in a = Addr("10.0.0.2", port);
+		ASSERT_EQ(rdma_bind_addr(listener, (sockaddr *)&a), 0);
+		ASSERT_EQ(rdma_listen(listener, 8), 0);
+	}
+
+	// The client side, from the first device (10.0.0.1), up to a
+	// resolved route to ip:port.
+	void Resolve(uint16_t port = 7471, const char *ip = "10.0.0.2")
+	{
+		ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+		sockaddr_in src = Addr("10.0.0.1", 0);
+		sockaddr_in dst = Addr(ip, port);
+		ASSERT_EQ(rdma_resolve_addr(client, (sockaddr *)&src,
+					    (sockaddr *)&dst, 2000),
+			  0);
+		rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		ASSERT_NE(client->verbs, nullptr);
+		ASSERT_EQ(rdma_resolve_route(client, 2000), 0);
+		rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	}
+
+	void Connect(const char *req_data = "req", const char *rep_data = "rep")
+	{
+		Listen();
+		Resolve();
+		MakeQp(client, cq);
+		rdma_conn_param p{};
+		p.private_data = req_data;
+		p.private_data_len = (uint8_t)(strlen(req_data) + 1);
+		ASSERT_EQ(rdma_connect(client, &p), 0);
+		rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		ASSERT_NE(ev, nullptr);
+		EXPECT_EQ(ev->listen_id, listener);
+		EXPECT_EQ(ev->id->context, this); // the listener's
+		EXPECT_STREQ((const char *)ev->param.conn.private_data, req_data);
+		server = ev->id;
+		rdma_ack_cm_event(ev);
+		MakeQp(server, sq);
+		p.private_data = rep_data;
+		p.private_data_len = (uint8_t)(strlen(rep_data) + 1);
+		ASSERT_EQ(rdma_accept(server, &p), 0);
+		ev = Expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+		ASSERT_NE(ev, nullptr);
+		EXPECT_STREQ((const char *)ev->param.conn.private_data, rep_data);
+		rdma_ack_cm_event(ev);
+		rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	}
+};
+
+TEST_F(Cm, DevicesAreTheVerbsFacesContexts)
+{
+	int n = 0;
+	ibv_context **list = rdma_get_devices(&n);
+	ASSERT_NE(list, nullptr);
+	EXPECT_EQ(n, 2);
+	EXPECT_STREQ(ibv_get_device_name(list[0]->device), "fabsim0");
+	EXPECT_EQ(list[2], nullptr);
+	rdma_free_devices(list);
+}
+
+TEST_F(Cm, BindingChecksAddressesAndPorts)
+{
+	rdma_cm_id *a, *b;
+	ASSERT_EQ(rdma_create_id(sch, &a, nullptr, RDMA_PS_TCP), 0);
+	ASSERT_EQ(rdma_create_id(sch, &b, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in x = Addr("192.168.77.1", 1000); // not a simulated NIC
+	EXPECT_EQ(rdma_bind_addr(a, (sockaddr *)&x), -1);
+	EXPECT_EQ(errno, EADDRNOTAVAIL);
+	x = Addr("10.0.0.1", 1000);
+	ASSERT_EQ(rdma_bind_addr(a, (sockaddr *)&x), 0);
+	EXPECT_NE(a->verbs, nullptr);
+	EXPECT_EQ(rdma_bind_addr(b, (sockaddr *)&x), -1);
+	EXPECT_EQ(errno, EADDRINUSE);
+	x = Addr("0.0.0.0", 0); // any address, a port of the library's choice
+	ASSERT_EQ(rdma_bind_addr(b, (sockaddr *)&x), 0);
+	EXPECT_NE(rdma_get_src_port(b), 0);
+	EXPECT_EQ(b->verbs, nullptr); // not tied to a device yet
+	rdma_destroy_id(a);
+	rdma_destroy_id(b);
+}
+
+TEST_F(Cm, ConnectAcceptCarriesPrivateDataAndConnectsTheQps)
+{
+	Connect("hello from the client", "welcome");
+	EXPECT_EQ(client->qp->state, IBV_QPS_RTS);
+	EXPECT_EQ(server->qp->state, IBV_QPS_RTS);
+	sockaddr_in *peer = (sockaddr_in *)rdma_get_peer_addr(server);
+	EXPECT_EQ(peer->sin_addr.s_addr, htonl(0x0a000001));
+	EXPECT_EQ(peer->sin_port, rdma_get_src_port(client));
+
+	// The QPs talk.
+	ibv_sge sge = { (uintptr_t)sq.buf, 64, sq.mr->lkey };
+	ibv_recv_wr rwr{}, *rbad;
+	rwr.wr_id = 1;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(server->qp, &rwr, &rbad), 0);
+	strcpy(cq.buf, "over the connection");
+	ibv_sge ssge = { (uintptr_t)cq.buf, 20, cq.mr->lkey };
+	ibv_send_wr swr{}, *sbad;
+	swr.wr_id = 2;
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(ibv_post_send(client->qp, &swr, &sbad), 0);
+	ibv_wc wc{};
+	int n = 0;
+	for (int i = 0; i < 100000 && !n; i++)
+		n = ibv_poll_cq(sq.cq, 1, &wc);
+	ASSERT_EQ(n, 1);
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	EXPECT_STREQ(sq.buf, "over the connection");
+}
+
+TEST_F(Cm, DisconnectReachesBothSidesAndFlushesTheQps)
+{
+	Connect();
+	ibv_sge sge = { (uintptr_t)sq.buf, 64, sq.mr->lkey };
+	ibv_recv_wr rwr{}, *rbad;
+	rwr.wr_id = 9;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(server->qp, &rwr, &rbad), 0);
+	ASSERT_EQ(rdma_disconnect(client), 0);
+	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+	EXPECT_EQ(server->qp->state, IBV_QPS_ERR);
+	ibv_wc wc{};
+	int n = 0;
+	for (int i = 0; i < 1000 && !n; i++)
+		n = ibv_poll_cq(sq.cq, 1, &wc);
+	ASSERT_EQ(n, 1);
+	EXPECT_EQ(wc.wr_id, 9u);
+	EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(Cm, RejectCarriesTheReasonAndData)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	rdma_cm_id *req = ev->id;
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(rdma_reject(req, "go away", 8), 0);
+	ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, 28); // IB CM: consumer reject
+	EXPECT_STREQ((const char *)ev->param.conn.private_data, "go away");
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(req);
+}
+
+TEST_F(Cm, NobodyListeningIsARejectForAnInvalidService)
+{
+	Listen(7471);
+	Resolve(7472);
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, 8);
+	rdma_ack_cm_event(ev);
+}
+
+TEST_F(Cm, AHostWithoutANicIsUnreachableAfterRetries)
+{
+	// 10.0.0.9 is a host of the topology; no device of ours sits there.
+	Resolve(7471, "10.0.0.9");
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, -ETIMEDOUT);
+	rdma_ack_cm_event(ev);
+}
+
+TEST_F(Cm, AnAddressOutsideTheFabricIsAnAddressError)
+{
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in dst = Addr("192.0.2.1", 7471);
+	ASSERT_EQ(rdma_resolve_addr(client, nullptr, (sockaddr *)&dst, 2000), 0);
+	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_ADDR_ERROR);
+	ASSERT_NE(ev, nullptr);
+	rdma_ack_cm_event(ev);
+	EXPECT_EQ(rdma_resolve_route(client, 2000), -1);
+}
+
+TEST_F(Cm, ALocalDestinationIsReachedOverItsOwnDevice)
+{
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in dst = Addr("10.0.0.2", 7471);
+	ASSERT_EQ(rdma_resolve_addr(client, nullptr, (sockaddr *)&dst, 2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	// Loopback, as a route to one of the host's own addresses is.
+	EXPECT_STREQ(ibv_get_device_name(client->verbs->device), "fabsim1");
+	sockaddr_in *src = (sockaddr_in *)rdma_get_local_addr(client);
+	EXPECT_EQ(src->sin_addr.s_addr, dst.sin_addr.s_addr);
+}
+
+TEST_F(Cm, MigratedIdsTakeTheirEventsAlong)
+{
+	rdma_event_channel *other = rdma_create_event_channel();
+	ASSERT_NE(other, nullptr);
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in dst = Addr("10.0.0.2", 7471);
+	ASSERT_EQ(rdma_resolve_addr(client, nullptr, (sockaddr *)&dst, 2000), 0);
+	ASSERT_EQ(rdma_migrate_id(client, other), 0);
+	EXPECT_EQ(client->channel, other);
+	rdma_ack_cm_event(Expect(other, RDMA_CM_EVENT_ADDR_RESOLVED));
+	// Nothing was left behind.
+	int fl = fcntl(cch->fd, F_GETFL);
+	ASSERT_EQ(fcntl(cch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	rdma_cm_event *ev = nullptr;
+	EXPECT_EQ(rdma_get_cm_event(cch, &ev), -1);
+	EXPECT_EQ(errno, EAGAIN);
+	rdma_destroy_id(client);
+	client = nullptr;
+	rdma_destroy_event_channel(other);
+}
+
+TEST_F(Cm, SynchronousIdsHaveTheirOwnChannel)
+{
+	rdma_cm_id *id = nullptr;
+	ASSERT_EQ(rdma_create_id(nullptr, &id, nullptr, RDMA_PS_TCP), 0);
+	ASSERT_NE(id->channel, nullptr);
+	sockaddr_in dst = Addr("10.0.0.2", 7471);
+	ASSERT_EQ(rdma_resolve_addr(id, nullptr, (sockaddr *)&dst, 2000), 0);
+	rdma_ack_cm_event(Expect(id->channel, RDMA_CM_EVENT_ADDR_RESOLVED));
+	EXPECT_EQ(rdma_destroy_id(id), 0);
+}
+
+} // namespace

@@ -145,8 +145,8 @@ void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 			f->sum.psn_gaps++;
 			a->s->psn_gaps++;
 			tr_an_problem(a, rec, p->bth_off + 9,
-				      "PSN gap: expected PSN %u, got %u (%d PSNs never seen)",
-				      f->req_next, p->psn, d);
+				      "PSN gap: expected PSN %u, got %u (%d PSN%s never seen)",
+				      f->req_next, p->psn, d, d == 1 ? "" : "s");
 			f->req.state = TR_MSTATE_UNKNOWN;
 		}
 	}

@@ -44,6 +44,8 @@ class AvTest : public RdmTest, public ::testing::WithParamInterface<fi_av_type> 
       protected:
 	void SetUp() override
 	{
+		CONF_SKIP_IF_MSG("address vectors serve connectionless "
+				 "endpoints; connected ones use none");
 		Options o;
 		o.av_type = GetParam();
 		Open(o);

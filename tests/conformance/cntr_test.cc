@@ -172,6 +172,7 @@ TEST_F(CntrRmaTest, ReadAndWriteCountersCountInitiatedRma)
 
 TEST_F(CntrRmaTest, RemoteCountersNeedRmaEventAndCountTargetAccess)
 {
+	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
 	Options o;
 	o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
 	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;

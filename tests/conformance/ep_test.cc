@@ -1,6 +1,12 @@
-// Endpoints (fi_endpoint(3), fi_cm(3)): fi_enable without CQ/AV,
+// Endpoints (fi_endpoint(3), fi_cm(3)): fi_enable without CQ/AV/EQ,
 // fi_getname/fi_setname, fi_cancel, fi_getopt/fi_setopt, fi_control,
 // fi_ep_bind flags (FI_TRANSMIT, FI_RECV, FI_SELECTIVE_COMPLETION).
+// Where an RDM endpoint is bound to an AV, a connected (MSG) one is bound
+// to an EQ (fi_endpoint(3): endpoints that report "communication
+// establishment events must be bound to the appropriate ... event queues
+// ... before being enabled").
+#include <netinet/in.h>
+
 #include <cstring>
 
 #include "harness.h"
@@ -33,10 +39,31 @@ class EpTest : public RdmTest {
 		EXPECT_EQ(r, 0) << Err(r);
 		return av;
 	}
+	fid_eq* NewEq()
+	{
+		fi_eq_attr a;
+		memset(&a, 0, sizeof(a));
+		a.wait_obj = FI_WAIT_NONE;
+		fid_eq* eq = nullptr;
+		int r = fi_eq_open(w.fabric, &a, &eq, nullptr);
+		EXPECT_EQ(r, 0) << Err(r);
+		return eq;
+	}
+	// An AV (RDM) or an EQ (MSG), owned by the test.
+	fid* NewAddressing()
+	{
+		if (MsgMode()) {
+			fid_eq* eq = NewEq();
+			return eq ? &eq->fid : nullptr;
+		}
+		fid_av* av = NewAv();
+		return av ? &av->fid : nullptr;
+	}
 	fid_ep* NewEp()
 	{
 		fid_ep* ep = nullptr;
-		int r = fi_endpoint(w.node(0).domain, w.info, &ep, nullptr);
+		int r = fi_endpoint(w.node(0).domain, w.node(0).info, &ep,
+				    nullptr);
 		EXPECT_EQ(r, 0) << Err(r);
 		return ep;
 	}
@@ -51,18 +78,19 @@ class EpTest : public RdmTest {
 TEST_F(EpTest, EnableWithoutCqFailsWithENOCQ)
 {
 	CONF_SKIP_IF_DEVIATION("ep.enable_without_cq");
-	fid_av* av = NewAv();
+	fid* av = NewAddressing();
 	fid_ep* ep = NewEp();
 	ASSERT_TRUE(av && ep);
-	CONF_OK(fi_ep_bind(ep, &av->fid, 0));
+	CONF_OK(fi_ep_bind(ep, av, 0));
 	int r = fi_enable(ep);
 	EXPECT_EQ(r, -FI_ENOCQ) << Err(r);
 	Close(&ep->fid);
-	Close(&av->fid);
+	Close(av);
 }
 
 TEST_F(EpTest, EnableWithoutAvFailsWithENOAV)
 {
+	CONF_SKIP_IF_MSG("connected endpoints use no address vector");
 	CONF_SKIP_IF_DEVIATION("ep.enable_without_av");
 	fid_cq* cq = NewCq();
 	fid_ep* ep = NewEp();
@@ -84,35 +112,51 @@ TEST_F(EpTest, OneCqForTransmitAndReceive)
 		GTEST_SKIP() << "FI_MR_ENDPOINT: the World's buffers are bound "
 				"to its own endpoints";
 	fid_cq* cq = NewCq();
-	fid_av* av = NewAv();
-	fid_ep* ep = NewEp();
-	ASSERT_TRUE(cq && av && ep);
-	CONF_OK(fi_ep_bind(ep, &av->fid, 0));
-	CONF_OK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CONF_OK(fi_enable(ep));
+	fid_ep* ep = nullptr;
+	fid_ep* peer = w.node(1).ep;  // node 1's endpoint talking to ep
+	fid* av = nullptr;
+	fi_addr_t to_b = FI_ADDR_UNSPEC, to_ep = FI_ADDR_UNSPEC;
 	Cq both;
 	both.cq = cq;
 	both.name = "shared cq";
 	both.manual = true;
-	size_t len = 0;
-	ASSERT_EQ(fi_getname(&ep->fid, nullptr, &len), -FI_ETOOSMALL);
-	std::vector<uint8_t> name(len);
-	CONF_OK(fi_getname(&ep->fid, name.data(), &len));
-	fi_addr_t to_b = FI_ADDR_NOTAVAIL, to_ep = FI_ADDR_NOTAVAIL;
-	ASSERT_EQ(fi_av_insert(av, w.node(1).name.data(), 1, &to_b, 0, nullptr),
-		  1);
-	ASSERT_EQ(fi_av_insert(w.node(1).av, name.data(), 1, &to_ep, 0,
-			       nullptr),
-		  1);
+	if (MsgMode()) {
+		// A new connection from node 1 to a new endpoint of node
+		// 0 that is bound to the shared CQ alone.
+		ASSERT_NE(cq, nullptr);
+		ASSERT_TRUE(w.Connect(0, 1, &ep, &peer, nullptr, nullptr,
+				      [&](fid_ep* e) {
+					      return fi_ep_bind(
+						      e, &cq->fid,
+						      FI_TRANSMIT | FI_RECV);
+				      }));
+	} else {
+		ep = NewEp();
+		av = NewAddressing();
+		ASSERT_TRUE(cq && av && ep);
+		CONF_OK(fi_ep_bind(ep, av, 0));
+		CONF_OK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+		CONF_OK(fi_enable(ep));
+		size_t len = 0;
+		ASSERT_EQ(fi_getname(&ep->fid, nullptr, &len), -FI_ETOOSMALL);
+		std::vector<uint8_t> name(len);
+		CONF_OK(fi_getname(&ep->fid, name.data(), &len));
+		ASSERT_EQ(fi_av_insert((fid_av*)av, w.node(1).name.data(), 1,
+				       &to_b, 0, nullptr),
+			  1);
+		ASSERT_EQ(fi_av_insert(w.node(1).av, name.data(), 1, &to_ep, 0,
+				       nullptr),
+			  1);
+	}
 	Buf* s = w.NewBuf(0, 8);
 	Buf* r = w.NewBuf(0, 8);
 	Buf* echo = w.NewBuf(1, 8);
 	fi_context2 *rc = w.Ctx(), *sc = w.Ctx();
 	CONF_POST(fi_recv(ep, r->p, 8, r->desc, FI_ADDR_UNSPEC, rc));
-	CONF_POST(fi_recv(w.node(1).ep, echo->p, 8, echo->desc, FI_ADDR_UNSPEC,
+	CONF_POST(fi_recv(peer, echo->p, 8, echo->desc, FI_ADDR_UNSPEC,
 			  w.Ctx()));
 	CONF_POST(fi_send(ep, s->p, 8, s->desc, to_b, sc));
-	CONF_POST(fi_send(w.node(1).ep, echo->p, 8, echo->desc, to_ep, w.Ctx()));
+	CONF_POST(fi_send(peer, echo->p, 8, echo->desc, to_ep, w.Ctx()));
 	ASSERT_TRUE(w.WaitFor(both, 2));
 	bool saw_send = false, saw_recv = false;
 	for (auto& c : both.log) {
@@ -121,9 +165,14 @@ TEST_F(EpTest, OneCqForTransmitAndReceive)
 		saw_recv |= c.op_context == rc && (c.flags & FI_RECV);
 	}
 	EXPECT_TRUE(saw_send && saw_recv);
-	Close(&ep->fid);
+	if (MsgMode()) {
+		EXPECT_EQ(w.CloseEp(ep), 0);
+		EXPECT_EQ(w.CloseEp(peer), 0);
+	} else {
+		Close(&ep->fid);
+		Close(av);
+	}
 	Close(&cq->fid);
-	Close(&av->fid);
 }
 
 // ---- Names --------------------------------------------------------------------------
@@ -155,33 +204,53 @@ TEST_F(EpTest, EndpointsHaveDistinctNames)
 }
 
 // fi_setname before enabling assigns the address; fi_getname then returns
-// it and peers reach the endpoint there. The address comes from an
-// endpoint that has been closed.
+// it. The address comes from an endpoint that has been closed: an enabled
+// one (RDM), or a listening passive endpoint (MSG: "a passive endpoint may
+// be used to reserve a fabric address that can be granted to an active
+// endpoint", fi_endpoint(3); an active one that is not connected may not
+// have a port yet).
 TEST_F(EpTest, SetnameAssignsTheAddress)
 {
 	fid_cq* cq0 = NewCq();
-	fid_av* av0 = NewAv();
-	fid_ep* old = NewEp();
-	ASSERT_TRUE(cq0 && av0 && old);
-	CONF_OK(fi_ep_bind(old, &av0->fid, 0));
-	CONF_OK(fi_ep_bind(old, &cq0->fid, FI_TRANSMIT | FI_RECV));
-	CONF_OK(fi_enable(old));
+	fid* av0 = NewAddressing();
+	ASSERT_TRUE(cq0 && av0);
 	std::vector<uint8_t> addr(256);
 	size_t len = addr.size();
-	CONF_OK(fi_getname(&old->fid, addr.data(), &len));
+	if (MsgMode()) {
+		fid_pep* pep = nullptr;
+		CONF_OK(fi_passive_ep(w.fabric, w.node(0).info, &pep, nullptr));
+		CONF_OK(fi_pep_bind(pep, av0, 0));
+		CONF_OK(fi_listen(pep));
+		CONF_OK(fi_getname(&pep->fid, addr.data(), &len));
+		Close(&pep->fid);
+	} else {
+		fid_ep* old = NewEp();
+		ASSERT_NE(old, nullptr);
+		CONF_OK(fi_ep_bind(old, av0, 0));
+		CONF_OK(fi_ep_bind(old, &cq0->fid, FI_TRANSMIT | FI_RECV));
+		CONF_OK(fi_enable(old));
+		CONF_OK(fi_getname(&old->fid, addr.data(), &len));
+		Close(&old->fid);
+	}
 	addr.resize(len);
-	Close(&old->fid);
+	// fi_cm(3): fi_getname returns a valid source address once the
+	// endpoint "has been enabled"; for an IP address that includes a
+	// port.
+	const sockaddr_in* in = (const sockaddr_in*)addr.data();
+	if (len >= sizeof(sockaddr_in) && in->sin_family == AF_INET) {
+		EXPECT_NE(in->sin_port, 0) << "the address has no port";
+	}
 	fid_ep* ep = NewEp();
 	ASSERT_NE(ep, nullptr);
 	int r = fi_setname(&ep->fid, addr.data(), addr.size());
 	if (r == -FI_ENOSYS || r == -FI_EOPNOTSUPP) {
 		Close(&ep->fid);
 		Close(&cq0->fid);
-		Close(&av0->fid);
+		Close(av0);
 		GTEST_SKIP() << "fi_setname is not supported: " << Err(r);
 	}
 	EXPECT_EQ(r, 0) << "fi_setname: " << Err(r);
-	CONF_OK(fi_ep_bind(ep, &av0->fid, 0));
+	CONF_OK(fi_ep_bind(ep, av0, 0));
 	CONF_OK(fi_ep_bind(ep, &cq0->fid, FI_TRANSMIT | FI_RECV));
 	CONF_OK(fi_enable(ep));
 	std::vector<uint8_t> got(256);
@@ -191,7 +260,7 @@ TEST_F(EpTest, SetnameAssignsTheAddress)
 	EXPECT_EQ(got, addr);
 	Close(&ep->fid);
 	Close(&cq0->fid);
-	Close(&av0->fid);
+	Close(av0);
 }
 
 // ---- Cancel ------------------------------------------------------------------------
@@ -220,6 +289,9 @@ TEST_F(EpTest, CancelPostedReceiveReportsECANCELED)
 
 TEST_F(EpTest, CancelPostedTaggedReceive)
 {
+	if (!(w.info->caps & FI_TAGGED))
+		GTEST_SKIP() << "the " << EpTypeName() << " endpoint of "
+			     << Provider() << " has no FI_TAGGED";
 	Node& b = w.node(1);
 	Buf* r = w.NewBuf(1, 32);
 	fi_context2* rc = w.Ctx();
@@ -262,15 +334,22 @@ TEST_F(EpTest, UnknownOptionReturnsENOPROTOOPT)
 }
 
 // FI_OPT_CM_DATA_SIZE concerns connection management, which RDM endpoints
-// do not do: reading it may succeed or be -FI_ENOPROTOOPT; it is read only,
-// so setting it fails.
+// do not do: reading it may succeed or be -FI_ENOPROTOOPT there, and must
+// succeed on a connected endpoint (fi_endpoint(3): the size of "data that
+// applications can exchange ... using the fi_connect, fi_accept, and
+// fi_reject operations"); it is read only, so setting it fails.
 TEST_F(EpTest, CmDataSizeIsReadOnly)
 {
 	fid_ep* ep = w.node(0).ep;
 	size_t v = 0, len = sizeof(v);
 	int r = fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &v,
 			  &len);
-	EXPECT_TRUE(r == 0 || r == -FI_ENOPROTOOPT) << Err(r);
+	if (MsgMode()) {
+		EXPECT_EQ(r, 0) << Err(r);
+		EXPECT_EQ(len, sizeof(size_t));
+	} else {
+		EXPECT_TRUE(r == 0 || r == -FI_ENOPROTOOPT) << Err(r);
+	}
 	v = 16;
 	r = fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &v,
 		      sizeof(v));
@@ -290,18 +369,18 @@ TEST_F(EpTest, EndpointIdentity)
 {
 	int ctx;
 	fid_ep* ep = nullptr;
-	CONF_OK(fi_endpoint(w.node(0).domain, w.info, &ep, &ctx));
+	CONF_OK(fi_endpoint(w.node(0).domain, w.node(0).info, &ep, &ctx));
 	EXPECT_EQ(ep->fid.context, &ctx);
 	EXPECT_EQ(ep->fid.fclass, (size_t)FI_CLASS_EP);
 	fid_cq* cq = NewCq();
-	fid_av* av = NewAv();
+	fid* av = NewAddressing();
 	ASSERT_TRUE(cq && av);
-	CONF_OK(fi_ep_bind(ep, &av->fid, 0));
+	CONF_OK(fi_ep_bind(ep, av, 0));
 	CONF_OK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
 	CONF_OK(fi_enable(ep));
 	Close(&ep->fid);
 	Close(&cq->fid);
-	Close(&av->fid);
+	Close(av);
 }
 
 // ---- Not enabled ---------------------------------------------------------------------

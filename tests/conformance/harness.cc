@@ -1,8 +1,12 @@
 // The conformance harness: provider selection, the World (fabric, nodes,
-// endpoints), memory registration as mr_mode asks, and bounded progress.
+// endpoints, connections), memory registration as mr_mode asks, and
+// bounded progress.
 #include "harness.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -34,6 +38,38 @@ const std::string& Provider()
 	return p;
 }
 
+fi_ep_type EpType()
+{
+	static const fi_ep_type t = [] {
+		const char* e = getenv("CONFORMANCE_EP_TYPE");
+		return e && (strcmp(e, "msg") == 0 || strcmp(e, "MSG") == 0 ||
+			     strcmp(e, "FI_EP_MSG") == 0)
+			       ? FI_EP_MSG
+			       : FI_EP_RDM;
+	}();
+	return t;
+}
+
+bool MsgMode()
+{
+	return EpType() == FI_EP_MSG;
+}
+
+const char* EpTypeName()
+{
+	return MsgMode() ? "FI_EP_MSG" : "FI_EP_RDM";
+}
+
+uint64_t DefaultCaps()
+{
+	return MsgMode() ? FI_MSG : FI_MSG | FI_TAGGED;
+}
+
+uint64_t DefaultOptionalCaps()
+{
+	return MsgMode() ? FI_TAGGED : 0;
+}
+
 int TimeoutMs()
 {
 	static const int ms = [] {
@@ -61,11 +97,11 @@ class Banner : public ::testing::Environment {
 	void SetUp() override
 	{
 		uint32_t v = fi_version();
-		printf("conformance: %s build, provider \"%s\", libfabric "
+		printf("conformance: %s build, provider \"%s\", %s, libfabric "
 		       "%u.%u, headers %u.%u, FI_PROVIDER=%s, mr_mode hints %s, "
 		       "timeout %d ms\n",
 		       ReferenceBuild() ? "reference" : "fabsim",
-		       Provider().c_str(), FI_MAJOR(v), FI_MINOR(v),
+		       Provider().c_str(), EpTypeName(), FI_MAJOR(v), FI_MINOR(v),
 		       FI_MAJOR_VERSION, FI_MINOR_VERSION,
 		       getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "(unset)",
 		       BasicMrMode() ? "FI_MR_BASIC" : "bits", TimeoutMs());
@@ -258,6 +294,19 @@ bool Buf::Check(uint8_t seed, size_t n, size_t from) const
 	return true;
 }
 
+fid_ep* Node::Ep(int j) const
+{
+	if (!MsgMode() || j == default_peer)
+		return ep;
+	auto it = conns.find(j);
+	if (it == conns.end()) {
+		ADD_FAILURE() << "node " << index << " has no connection to node "
+			      << j;
+		return nullptr;
+	}
+	return it->second;
+}
+
 fid_cntr* Node::counter(uint64_t event) const
 {
 	auto it = cntr.find(event);
@@ -326,13 +375,13 @@ fi_context2* World::Ctx()
 	return &ctxs_.back();
 }
 
-fi_info* MakeHints(const Options& o)
+fi_info* MakeHints(const Options& o, bool with_optional)
 {
 	fi_info* hints = fi_allocinfo();
 	if (!hints)
 		return nullptr;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = o.caps;
+	hints->ep_attr->type = EpType();
+	hints->caps = o.caps | (with_optional ? o.optional_caps : 0);
 	hints->mode = o.mode;
 	hints->domain_attr->mr_mode = o.mr_mode;
 	if (BasicMrMode()) {
@@ -347,28 +396,84 @@ fi_info* MakeHints(const Options& o)
 	return hints;
 }
 
+int GetInfo(const Options& o, fi_info** out, bool* with_optional)
+{
+	*out = nullptr;
+	int ret = -FI_ENODATA;
+	for (bool optional : {true, false}) {
+		if (!optional && !(o.optional_caps & ~o.caps))
+			break;
+		fi_info* hints = MakeHints(o, optional);
+		if (!hints)
+			return -FI_ENOMEM;
+		ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, out);
+		fi_freeinfo(hints);
+		if (with_optional)
+			*with_optional = optional;
+		if (ret != -FI_ENODATA)
+			break;
+		*out = nullptr;
+	}
+	return ret;
+}
+
 static void Skip(const std::string& why)
 {
 	GTEST_SKIP() << why;
+}
+
+// Network use is loopback only: a connected endpoint of a reference
+// provider listens and connects on the loopback interface when it offers
+// one (sim's addresses are simulated and never reach a network).
+static bool IsLoopback(const fi_info* i)
+{
+	if (!i->src_addr || i->src_addrlen < sizeof(sockaddr))
+		return false;
+	const sockaddr* sa = (const sockaddr*)i->src_addr;
+	if (sa->sa_family == AF_INET &&
+	    i->src_addrlen >= sizeof(sockaddr_in))
+		return (ntohl(((const sockaddr_in*)sa)->sin_addr.s_addr) >>
+			24) == 127;
+	if (sa->sa_family == AF_INET6 &&
+	    i->src_addrlen >= sizeof(sockaddr_in6))
+		return IN6_IS_ADDR_LOOPBACK(
+			&((const sockaddr_in6*)sa)->sin6_addr);
+	return false;
+}
+
+static std::string AddrStr(const void* addr, size_t len)
+{
+	if (!addr || len < sizeof(sockaddr))
+		return "(none)";
+	const sockaddr* sa = (const sockaddr*)addr;
+	char host[INET6_ADDRSTRLEN] = "?";
+	if (sa->sa_family == AF_INET && len >= sizeof(sockaddr_in)) {
+		const sockaddr_in* in = (const sockaddr_in*)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		return std::string(host) + ":" +
+		       std::to_string(ntohs(in->sin_port));
+	}
+	if (sa->sa_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
+		const sockaddr_in6* in = (const sockaddr_in6*)sa;
+		inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof(host));
+		return "[" + std::string(host) + "]:" +
+		       std::to_string(ntohs(in->sin6_port));
+	}
+	return "(family " + std::to_string(sa->sa_family) + ")";
 }
 
 bool World::Open(const Options& o)
 {
 	opts = o;
 	closed_ = false;
-	fi_info* hints = MakeHints(o);
-	if (!hints) {
-		ADD_FAILURE() << "fi_allocinfo returned NULL";
-		return false;
-	}
-	int ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info);
+	int ret = GetInfo(o, &info, &with_optional_);
 	char caps[512];
 	fi_tostr_r(caps, sizeof(caps), &o.caps, FI_TYPE_CAPS);
-	fi_freeinfo(hints);
 	if (ret == -FI_ENODATA) {
 		info = nullptr;
-		Skip("fi_getinfo found no FI_EP_RDM endpoint of provider \"" +
-		     Provider() + "\" with caps " + caps +
+		Skip(std::string("fi_getinfo found no ") + EpTypeName() +
+		     " endpoint of provider \"" + Provider() +
+		     "\" with caps " + caps +
 		     " (the provider does not offer them)");
 		return false;
 	}
@@ -377,17 +482,33 @@ bool World::Open(const Options& o)
 		ADD_FAILURE() << "fi_getinfo: " << Err(ret);
 		return false;
 	}
+	if (MsgMode() && !IsLoopback(info)) {
+		for (fi_info* i = info->next; i; i = i->next) {
+			if (!IsLoopback(i))
+				continue;
+			fi_info* one = fi_dupinfo(i);
+			if (!one) {
+				ADD_FAILURE() << "fi_dupinfo returned NULL";
+				return false;
+			}
+			fi_freeinfo(info);
+			info = one;
+			break;
+		}
+	}
 	static bool told = false;
 	if (!told) {
 		told = true;
-		char mm[256];
+		char mm[256], got[512];
 		fi_tostr_r(mm, sizeof(mm), &info->domain_attr->mr_mode,
 			   FI_TYPE_MR_MODE);
-		printf("conformance: fabric \"%s\", domain \"%s\", mr_mode "
-		       "[%s], mode 0x%llx, addr_format %u, inject_size %zu, "
-		       "tx/rx size %zu/%zu\n",
-		       info->fabric_attr->name, info->domain_attr->name, mm,
-		       (unsigned long long)info->mode, info->addr_format,
+		fi_tostr_r(got, sizeof(got), &info->caps, FI_TYPE_CAPS);
+		printf("conformance: fabric \"%s\", domain \"%s\", src_addr "
+		       "%s, caps [%s], mr_mode [%s], mode 0x%llx, addr_format "
+		       "%u, inject_size %zu, tx/rx size %zu/%zu\n",
+		       info->fabric_attr->name, info->domain_attr->name,
+		       AddrStr(info->src_addr, info->src_addrlen).c_str(), got,
+		       mm, (unsigned long long)info->mode, info->addr_format,
 		       info->tx_attr->inject_size, info->tx_attr->size,
 		       info->rx_attr->size);
 	}
@@ -399,10 +520,16 @@ bool World::Open(const Options& o)
 	for (int i = 0; i < o.nodes; i++)
 		if (!OpenNode(i))
 			return false;
+	if (!o.endpoints)
+		return true;
+	if (MsgMode() && !OpenMsgEndpoints())
+		return false;
 	if (!o.enable)
 		return true;
-	// Exchange addresses: every node's name into every node's AV.
+	// Every node's name (fi_getname).
 	for (auto& n : nodes) {
+		if (!n->ep)
+			continue;
 		size_t len = 0;
 		ret = fi_getname(&n->ep->fid, nullptr, &len);
 		if (ret != -FI_ETOOSMALL || len == 0) {
@@ -419,6 +546,14 @@ bool World::Open(const Options& o)
 		}
 		n->name.resize(len);
 	}
+	if (MsgMode()) {
+		// fi_msg(3): the destination address is "ignored for
+		// connected endpoints".
+		for (auto& n : nodes)
+			n->peers.assign(nodes.size(), FI_ADDR_UNSPEC);
+		return true;
+	}
+	// Exchange addresses: every node's name into every node's AV.
 	for (auto& n : nodes) {
 		n->peers.assign(nodes.size(), FI_ADDR_NOTAVAIL);
 		for (size_t j = 0; j < nodes.size(); j++) {
@@ -441,27 +576,51 @@ bool World::OpenNode(int i)
 	Node& n = *nodes.back();
 	n.index = i;
 	int ret;
+	n.info = info;
+	if (MsgMode()) {
+		// A server's way: listen first, then open the domain on the
+		// listener's address, where its connection requests arrive.
+		std::string s = "node " + std::to_string(i);
+		bool shared = opts.layout == Layout::kOneDomain && i > 0;
+		n.listen_eq = NewEq(s + "'s listening EQ");
+		if (!n.listen_eq)
+			return false;
+		n.pep = Listen(n.listen_eq, &n.listen_name, s + "'s listener",
+			       shared ? nodes[0]->info : info);
+		if (!n.pep)
+			return false;
+		if (shared) {
+			n.info = nodes[0]->info;
+		} else {
+			n.info = InfoAt(n.listen_name);
+			if (!n.info)
+				return false;
+			n.own_info = true;
+		}
+	}
 	if (opts.layout == Layout::kOneDomain && i > 0) {
 		n.domain = nodes[0]->domain;
 	} else {
-		ret = fi_domain(fabric, info, &n.domain, nullptr);
+		ret = fi_domain(fabric, n.info, &n.domain, nullptr);
 		if (ret) {
 			ADD_FAILURE() << "fi_domain: " << Err(ret);
 			n.domain = nullptr;
 			return false;
 		}
 	}
-	fi_av_attr av_attr;
-	memset(&av_attr, 0, sizeof(av_attr));
-	av_attr.type = opts.av_type != FI_AV_UNSPEC
-			       ? opts.av_type
-			       : info->domain_attr->av_type;
-	av_attr.count = opts.nodes;
-	ret = fi_av_open(n.domain, &av_attr, &n.av, nullptr);
-	if (ret) {
-		ADD_FAILURE() << "fi_av_open: " << Err(ret);
-		n.av = nullptr;
-		return false;
+	if (!MsgMode()) {
+		fi_av_attr av_attr;
+		memset(&av_attr, 0, sizeof(av_attr));
+		av_attr.type = opts.av_type != FI_AV_UNSPEC
+				       ? opts.av_type
+				       : info->domain_attr->av_type;
+		av_attr.count = opts.nodes;
+		ret = fi_av_open(n.domain, &av_attr, &n.av, nullptr);
+		if (ret) {
+			ADD_FAILURE() << "fi_av_open: " << Err(ret);
+			n.av = nullptr;
+			return false;
+		}
 	}
 	for (Cq* cq : {&n.tx, &n.rx}) {
 		fi_cq_attr cq_attr;
@@ -495,20 +654,16 @@ bool World::OpenNode(int i)
 		}
 		n.cntr[ev] = c;
 	}
-	ret = fi_endpoint(n.domain, info, &n.ep, nullptr);
+	if (MsgMode() || !opts.endpoints)
+		return true;  // MSG: OpenMsgEndpoints
+	ret = fi_endpoint(n.domain, n.info, &n.ep, nullptr);
 	if (ret) {
 		ADD_FAILURE() << "fi_endpoint: " << Err(ret);
 		n.ep = nullptr;
 		return false;
 	}
-	ret = fi_ep_bind(n.ep, &n.av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(n.ep, &n.tx.cq->fid, opts.tx_bind);
-	if (!ret)
-		ret = fi_ep_bind(n.ep, &n.rx.cq->fid, opts.rx_bind);
-	for (auto& kv : n.cntr)
-		if (!ret)
-			ret = fi_ep_bind(n.ep, &kv.second->fid, kv.first);
+	names_[n.ep] = "node " + std::to_string(i) + "'s endpoint";
+	ret = BindNode(n.ep, n, nullptr);
 	if (ret) {
 		ADD_FAILURE() << "fi_ep_bind: " << Err(ret);
 		return false;
@@ -537,11 +692,21 @@ void World::Close()
 	for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
 		close((*it)->ep ? &(*it)->ep->fid : nullptr, "endpoint");
 		(*it)->ep = nullptr;
+		for (auto& kv : (*it)->conns)
+			close(kv.second ? &kv.second->fid : nullptr,
+			      "endpoint");
+		(*it)->conns.clear();
 	}
+	for (auto it = eps_.rbegin(); it != eps_.rend(); ++it)
+		close(&(*it)->fid, "endpoint");
+	eps_.clear();
 	for (auto& b : bufs_) {
 		close(b->mr ? &b->mr->fid : nullptr, "memory region");
 		b->mr = nullptr;
 	}
+	for (auto it = peps_.rbegin(); it != peps_.rend(); ++it)
+		close(&(*it)->fid, "passive endpoint");
+	peps_.clear();
 	for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
 		Node& n = **it;
 		close(n.tx.cq ? &n.tx.cq->fid : nullptr, "tx cq");
@@ -556,8 +721,20 @@ void World::Close()
 		if (!shared)
 			close(n.domain ? &n.domain->fid : nullptr, "domain");
 		n.domain = nullptr;
+		if (n.own_info && n.info)
+			fi_freeinfo(n.info);
+		n.info = nullptr;
 	}
 	nodes.clear();
+	for (auto it = eqs_.rbegin(); it != eqs_.rend(); ++it) {
+		close(it->eq ? &it->eq->fid : nullptr, "event queue");
+		it->eq = nullptr;
+		for (EqEvent& e : it->log)
+			if (e.info)
+				fi_freeinfo(e.info);
+	}
+	eqs_.clear();
+	names_.clear();
 	close(fabric ? &fabric->fid : nullptr, "fabric");
 	fabric = nullptr;
 	for (auto& b : bufs_)
@@ -775,6 +952,523 @@ long PostRetry(World& w, const std::function<long()>& post)
 			break;
 	}
 	return r;
+}
+
+
+// ---- Event queues and connections (FI_EP_MSG) -----------------------------------
+
+const char* EventName(uint32_t event)
+{
+	switch (event) {
+	case FI_NOTIFY:
+		return "FI_NOTIFY";
+	case FI_CONNREQ:
+		return "FI_CONNREQ";
+	case FI_CONNECTED:
+		return "FI_CONNECTED";
+	case FI_SHUTDOWN:
+		return "FI_SHUTDOWN";
+	case FI_MR_COMPLETE:
+		return "FI_MR_COMPLETE";
+	case FI_AV_COMPLETE:
+		return "FI_AV_COMPLETE";
+	case FI_JOIN_COMPLETE:
+		return "FI_JOIN_COMPLETE";
+	default:
+		return "(unknown event)";
+	}
+}
+
+long Eq::Poll()
+{
+	if (!eq)
+		return 0;
+	alignas(fi_eq_cm_entry) uint8_t buf[sizeof(fi_eq_cm_entry) + 1024];
+	memset(buf, 0, sizeof(buf));
+	uint32_t event = 0;
+	ssize_t n = fi_eq_read(eq, &event, buf, sizeof(buf), 0);
+	if (n > 0) {
+		EqEvent e;
+		e.event = event;
+		e.bytes = n;
+		if (event == FI_CONNREQ || event == FI_CONNECTED ||
+		    event == FI_SHUTDOWN) {
+			const fi_eq_cm_entry* cm = (const fi_eq_cm_entry*)buf;
+			e.fid = cm->fid;
+			e.info = cm->info;
+			if ((size_t)n > sizeof(fi_eq_cm_entry))
+				e.data.assign(buf + sizeof(fi_eq_cm_entry),
+					      buf + n);
+		} else {
+			const fi_eq_entry* en = (const fi_eq_entry*)buf;
+			e.fid = en->fid;
+			e.context = en->context;
+		}
+		log.push_back(e);
+		return 1;
+	}
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n != -FI_EAVAIL)
+		return n;
+	fi_eq_err_entry err;
+	memset(&err, 0, sizeof(err));
+	ssize_t r = fi_eq_readerr(eq, &err, 0);
+	if (r == -FI_EAGAIN)
+		return 0;
+	if (r < 0)
+		return r;
+	EqEvent e;
+	e.error = true;
+	e.bytes = r;
+	e.fid = err.fid;
+	e.context = err.context;
+	e.err = err.err;
+	e.prov_errno = err.prov_errno;
+	if (err.err_data && err.err_data_size)
+		e.err_data.assign((const uint8_t*)err.err_data,
+				  (const uint8_t*)err.err_data +
+					  err.err_data_size);
+	char text[256] = "";
+	const char* s = fi_eq_strerror(eq, err.prov_errno, err.err_data, text,
+				       sizeof(text));
+	e.strerror = s ? s : "(null)";
+	log.push_back(e);
+	return 1;
+}
+
+std::string World::NameOf(const void* fid) const
+{
+	auto it = names_.find(fid);
+	if (it != names_.end())
+		return it->second;
+	std::ostringstream o;
+	o << "fid " << fid;
+	return o.str();
+}
+
+std::string World::DescribeEvent(const EqEvent& e) const
+{
+	std::ostringstream o;
+	if (e.error) {
+		o << "error event on " << NameOf(e.fid) << ": err=" << e.err
+		  << " (" << fi_strerror(e.err) << ") prov_errno="
+		  << e.prov_errno << " strerror=\"" << e.strerror << "\"";
+		return o.str();
+	}
+	o << EventName(e.event) << " on " << NameOf(e.fid) << " (" << e.bytes
+	  << " bytes";
+	if (!e.data.empty())
+		o << ", " << e.data.size() << " bytes of CM data";
+	o << ")";
+	return o.str();
+}
+
+Eq* World::NewEq(const std::string& name)
+{
+	fi_eq_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.wait_obj = FI_WAIT_NONE;
+	fid_eq* eq = nullptr;
+	int ret = fi_eq_open(fabric, &attr, &eq, nullptr);
+	if (ret) {
+		ADD_FAILURE() << "fi_eq_open (" << name << "): " << Err(ret);
+		return nullptr;
+	}
+	eqs_.emplace_back();
+	Eq* e = &eqs_.back();
+	e->eq = eq;
+	e->name = name;
+	names_[eq] = name;
+	return e;
+}
+
+int World::BindNode(fid_ep* ep, Node& n, Eq* eq)
+{
+	int ret = 0;
+	if (eq)
+		ret = fi_ep_bind(ep, &eq->eq->fid, 0);
+	if (!ret && n.av)
+		ret = fi_ep_bind(ep, &n.av->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(ep, &n.tx.cq->fid, opts.tx_bind);
+	if (!ret)
+		ret = fi_ep_bind(ep, &n.rx.cq->fid, opts.rx_bind);
+	for (auto& kv : n.cntr)
+		if (!ret)
+			ret = fi_ep_bind(ep, &kv.second->fid, kv.first);
+	return ret;
+}
+
+fid_ep* World::OpenEp(int i, Eq* eq, fi_info* with, const std::string& name,
+		      bool track, const BindFn& bind)
+{
+	Node& n = node(i);
+	fid_ep* ep = nullptr;
+	int ret = fi_endpoint(n.domain, with ? with : n.info, &ep, nullptr);
+	if (ret) {
+		ADD_FAILURE() << "fi_endpoint (" << name << "): " << Err(ret);
+		return nullptr;
+	}
+	names_[ep] = name;
+	if (track)
+		eps_.push_back(ep);
+	if (bind) {
+		ret = eq ? fi_ep_bind(ep, &eq->eq->fid, 0) : 0;
+		if (!ret)
+			ret = bind(ep);
+	} else {
+		ret = BindNode(ep, n, eq);
+	}
+	if (ret) {
+		ADD_FAILURE() << "fi_ep_bind (" << name << "): " << Err(ret);
+		if (!track)
+			fi_close(&ep->fid);
+		return nullptr;
+	}
+	return ep;
+}
+
+fid_ep* World::NewEp(int i, Eq* eq, fi_info* with, const std::string& name)
+{
+	return OpenEp(i, eq, with,
+		      name.empty() ? "node " + std::to_string(i) +
+					     "'s extra endpoint"
+				   : name,
+		      true);
+}
+
+fid_pep* World::Listen(Eq* eq, std::vector<uint8_t>* name,
+		       const std::string& what, fi_info* with)
+{
+	fid_pep* pep = nullptr;
+	int ret = fi_passive_ep(fabric, with ? with : info, &pep, nullptr);
+	if (ret) {
+		ADD_FAILURE() << "fi_passive_ep (" << what << "): " << Err(ret);
+		return nullptr;
+	}
+	peps_.push_back(pep);
+	names_[pep] = what;
+	ret = fi_pep_bind(pep, &eq->eq->fid, 0);
+	if (ret) {
+		ADD_FAILURE() << "fi_pep_bind (" << what << ", " << eq->name
+			      << "): " << Err(ret);
+		return nullptr;
+	}
+	ret = fi_listen(pep);
+	if (ret) {
+		ADD_FAILURE() << "fi_listen (" << what << "): " << Err(ret);
+		return nullptr;
+	}
+	size_t len = 0;
+	ret = fi_getname(&pep->fid, nullptr, &len);
+	if (ret != -FI_ETOOSMALL || len == 0) {
+		ADD_FAILURE() << "fi_getname(" << what << ", NULL, 0) returned "
+			      << Err(ret) << " len " << len
+			      << ", expected -FI_ETOOSMALL and the size";
+		return nullptr;
+	}
+	name->assign(len, 0);
+	ret = fi_getname(&pep->fid, name->data(), &len);
+	if (ret) {
+		ADD_FAILURE() << "fi_getname (" << what << "): " << Err(ret);
+		return nullptr;
+	}
+	name->resize(len);
+	names_[pep] = what + " at " + AddrStr(name->data(), name->size());
+	return pep;
+}
+
+long World::PollEqs()
+{
+	long total = 0;
+	for (Eq& e : eqs_) {
+		long r = e.Poll();
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	return total;
+}
+
+::testing::AssertionResult World::WaitEvent(Eq* eq, EqEvent* out, fid_t fid)
+{
+	auto start = std::chrono::steady_clock::now();
+	long idle = 0;
+	for (long i = 0; i < 20000000L; i++) {
+		for (auto it = eq->log.begin(); it != eq->log.end(); ++it) {
+			if (fid && it->fid != fid)
+				continue;
+			*out = *it;
+			eq->log.erase(it);
+			return ::testing::AssertionSuccess();
+		}
+		long r = PollEqs();
+		if (r < 0)
+			return ::testing::AssertionFailure()
+			       << "reading event queues failed: " << Err(r);
+		long c = PollAll();
+		if (c < 0)
+			return ::testing::AssertionFailure()
+			       << "reading CQs failed: " << Err(c);
+		if (r + c == 0 && ++idle > 1000)
+			sched_yield();
+		if (r + c > 0)
+			idle = 0;
+		if (Deadline(start))
+			break;
+	}
+	std::ostringstream o;
+	o << "timed out after " << TimeoutMs() << " ms waiting for an event on "
+	  << eq->name;
+	if (fid)
+		o << " for " << NameOf(fid);
+	if (eq->log.empty())
+		o << " (the EQ holds no other event)";
+	for (const EqEvent& e : eq->log)
+		o << "; other event: " << DescribeEvent(e);
+	return ::testing::AssertionFailure() << o.str();
+}
+
+bool World::ConnectNodes(int l, int c, fid_ep** ep_l, fid_ep** ep_c,
+			 Eq** eq_l, Eq** eq_c, bool track, const BindFn& bind_l,
+			 const BindFn& bind_c)
+{
+	const std::string ls = "node " + std::to_string(l);
+	const std::string cs = "node " + std::to_string(c);
+	*ep_l = *ep_c = nullptr;
+	Node& L = node(l);
+	if (!L.pep || !L.listen_eq) {
+		ADD_FAILURE() << ls << " has no listener";
+		return false;
+	}
+	Eq* leq = NewEq(ls + "'s EQ for " + cs);
+	Eq* ceq = NewEq(cs + "'s EQ for " + ls);
+	if (!leq || !ceq)
+		return false;
+	if (eq_l)
+		*eq_l = leq;
+	if (eq_c)
+		*eq_c = ceq;
+	fid_pep* pep = L.pep;
+	const std::vector<uint8_t>& addr = L.listen_name;
+	const std::string lname = NameOf(pep);
+	fid_ep* cep = OpenEp(c, ceq, nullptr, cs + "'s endpoint to " + ls,
+			     track, bind_c);
+	if (!cep)
+		return false;
+	*ep_c = cep;
+	int ret = fi_enable(cep);
+	if (ret) {
+		ADD_FAILURE() << "fi_enable (" << NameOf(cep) << "): " << Err(ret);
+		return false;
+	}
+	ret = fi_connect(cep, addr.data(), nullptr, 0);
+	if (ret) {
+		ADD_FAILURE() << "fi_connect (" << NameOf(cep) << " to "
+			      << lname << "): " << Err(ret);
+		return false;
+	}
+	EqEvent req;
+	::testing::AssertionResult ok = WaitEvent(L.listen_eq, &req, nullptr);
+	if (!ok) {
+		ADD_FAILURE() << "no FI_CONNREQ at " << lname << " after "
+			      << NameOf(cep) << " called fi_connect: "
+			      << ok.message();
+		return false;
+	}
+	if (req.error || req.event != FI_CONNREQ || req.fid != &pep->fid ||
+	    !req.info) {
+		ADD_FAILURE() << "expected FI_CONNREQ for " << lname
+			      << " (fi_eq(3): \"The fid is the passive "
+				 "endpoint\", with an fi_info), got "
+			      << DescribeEvent(req)
+			      << (req.info ? "" : " without fi_info");
+		if (req.info)
+			fi_freeinfo(req.info);
+		return false;
+	}
+	// fi_endpoint(3): an endpoint that accepts a connection request is
+	// allocated with the fi_info of the FI_CONNREQ event.
+	fid_ep* lep = OpenEp(l, leq, req.info, ls + "'s endpoint to " + cs,
+			     track, bind_l);
+	fi_freeinfo(req.info);
+	if (!lep)
+		return false;
+	*ep_l = lep;
+	ret = fi_enable(lep);
+	if (ret) {
+		ADD_FAILURE() << "fi_enable (" << NameOf(lep) << "): " << Err(ret);
+		return false;
+	}
+	ret = fi_accept(lep, nullptr, 0);
+	if (ret) {
+		ADD_FAILURE() << "fi_accept (" << NameOf(lep) << "): " << Err(ret);
+		return false;
+	}
+	// fi_cm(3): an accepted request results in FI_CONNECTED at the active
+	// endpoint, and at the accepting endpoint (not the listener).
+	for (int side = 0; side < 2; side++) {
+		Eq* eq = side == 0 ? ceq : leq;
+		fid_ep* ep = side == 0 ? cep : lep;
+		EqEvent ev;
+		ok = WaitEvent(eq, &ev, nullptr);
+		if (!ok) {
+			ADD_FAILURE() << "no FI_CONNECTED for " << NameOf(ep)
+				      << ": " << ok.message();
+			return false;
+		}
+		if (ev.error || ev.event != FI_CONNECTED || ev.fid != &ep->fid) {
+			ADD_FAILURE() << "expected FI_CONNECTED for "
+				      << NameOf(ep) << " on " << eq->name
+				      << ", got " << DescribeEvent(ev);
+			if (ev.info)
+				fi_freeinfo(ev.info);
+			return false;
+		}
+		if (ev.info)
+			fi_freeinfo(ev.info);
+	}
+	return true;
+}
+
+bool World::Connect(int l, int c, fid_ep** ep_l, fid_ep** ep_c, Eq** eq_l,
+		    Eq** eq_c, const BindFn& bind_l, const BindFn& bind_c)
+{
+	return ConnectNodes(l, c, ep_l, ep_c, eq_l, eq_c, true, bind_l,
+			    bind_c);
+}
+
+// fi_getinfo(3): node is "commonly used to provide a network address";
+// with FI_SOURCE it is the local one. The entry like the World's (same
+// fabric, domain and mr_mode) is taken.
+fi_info* World::InfoAt(const std::vector<uint8_t>& addr)
+{
+	const sockaddr* sa = (const sockaddr*)addr.data();
+	char host[INET6_ADDRSTRLEN] = "";
+	if (addr.size() >= sizeof(sockaddr_in) && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const sockaddr_in*)sa)->sin_addr, host,
+			  sizeof(host));
+	else if (addr.size() >= sizeof(sockaddr_in6) &&
+		 sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const sockaddr_in6*)sa)->sin6_addr,
+			  host, sizeof(host));
+	if (!*host) {
+		ADD_FAILURE() << "the listener's address (format "
+			      << info->addr_format
+			      << ") is not a sockaddr: cannot name it to "
+				 "fi_getinfo";
+		return nullptr;
+	}
+	fi_info* hints = MakeHints(opts, with_optional_);
+	fi_info* list = nullptr;
+	int ret = fi_getinfo(kApiVersion, host, nullptr,
+			     FI_SOURCE | FI_NUMERICHOST, hints, &list);
+	fi_freeinfo(hints);
+	if (ret) {
+		ADD_FAILURE() << "fi_getinfo(\"" << host
+			      << "\", FI_SOURCE) for the listener's address: "
+			      << Err(ret);
+		return nullptr;
+	}
+	fi_info* pick = list;
+	for (fi_info* i = list; i; i = i->next) {
+		auto same = [](const char* a, const char* b) {
+			return a && b && strcmp(a, b) == 0;
+		};
+		if (same(i->fabric_attr->name, info->fabric_attr->name) &&
+		    same(i->domain_attr->name, info->domain_attr->name) &&
+		    i->domain_attr->mr_mode == info->domain_attr->mr_mode) {
+			pick = i;
+			break;
+		}
+	}
+	fi_info* one = fi_dupinfo(pick);
+	fi_freeinfo(list);
+	if (!one)
+		ADD_FAILURE() << "fi_dupinfo returned NULL";
+	return one;
+}
+
+bool World::OpenMsgEndpoints()
+{
+	for (auto& n : nodes)
+		n->default_peer = nodes.size() < 2 ? -1 : n->index == 0 ? 1 : 0;
+	if (!opts.enable) {
+		for (auto& n : nodes) {
+			std::string s = "node " + std::to_string(n->index);
+			n->eq = NewEq(s + "'s EQ");
+			if (!n->eq)
+				return false;
+			n->ep = OpenEp(n->index, n->eq, nullptr,
+				       s + "'s endpoint", false);
+			if (!n->ep)
+				return false;
+		}
+		return true;
+	}
+	for (size_t i = 0; i < nodes.size(); i++) {
+		for (size_t j = i + 1; j < nodes.size(); j++) {
+			fid_ep *ei = nullptr, *ej = nullptr;
+			Eq *qi = nullptr, *qj = nullptr;
+			bool ok = ConnectNodes(i, j, &ei, &ej, &qi, &qj, false);
+			// Whatever was opened is closed by Close.
+			auto place = [&](size_t a, size_t b, fid_ep* ep, Eq* eq) {
+				Node& n = *nodes[a];
+				if (!ep)
+					return;
+				if (n.default_peer == (int)b) {
+					n.ep = ep;
+					n.eq = eq;
+				} else {
+					n.conns[b] = ep;
+				}
+			};
+			place(i, j, ei, qi);
+			place(j, i, ej, qj);
+			if (!ok)
+				return false;
+		}
+	}
+	return true;
+}
+
+int World::CloseEp(fid_ep* ep)
+{
+	Forget(ep);
+	return fi_close(&ep->fid);
+}
+
+int World::ClosePep(fid_pep* pep)
+{
+	Forget(pep);
+	return fi_close(&pep->fid);
+}
+
+void World::Forget(const void* fid)
+{
+	for (auto it = eps_.begin(); it != eps_.end(); ++it)
+		if ((const void*)*it == fid) {
+			eps_.erase(it);
+			return;
+		}
+	for (auto it = peps_.begin(); it != peps_.end(); ++it)
+		if ((const void*)*it == fid) {
+			peps_.erase(it);
+			break;
+		}
+	for (Eq& e : eqs_)
+		if ((const void*)e.eq == fid)
+			e.eq = nullptr;
+	for (auto& n : nodes) {
+		if ((const void*)n->pep == fid)
+			n->pep = nullptr;
+		if ((const void*)n->ep == fid)
+			n->ep = nullptr;
+		for (auto& kv : n->conns)
+			if ((const void*)kv.second == fid)
+				kv.second = nullptr;
+	}
 }
 
 }  // namespace conf

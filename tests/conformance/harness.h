@@ -1,4 +1,5 @@
-// Black-box conformance harness for reliable-datagram (FI_EP_RDM) programs.
+// Black-box conformance harness for reliable-datagram (FI_EP_RDM) and
+// connected (FI_EP_MSG) programs.
 //
 // Only the public libfabric API is used, exactly as an application would use
 // it, so the same sources build twice (see BUILD): against Debian's headers
@@ -17,6 +18,23 @@
 // node i. Completions are collected per CQ by a progress helper that polls
 // every CQ (manual progress) and never waits longer than a bounded number of
 // rounds and a bounded wall time.
+//
+// CONFORMANCE_EP_TYPE=msg runs the same tests over connected endpoints
+// (FI_EP_MSG). There is no AV. Each node listens as a server does: a
+// passive endpoint (fi_passive_ep, fi_pep_bind to the node's listening EQ,
+// fi_listen, fi_getname), and the node's domain is opened on that address
+// (fi_getinfo with the listener's host as node and FI_SOURCE), so that
+// connections it accepts land in its domain. Then for every pair of nodes
+// i < j, node j connects to node i's listener (fi_connect), node i accepts
+// the FI_CONNREQ (fi_endpoint with the event's fi_info, fi_accept), and both
+// wait for FI_CONNECTED, each endpoint on an event queue of the pair's own.
+// A node then has one endpoint per peer, all bound to the node's CQs and
+// counters:
+// world.node(i).Ep(j) is node i's endpoint connected to node j, and
+// world.node(i).ep the one connected to its default peer (node 1 for node 0,
+// node 0 for the others), so two-node tests read the same in both modes.
+// peer(j) is FI_ADDR_UNSPEC (fi_msg(3): the destination address is "ignored
+// for connected endpoints").
 #ifndef CONFORMANCE_HARNESS_H
 #define CONFORMANCE_HARNESS_H
 
@@ -57,6 +75,11 @@ constexpr uint32_t kApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 
 // The provider under test (hints->fabric_attr->prov_name).
 const std::string& Provider();
+// The endpoint type under test: FI_EP_MSG when CONFORMANCE_EP_TYPE=msg,
+// otherwise FI_EP_RDM.
+fi_ep_type EpType();
+bool MsgMode();
+const char* EpTypeName();  // "FI_EP_RDM" or "FI_EP_MSG"
 bool ReferenceBuild();
 // Wall-clock bound of every wait, in milliseconds (CONFORMANCE_TIMEOUT_MS,
 // default 10000).
@@ -73,6 +96,21 @@ const char* Deviation(const char* id);
 			GTEST_SKIP() << "[" << ::conf::Provider()           \
 				     << "] known deviation " << (id) << ": " \
 				     << why_;                               \
+	} while (0)
+
+// Skips the running test in MSG mode (or outside it), printing the reason:
+// for what is inherently about AVs or connectionless addressing, or
+// inherently about connections.
+#define CONF_SKIP_IF_MSG(why)                                               \
+	do {                                                                \
+		if (::conf::MsgMode())                                      \
+			GTEST_SKIP() << "[FI_EP_MSG] " << why;              \
+	} while (0)
+#define CONF_SKIP_UNLESS_MSG(why)                                           \
+	do {                                                                \
+		if (!::conf::MsgMode())                                     \
+			GTEST_SKIP() << "[" << ::conf::EpTypeName() << "] " \
+				     << why;                                \
 	} while (0)
 
 // fi_strerror of a negative or positive code, for messages.
@@ -130,14 +168,24 @@ Completion FromEntry(fi_cq_format format, const void* entries, size_t i);
 enum class Layout { kTwoDomains, kOneDomain };
 const char* LayoutName(Layout l);
 
+// The capabilities a test asks for unless it says otherwise: FI_MSG |
+// FI_TAGGED for RDM; FI_MSG for MSG, where FI_TAGGED is only optional
+// (DefaultOptionalCaps), because connected providers often lack it (tcp).
+uint64_t DefaultCaps();
+uint64_t DefaultOptionalCaps();
+
 struct Options {
 	// fi_getinfo hints.
-	uint64_t caps = FI_MSG | FI_TAGGED;
+	uint64_t caps = DefaultCaps();
+	// Asked for too, but dropped when no provider offers caps | these:
+	// tests check w.info->caps before using them.
+	uint64_t optional_caps = DefaultOptionalCaps();
 	uint64_t mode = FI_CONTEXT | FI_CONTEXT2;
 	int mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 		      FI_MR_PROV_KEY | FI_MR_ENDPOINT | FI_MR_RMA_EVENT;
 	uint64_t msg_order = 0;     // tx and rx msg_order hint
-	fi_av_type av_type = FI_AV_UNSPEC;  // for fi_av_open (UNSPEC: domain's)
+	// For fi_av_open (UNSPEC: the domain's); RDM only.
+	fi_av_type av_type = FI_AV_UNSPEC;
 
 	// Objects.
 	int nodes = 2;
@@ -153,7 +201,13 @@ struct Options {
 	// FI_REMOTE_READ, FI_REMOTE_WRITE.
 	uint64_t cntr_events = 0;
 	fi_wait_obj cntr_wait = FI_WAIT_NONE;
-	bool enable = true;        // fi_enable and exchange addresses
+	// RDM: fi_enable and exchange addresses. MSG: connect every pair;
+	// when false each node gets one endpoint, bound to an EQ of its own
+	// and to its CQs and counters, neither enabled nor connected.
+	bool enable = true;
+	// false: open domains, CQs and counters only (MSG tests that make
+	// their own connections).
+	bool endpoints = true;
 };
 
 // CONFORMANCE_MR_MODE=basic: ask as a libfabric 1.4 program does
@@ -161,8 +215,12 @@ struct Options {
 // virtual addresses and provider keys on reference providers.
 bool BasicMrMode();
 
-// The hints the suite passes to fi_getinfo for these options (caller frees).
-fi_info* MakeHints(const Options& o);
+// The hints the suite passes to fi_getinfo for these options (caller frees),
+// with or without o.optional_caps.
+fi_info* MakeHints(const Options& o, bool with_optional = true);
+// fi_getinfo with MakeHints(o); on -FI_ENODATA asks again without the
+// optional caps. Returns fi_getinfo's result; *out is the whole list.
+int GetInfo(const Options& o, fi_info** out, bool* with_optional = nullptr);
 
 // ---- Memory -----------------------------------------------------------------
 
@@ -188,16 +246,62 @@ constexpr uint64_t kRemoteAccess = FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 // ---- Nodes and the world ----------------------------------------------------------
 
+// ---- Event queues (FI_EP_MSG) ------------------------------------------------------
+
+// One event read from an EQ (fi_eq_read, or fi_eq_readerr on -FI_EAVAIL).
+struct EqEvent {
+	bool error = false;
+	uint32_t event = 0;         // FI_CONNREQ, FI_CONNECTED, FI_SHUTDOWN...
+	fid_t fid = nullptr;
+	fi_info* info = nullptr;    // FI_CONNREQ: the taker frees it
+	ssize_t bytes = 0;          // what fi_eq_read returned
+	std::vector<uint8_t> data;  // CM data beyond the fi_eq_cm_entry
+	// Error entries only.
+	void* context = nullptr;
+	int err = 0;
+	int prov_errno = 0;
+	std::vector<uint8_t> err_data;
+	std::string strerror;       // fi_eq_strerror, taken when read
+};
+const char* EventName(uint32_t event);
+
+// An EQ with the log of what was read from it.
+struct Eq {
+	fid_eq* eq = nullptr;
+	std::deque<EqEvent> log;
+	std::string name = "eq";
+	// Reads what is available (one fi_eq_read, plus fi_eq_readerr on
+	// -FI_EAVAIL). Returns events read, or a negative fabric errno other
+	// than -FI_EAGAIN.
+	long Poll();
+};
+
+// ---- Nodes and the world ----------------------------------------------------------
+
 struct Node {
 	int index = 0;
+	// The fi_info the node's domain and endpoints are opened with: the
+	// World's (RDM), or one naming the node's listening address (MSG).
+	fi_info* info = nullptr;
+	bool own_info = false;
 	fid_domain* domain = nullptr;
-	fid_av* av = nullptr;
+	fid_av* av = nullptr;                // RDM only
 	Cq tx, rx;
 	std::map<uint64_t, fid_cntr*> cntr;  // by bind flag
+	// RDM: the endpoint. MSG: the endpoint connected to default_peer.
 	fid_ep* ep = nullptr;
-	std::vector<uint8_t> name;           // fi_getname
-	std::vector<fi_addr_t> peers;        // fi_addr of node j in this AV
+	int default_peer = -1;               // MSG
+	std::map<int, fid_ep*> conns;        // MSG: endpoints to other peers
+	Eq* eq = nullptr;                    // MSG: the EQ ep is bound to
+	fid_pep* pep = nullptr;              // MSG: the node's listener
+	Eq* listen_eq = nullptr;             // MSG: the EQ pep is bound to
+	std::vector<uint8_t> listen_name;    // MSG: fi_getname of pep
+	std::vector<uint8_t> name;           // fi_getname of ep
+	std::vector<fi_addr_t> peers;        // RDM: fi_addr of node j in the AV
 	fi_addr_t peer(int j) const { return peers.at(j); }
+	// The endpoint that talks to node j: ep (RDM), or the one connected
+	// to node j (MSG).
+	fid_ep* Ep(int j) const;
 	fid_cntr* counter(uint64_t event) const;
 };
 
@@ -256,13 +360,70 @@ class World {
 	// Waits for one error entry on cq and returns it.
 	Completion ExpectError(Cq& cq);
 
+	// ---- Connections (FI_EP_MSG) ----
+	// What is made here belongs to the World and is closed by Close:
+	// endpoints first, passive endpoints after the memory regions, EQs
+	// after everything that can be bound to them. A test that closes one
+	// itself uses CloseEp/ClosePep, or Forget.
+	Eq* NewEq(const std::string& name);
+	// fi_endpoint on node's domain (with `with`, default the node's info),
+	// bound to eq (unless NULL) and to the node's CQs and counters, not
+	// enabled. NULL after a test failure.
+	fid_ep* NewEp(int node, Eq* eq, fi_info* with = nullptr,
+		      const std::string& name = "");
+	// fi_passive_ep (with `with`, default this->info) + fi_pep_bind(eq)
+	// + fi_listen + fi_getname into *name. NULL after a test failure.
+	fid_pep* Listen(Eq* eq, std::vector<uint8_t>* name,
+			const std::string& what = "listener",
+			fi_info* with = nullptr);
+	// Waits (bounded) for the oldest event on eq whose fid is fid (any
+	// fid when NULL), error events included, and removes it from the
+	// log. Polls every EQ and CQ of the World meanwhile.
+	::testing::AssertionResult WaitEvent(Eq* eq, EqEvent* out,
+					     fid_t fid = nullptr);
+	// Connects a new endpoint of node c to a new endpoint of node l: node
+	// c fi_connects to node l's listener, node l accepts the FI_CONNREQ,
+	// and both see FI_CONNECTED, each endpoint bound to an EQ of its own
+	// (*eq_l, *eq_c) and to its node's CQs and counters, and enabled
+	// before fi_connect/fi_accept. False after a test failure.
+	// bind_l/bind_c, when given, bind node l's/c's endpoint to its CQs
+	// and counters instead (the EQ is bound first either way).
+	using BindFn = std::function<int(fid_ep*)>;
+	bool Connect(int l, int c, fid_ep** ep_l, fid_ep** ep_c,
+		     Eq** eq_l = nullptr, Eq** eq_c = nullptr,
+		     const BindFn& bind_l = nullptr,
+		     const BindFn& bind_c = nullptr);
+	int CloseEp(fid_ep* ep);    // fi_close, and the World forgets it
+	int ClosePep(fid_pep* pep);
+	void Forget(const void* fid);  // the test closed it itself
+	// A name for an endpoint, EQ or passive endpoint, for messages.
+	std::string NameOf(const void* fid) const;
+	std::string DescribeEvent(const EqEvent& e) const;
+	// Reads every EQ once into its log; <0 on hard error.
+	long PollEqs();
+
       private:
 	bool Deadline(std::chrono::steady_clock::time_point start) const;
 	bool OpenNode(int i);
+	bool OpenMsgEndpoints();
+	fi_info* InfoAt(const std::vector<uint8_t>& addr);
+	bool ConnectNodes(int l, int c, fid_ep** ep_l, fid_ep** ep_c,
+			  Eq** eq_l, Eq** eq_c, bool track,
+			  const BindFn& bind_l = nullptr,
+			  const BindFn& bind_c = nullptr);
+	fid_ep* OpenEp(int node, Eq* eq, fi_info* with,
+		       const std::string& name, bool track,
+		       const BindFn& bind = nullptr);
+	int BindNode(fid_ep* ep, Node& n, Eq* eq);
 	std::deque<std::unique_ptr<Buf>> bufs_;
 	std::deque<fi_context2> ctxs_;
+	std::deque<Eq> eqs_;
+	std::vector<fid_pep*> peps_;
+	std::vector<fid_ep*> eps_;  // endpoints made by NewEp/Connect
+	std::map<const void*, std::string> names_;
 	uint64_t next_key_ = 0x51;
 	bool closed_ = false;
+	bool with_optional_ = true;  // info has opts.optional_caps
 };
 
 template <class P>

@@ -45,13 +45,14 @@ class MrTest : public RdmTest {
 		return (uint8_t*)p;
 	}
 	// What mr_mode asks after registration: bind to the endpoint
-	// (FI_MR_ENDPOINT), then enable (FI_MR_ENDPOINT, FI_MR_RMA_EVENT).
+	// (FI_MR_ENDPOINT; in MSG mode the one node 0 writes through), then
+	// enable (FI_MR_ENDPOINT, FI_MR_RMA_EVENT).
 	int Finish(fid_mr* mr, int node)
 	{
 		int mm = w.info->domain_attr->mr_mode;
 		int r = 0;
 		if (mm & FI_MR_ENDPOINT)
-			r = fi_mr_bind(mr, &w.node(node).ep->fid, 0);
+			r = fi_mr_bind(mr, &w.node(node).Ep(0)->fid, 0);
 		if (!r && (mm & (FI_MR_ENDPOINT | FI_MR_RMA_EVENT)))
 			r = fi_mr_enable(mr);
 		return r;
@@ -77,7 +78,7 @@ class MrTest : public RdmTest {
 		src->Fill(seed);
 		fi_context2* ctx = w.Ctx();
 		long r = PostRetry(w, [&] {
-			return fi_write(a.ep, src->p, n, src->desc, a.peer(1),
+			return fi_write(a.Ep(1), src->p, n, src->desc, a.peer(1),
 					raddr, key, ctx);
 		});
 		EXPECT_EQ(r, 0) << Err(r);
@@ -229,8 +230,8 @@ TEST_F(MrTest, ClosedRegionRefusesRemoteAccess)
 	Buf* s = w.NewBuf(2, 8);
 	s->Fill(7);
 	fi_context2* rc = w.Ctx();
-	CONF_POST(fi_recv(b.ep, r->p, 8, r->desc, FI_ADDR_UNSPEC, rc));
-	CONF_POST(fi_send(w.node(2).ep, s->p, 8, s->desc, w.node(2).peer(1),
+	CONF_POST(fi_recv(b.Ep(2), r->p, 8, r->desc, FI_ADDR_UNSPEC, rc));
+	CONF_POST(fi_send(w.node(2).Ep(1), s->p, 8, s->desc, w.node(2).peer(1),
 			  w.Ctx()));
 	w.Expect(b.rx, rc);
 	EXPECT_TRUE(r->Check(7, 8));
@@ -253,11 +254,11 @@ TEST_F(MrTest, ClosingRegionOfPostedReceive)
 			  nullptr));
 	CONF_OK(Finish(mr, 1));
 	fi_context2* rc = w.Ctx();
-	CONF_POST(fi_recv(b.ep, p, 64, fi_mr_desc(mr), FI_ADDR_UNSPEC, rc));
+	CONF_POST(fi_recv(b.Ep(0), p, 64, fi_mr_desc(mr), FI_ADDR_UNSPEC, rc));
 	CONF_OK(fi_close(&mr->fid));
 	Buf* s = w.NewBuf(0, 64);
 	s->Fill(8);
-	CONF_POST(fi_send(w.node(0).ep, s->p, 64, s->desc, w.node(0).peer(1),
+	CONF_POST(fi_send(w.node(0).Ep(1), s->p, 64, s->desc, w.node(0).peer(1),
 			  w.Ctx()));
 	ASSERT_TRUE(w.WaitFor(b.rx, 1));
 	Completion c = b.rx.Take();
@@ -277,7 +278,7 @@ TEST_F(MrTest, EndpointRegionBindAndEnable)
 			  w.prov_key() ? 0 : w.NextKey(), RegFlags(), &mr,
 			  nullptr));
 	mrs_.push_back(mr);
-	CONF_OK(fi_mr_bind(mr, &w.node(1).ep->fid, 0));
+	CONF_OK(fi_mr_bind(mr, &w.node(1).Ep(0)->fid, 0));
 	CONF_OK(fi_mr_enable(mr));
 	Completion c = Write(Addr(p, p), fi_mr_key(mr), 16, 9);
 	EXPECT_FALSE(c.error) << Describe(c);

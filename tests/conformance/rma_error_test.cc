@@ -64,8 +64,9 @@ class RmaErrorTest : public RdmTest {
 		Buf* s = w.NewBuf(2, 16);
 		s->Fill(99);
 		fi_context2* rc = w.Ctx();
-		CONF_POST(fi_recv(b.ep, r->p, 16, r->desc, b.peer(2), rc));
-		CONF_POST(fi_send(c.ep, s->p, 16, s->desc, c.peer(1), w.Ctx()));
+		CONF_POST(fi_recv(b.Ep(2), r->p, 16, r->desc, b.peer(2), rc));
+		CONF_POST(fi_send(c.Ep(1), s->p, 16, s->desc, c.peer(1),
+				  w.Ctx()));
 		w.Expect(b.rx, rc);
 		EXPECT_TRUE(r->Check(99, 16));
 	}

@@ -15,5 +15,6 @@ struct fabsim_command {
 int cmd_info(int argc, char **argv, FILE *out);
 int cmd_model(int argc, char **argv, FILE *out);
 int cmd_demo(int argc, char **argv, FILE *out);
+int cmd_trace(int argc, char **argv, FILE *out);
 
 #endif

@@ -13,6 +13,9 @@ static const struct fabsim_command commands[] = {
 	{ "model", "[--preset NAME] [--hosts N]",
 	  "the network model in force and its latency/bandwidth per size",
 	  cmd_model },
+	{ "trace", "summary|check FILE [--json]",
+	  "what a pcap trace holds (ours or a real capture); its problems",
+	  cmd_trace },
 };
 
 static int usage(FILE *out)

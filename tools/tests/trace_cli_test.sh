@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `fabsim trace` is wired to the trace tools: `check` accepts a real
+# capture, `summary` counts its packets, and a file that is not a capture
+# gets a nonzero status and a message (traces/tests cover the rules).
+set -euo pipefail
+fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
+capture="$TEST_SRCDIR/fabsim/traces/testdata/oferby_proxy_roce.pcap"
+"$fabsim" trace check "$capture"
+out=$("$fabsim" trace summary "$capture")
+grep -q "105 IB packets" <<<"$out" || { echo "$out"; echo "FAIL: summary count"; exit 1; }
+"$fabsim" trace summary "$capture" --json | python3 -c 'import json,sys; json.load(sys.stdin)'
+bad="$TEST_TMPDIR/not_a_capture.pcap"
+echo "hello" >"$bad"
+if "$fabsim" trace check "$bad" 2>"$TEST_TMPDIR/err.txt" >&2; then
+	echo "FAIL: a text file passed the check"
+	exit 1
+fi
+grep -q . "$TEST_TMPDIR/err.txt" || { echo "FAIL: no message"; exit 1; }
+set +e
+"$fabsim" trace frobnicate "$capture" 2>/dev/null
+[ $? -eq 2 ] || { echo "FAIL: a usage error is status 2"; exit 1; }
+echo PASS

@@ -1,4 +1,6 @@
-"""Builds each conformance test source twice: reference and fabsim."""
+"""Builds each conformance test source against Debian's libfabric (reference
+runs) and against fabsim's, over reliable-datagram (FI_EP_RDM) and connected
+(FI_EP_MSG) endpoints."""
 
 # Reference runs against Debian's libfabric 1.17, by target-name suffix:
 # the provider (CONFORMANCE_PROVIDER) and any further environment.
@@ -17,25 +19,44 @@ REFERENCES = {
     "shm": {"CONFORMANCE_PROVIDER": "shm"},
     # RDM over UDP (ofi_rxd).
     "udp_rxd": {"CONFORMANCE_PROVIDER": "udp;ofi_rxd"},
+    # Connected endpoints (FI_EP_MSG) of the two providers that offer them
+    # (fi_info -p tcp -t FI_EP_MSG), on the loopback interface.
+    "sockets_msg": {
+        "CONFORMANCE_PROVIDER": "sockets",
+        "CONFORMANCE_EP_TYPE": "msg",
+    },
+    "tcp_msg": {
+        "CONFORMANCE_PROVIDER": "tcp",
+        "CONFORMANCE_EP_TYPE": "msg",
+    },
 }
 
 DEFAULT_REFERENCES = ["sockets", "tcp_rxm"]
+
+# The reference runs of an area that also runs over FI_EP_MSG.
+MSG_REFERENCES = ["sockets_msg", "tcp_msg"]
 
 # shm names its shared-memory regions after the process id, and every test
 # sandbox runs its test as the same pid: two shm runs at once collide (and
 # crash). Those runs are exclusive: Bazel runs them one at a time.
 EXCLUSIVE = ["shm"]
 
-def conformance_test(name, srcs, size = "small", extra = []):
-    """One reference cc_test per reference run, and one fabsim cc_test.
+def conformance_test(name, srcs, size = "small", extra = [], rdm = True,
+                     msg = False):
+    """One reference cc_test per reference run, and fabsim cc_tests.
 
     name_ref_<suffix>: compiled against Debian's headers (no
     //api:headers, so <rdma/...> is /usr/include/rdma) and linked with
-    Debian's libfabric.so.1 (-lfabric); runs DEFAULT_REFERENCES + extra.
+    Debian's libfabric.so.1 (-lfabric); runs DEFAULT_REFERENCES + extra
+    when rdm, MSG_REFERENCES when msg.
     name_sim: compiled against our headers, linked with our libfabric.so.1,
-    run with FI_PROVIDER=sim.
+    run with FI_PROVIDER=sim (when rdm).
+    name_sim_msg: the same over FI_EP_MSG (CONFORMANCE_EP_TYPE=msg; when
+    msg).
     """
-    for ref in DEFAULT_REFERENCES + extra:
+    refs = (DEFAULT_REFERENCES + extra if rdm else []) + \
+           (MSG_REFERENCES if msg else [])
+    for ref in refs:
         native.cc_test(
             name = "%s_ref_%s" % (name, ref),
             size = size,
@@ -47,18 +68,23 @@ def conformance_test(name, srcs, size = "small", extra = []):
                 "//third_party:gtest_main",
             ],
         )
-    native.cc_test(
-        name = "%s_sim" % name,
-        size = size,
-        srcs = srcs,
-        env = {
+    sims = ([("sim", {})] if rdm else []) + \
+           ([("sim_msg", {"CONFORMANCE_EP_TYPE": "msg"})] if msg else [])
+    for suffix, env in sims:
+        env = dict(env)
+        env.update({
             "CONFORMANCE_PROVIDER": "sim",
             "FI_PROVIDER": "sim",
-        },
-        deps = [
-            ":harness_sim",
-            "//api:headers",
-            "//api:libfabric",
-            "//third_party:gtest_main",
-        ],
-    )
+        })
+        native.cc_test(
+            name = "%s_%s" % (name, suffix),
+            size = size,
+            srcs = srcs,
+            env = env,
+            deps = [
+                ":harness_sim",
+                "//api:headers",
+                "//api:libfabric",
+                "//third_party:gtest_main",
+            ],
+        )

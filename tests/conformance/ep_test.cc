@@ -387,7 +387,14 @@ TEST_F(EpTest, EndpointIdentity)
 
 class EpDisabledTest : public RdmTest {};
 
-// fi_endpoint(3): an endpoint must be enabled before data transfers;
+// fi_endpoint(3): "Active endpoints are created in the disabled state.
+// They must transition into an enabled state before accepting data
+// transfer operations, including posting of receive buffers." For
+// connected endpoints too: fi_msg(3) "An endpoint must be enabled before
+// an application can post send or receive operations to it. For connected
+// endpoints, receive buffers may be posted prior to connect or accept" --
+// enabled, not yet connected (fi_cm(3)'s "receive buffers may be associated
+// with an endpoint anytime" is about the connection, not enabling).
 // -FI_EOPBADSTATE is the state error.
 TEST_F(EpDisabledTest, PostingBeforeEnableFails)
 {
@@ -398,7 +405,9 @@ TEST_F(EpDisabledTest, PostingBeforeEnableFails)
 	Buf* r = w.NewBuf(0, 8);
 	long ret = fi_recv(w.node(0).ep, r->p, 8, r->desc, FI_ADDR_UNSPEC,
 			   w.Ctx());
-	EXPECT_EQ(ret, -FI_EOPBADSTATE) << Err(ret);
+	EXPECT_EQ(ret, -FI_EOPBADSTATE)
+		<< "fi_recv on a bound endpoint that was never enabled: "
+		<< Err(ret);
 }
 
 // ---- Selective completion ---------------------------------------------------------

@@ -16,6 +16,7 @@
  *                 the data-transfer ops tables
  *   sim_progress.c where virtual time moves: polls and blocking waits
  *   sim_threads.c the program's threads, as the scheduler sees them
+ *   sim_vclock.c  the program's clocks on virtual time (fabsim run)
  *   sim_ext.c     the fabsim_ops_v1 extension (fi_open_ops)
  *
  * Locking: every object belongs to one world; each entry point takes the
@@ -137,6 +138,10 @@ void sim_world_put(struct sim_world *world);
  * (sim_threads.c) until it waits. */
 void sim_lock(struct sim_world *world);
 void sim_unlock(struct sim_world *world);
+
+/* The program's clocks on virtual time (sim_vclock.c). */
+void sim_vclock_attach(struct sim_world *world);
+void sim_vclock_detach(struct sim_world *world);
 
 void sim_threads_init(struct sim_world *world);
 void sim_threads_fini(struct sim_world *world);

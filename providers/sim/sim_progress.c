@@ -18,7 +18,9 @@
  * between its calls into the fabric.
  */
 #include <errno.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim.h"
 
@@ -28,6 +30,13 @@
 #define SIM_SLICE_MS 10
 /* Real time a wait gives absent threads when nothing is left to simulate. */
 #define SIM_IDLE_WAIT_MS 1000
+
+/* The real monotonic clock, from the kernel: under `fabsim run
+ * --virtual-clock` the program's clock_gettime reads virtual time. */
+static void real_now(struct timespec *ts)
+{
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
+}
 
 static void wake_all(struct sim_world *world)
 {
@@ -51,7 +60,7 @@ static bool sleep_real(struct sim_world *world, int ms)
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
+	real_now(&until);
 	until.tv_sec += ms / 1000;
 	until.tv_nsec += (long)(ms % 1000) * 1000000;
 	if (until.tv_nsec >= 1000000000) {
@@ -97,7 +106,7 @@ static bool others_idle(struct sim_world *world, struct sim_thread *self)
 			break;
 		case SIM_THREAD_RUNNING:
 			if (!real.tv_sec)
-				clock_gettime(CLOCK_MONOTONIC, &real);
+				real_now(&real);
 			if (t->calls != t->calls_seen) {
 				t->calls_seen = t->calls;
 				t->seen_at = real;
@@ -234,7 +243,7 @@ static enum wait_end wait_as_thread(struct sim_world *world,
 			end = WAIT_IDLE;
 			break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &real);
+		real_now(&real);
 		if (!idle_since.tv_sec)
 			idle_since = real;
 		else if (ms_between(&idle_since, &real) >= SIM_IDLE_WAIT_MS) {

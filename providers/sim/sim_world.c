@@ -58,6 +58,7 @@ int sim_world_get(const char *name, struct sim_world **out)
 	sim_threads_init(w);
 	w->next = worlds;
 	worlds = w;
+	sim_vclock_attach(w);
 	FI_INFO(&sim_prov, FI_LOG_FABRIC,
 		"fabric %s: preset %s, %u hosts, seed %llu\n", name, cfg.preset,
 		cfg.topology.hosts, (unsigned long long)cfg.seed);
@@ -77,6 +78,7 @@ void sim_world_put(struct sim_world *world)
 		while (*p != world)
 			p = &(*p)->next;
 		*p = world->next;
+		sim_vclock_detach(world);
 		nic_world_destroy(world->nic);
 		pthread_cond_destroy(&world->activity);
 		sim_threads_fini(world);

@@ -16,5 +16,6 @@ int cmd_info(int argc, char **argv, FILE *out);
 int cmd_model(int argc, char **argv, FILE *out);
 int cmd_demo(int argc, char **argv, FILE *out);
 int cmd_trace(int argc, char **argv, FILE *out);
+int cmd_run(int argc, char **argv, FILE *out);
 
 #endif

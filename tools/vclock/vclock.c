@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * libfabsim_vclock.so: loaded with LD_PRELOAD (`fabsim run --virtual-clock`),
+ * it makes the program's clocks read the simulated fabric's virtual time,
+ * as SimGrid's SMPI does, so that an unmodified benchmark times the
+ * simulated hardware instead of the simulator.
+ *
+ * Each clock starts at its real value when first read and from then on
+ * moves only with virtual time: differences between two readings are
+ * exact virtual nanoseconds. The sim provider attaches its fabric when it
+ * opens one (fabsim_vclock_attach, found with dlsym); before that, and
+ * after it closes, the clocks stand still. CPU-time clocks stay real. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef uint64_t (*vclock_source)(void *ctx);
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static vclock_source source;
+static void *source_ctx;
+static uint64_t frozen_ns;  /* virtual time when no fabric is attached */
+static uint64_t attach_ns;  /* ... when the current one attached */
+
+/* Each clock's real value at its first reading (0: not read yet). */
+enum { REAL, MONO, CLOCKS };
+static int64_t base_ns[CLOCKS];
+
+static int real_clock(clockid_t id, struct timespec *ts)
+{
+	return (int)syscall(SYS_clock_gettime, id, ts);
+}
+
+static int clock_class(clockid_t id)
+{
+	switch (id) {
+	case CLOCK_REALTIME:
+	case CLOCK_REALTIME_COARSE:
+	case CLOCK_TAI:
+		return REAL;
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_BOOTTIME:
+		return MONO;
+	default:
+		return -1;
+	}
+}
+
+static uint64_t virtual_ns(void)
+{
+	uint64_t ns;
+
+	pthread_mutex_lock(&lock);
+	ns = source ? attach_ns + source(source_ctx) : frozen_ns;
+	pthread_mutex_unlock(&lock);
+	return ns;
+}
+
+/* Attaches a fabric's clock (now_ns gives its virtual time since it
+ * started). 0, or -1 when another one is attached. */
+int fabsim_vclock_attach(vclock_source now_ns, void *ctx)
+{
+	int ret = -1;
+
+	pthread_mutex_lock(&lock);
+	if (!source) {
+		source = now_ns;
+		source_ctx = ctx;
+		attach_ns = frozen_ns;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+void fabsim_vclock_detach(void *ctx)
+{
+	pthread_mutex_lock(&lock);
+	if (source && source_ctx == ctx) {
+		frozen_ns = attach_ns + source(source_ctx);
+		source = NULL;
+		source_ctx = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	int cls = clock_class(id);
+	int64_t ns;
+
+	if (cls < 0)
+		return real_clock(id, ts);
+	pthread_mutex_lock(&lock);
+	if (!base_ns[cls]) {
+		struct timespec real;
+
+		real_clock(cls == REAL ? CLOCK_REALTIME : CLOCK_MONOTONIC, &real);
+		base_ns[cls] = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	}
+	ns = base_ns[cls];
+	pthread_mutex_unlock(&lock);
+	ns += (int64_t)virtual_ns();
+	ts->tv_sec = ns / 1000000000;
+	ts->tv_nsec = ns % 1000000000;
+	return 0;
+}
+
+int gettimeofday(struct timeval *tv, void *tz)
+{
+	struct timespec ts;
+
+	(void)tz; /* obsolete */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	tv->tv_sec = ts.tv_sec;
+	tv->tv_usec = ts.tv_nsec / 1000;
+	return 0;
+}
+
+time_t time(time_t *out)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (out)
+		*out = ts.tv_sec;
+	return ts.tv_sec;
+}

@@ -17,6 +17,7 @@
  *   sim_progress.c where virtual time moves: polls and blocking waits
  *   sim_threads.c the program's threads, as the scheduler sees them
  *   sim_vclock.c  the program's clocks on virtual time (fabsim run)
+ *   sim_waitfd.c  the eventfd behind FI_WAIT_FD (CQs, EQs, counters)
  *   sim_ext.c     the fabsim_ops_v1 extension (fi_open_ops)
  *
  * Locking: every object belongs to one world; each entry point takes the
@@ -138,6 +139,14 @@ void sim_world_put(struct sim_world *world);
  * (sim_threads.c) until it waits. */
 void sim_lock(struct sim_world *world);
 void sim_unlock(struct sim_world *world);
+
+/* FI_WAIT_FD objects (sim_waitfd.c): fd is -1 for other wait objects. */
+int sim_waitfd_open(enum fi_wait_obj wait_obj, int *fd);
+void sim_waitfd_close(int fd);
+void sim_waitfd_signal(int fd);
+void sim_waitfd_drain(int fd);
+int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
+		       void *arg);
 
 /* The program's clocks on virtual time (sim_vclock.c). */
 void sim_vclock_attach(struct sim_world *world);

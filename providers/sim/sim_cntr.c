@@ -2,8 +2,6 @@
  * fid_cntr: completion counters (fi_cntr(3)). fi_cntr_wait lets simulated
  * time run until the threshold is reached or the timeout passes. */
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <fabsim/fi_stubs.h>
 
@@ -11,11 +9,7 @@
 
 static void notify(struct sim_cntr *cntr)
 {
-	uint64_t one = 1;
-
-	if (cntr->wait_fd >= 0 && write(cntr->wait_fd, &one, sizeof(one)) < 0) {
-		/* saturated: already readable */
-	}
+	sim_waitfd_signal(cntr->wait_fd);
 	sim_progress_posted(cntr->domain->world);
 }
 
@@ -111,18 +105,8 @@ static int cntr_control(struct fid *fid, int command, void *arg)
 {
 	struct sim_cntr *cntr = container_of(fid, struct sim_cntr, cntr_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (cntr->wait_fd < 0)
-			return -FI_ENODATA;
-		*(int *)arg = cntr->wait_fd;
-		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = cntr->attr.wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return sim_waitfd_control(cntr->wait_fd, cntr->attr.wait_obj, command,
+				  arg);
 }
 
 static int cntr_close(struct fid *fid)
@@ -140,8 +124,7 @@ static int cntr_close(struct fid *fid)
 	}
 	dom->refs--;
 	sim_unlock(dom->world);
-	if (cntr->wait_fd >= 0)
-		close(cntr->wait_fd);
+	sim_waitfd_close(cntr->wait_fd);
 	free(cntr);
 	return 0;
 }
@@ -189,13 +172,9 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		return -FI_ENOMEM;
 	cntr->domain = dom;
 	cntr->attr = *attr;
-	cntr->wait_fd = -1;
-	if (attr->wait_obj == FI_WAIT_FD) {
-		cntr->wait_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (cntr->wait_fd < 0) {
-			free(cntr);
-			return -FI_ENOMEM;
-		}
+	if (sim_waitfd_open(attr->wait_obj, &cntr->wait_fd)) {
+		free(cntr);
+		return -FI_ENOMEM;
 	}
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;

@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <fabsim/fi_stubs.h>
 
@@ -49,22 +47,14 @@ static void format_entry(const struct sim_cq *cq, const struct sim_cqe *e,
 
 static void wait_signal(struct sim_cq *cq)
 {
-	uint64_t one = 1;
-
-	if (cq->wait_fd >= 0 && write(cq->wait_fd, &one, sizeof(one)) < 0) {
-		/* The counter saturates only after 2^64-2 writes. */
-	}
+	sim_waitfd_signal(cq->wait_fd);
 	sim_progress_posted(cq->domain->world);
 }
 
 static void wait_drain(struct sim_cq *cq)
 {
-	uint64_t value;
-
-	if (cq->wait_fd >= 0 && !cq->count && !cq->errs &&
-	    read(cq->wait_fd, &value, sizeof(value)) < 0) {
-		/* Not readable: already drained (it is non-blocking). */
-	}
+	if (!cq->count && !cq->errs)
+		sim_waitfd_drain(cq->wait_fd);
 }
 
 /* ---- Filling (called by endpoints, lock held) ---------------------------------------- */
@@ -305,18 +295,7 @@ static int cq_control(struct fid *fid, int command, void *arg)
 {
 	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (cq->wait_fd < 0)
-			return -FI_ENODATA;
-		*(int *)arg = cq->wait_fd;
-		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = cq->attr.wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return sim_waitfd_control(cq->wait_fd, cq->attr.wait_obj, command, arg);
 }
 
 static int cq_close(struct fid *fid)
@@ -340,8 +319,7 @@ static int cq_close(struct fid *fid)
 		cq->errs = next;
 	}
 	free(cq->err_reported);
-	if (cq->wait_fd >= 0)
-		close(cq->wait_fd);
+	sim_waitfd_close(cq->wait_fd);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -420,10 +398,7 @@ int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->attr = *attr;
 	cq->size = attr->size ? attr->size : SIM_CQ_DEFAULT_SIZE;
 	cq->ring = calloc(cq->size, sizeof(*cq->ring));
-	cq->wait_fd = -1;
-	if (attr->wait_obj == FI_WAIT_FD)
-		cq->wait_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!cq->ring || (attr->wait_obj == FI_WAIT_FD && cq->wait_fd < 0)) {
+	if (!cq->ring || sim_waitfd_open(attr->wait_obj, &cq->wait_fd)) {
 		free(cq->ring);
 		free(cq);
 		return -FI_ENOMEM;

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <fabsim/fi_stubs.h>
 
@@ -23,22 +21,10 @@ struct sim_eq_event {
 	uint8_t              buf[];
 };
 
-static void signal_fd(struct sim_eq *eq)
-{
-	uint64_t one = 1;
-
-	if (eq->wait_fd >= 0 && write(eq->wait_fd, &one, sizeof(one)) < 0) {
-		/* saturated: already readable */
-	}
-}
-
 static void drain_fd(struct sim_eq *eq)
 {
-	uint64_t v;
-
-	if (eq->wait_fd >= 0 && !eq->head && read(eq->wait_fd, &v, sizeof(v)) < 0) {
-		/* already drained */
-	}
+	if (!eq->head)
+		sim_waitfd_drain(eq->wait_fd);
 }
 
 static void append(struct sim_eq *eq, struct sim_eq_event *ev)
@@ -49,7 +35,7 @@ static void append(struct sim_eq *eq, struct sim_eq_event *ev)
 	else
 		eq->head = ev;
 	eq->tail = ev;
-	signal_fd(eq);
+	sim_waitfd_signal(eq->wait_fd);
 	sim_progress_posted(eq->fabric->world);
 }
 
@@ -239,18 +225,7 @@ static int eq_control(struct fid *fid, int command, void *arg)
 {
 	struct sim_eq *eq = container_of(fid, struct sim_eq, eq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (eq->wait_fd < 0)
-			return -FI_ENODATA;
-		*(int *)arg = eq->wait_fd;
-		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = eq->attr.wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return sim_waitfd_control(eq->wait_fd, eq->attr.wait_obj, command, arg);
 }
 
 static int eq_close(struct fid *fid)
@@ -274,8 +249,7 @@ static int eq_close(struct fid *fid)
 	}
 	sim_unlock(world);
 	free(eq->err_reported);
-	if (eq->wait_fd >= 0)
-		close(eq->wait_fd);
+	sim_waitfd_close(eq->wait_fd);
 	free(eq);
 	return 0;
 }
@@ -322,13 +296,9 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		return -FI_ENOMEM;
 	eq->fabric = fab;
 	eq->attr = *attr;
-	eq->wait_fd = -1;
-	if (attr->wait_obj == FI_WAIT_FD) {
-		eq->wait_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (eq->wait_fd < 0) {
-			free(eq);
-			return -FI_ENOMEM;
-		}
+	if (sim_waitfd_open(attr->wait_obj, &eq->wait_fd)) {
+		free(eq);
+		return -FI_ENOMEM;
 	}
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;

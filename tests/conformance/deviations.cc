@@ -120,6 +120,10 @@ const Known kKnown[] = {
 	{"tcp", kMsg, "close.discards_posted",
 	 "receives still posted when their endpoint is closed complete with "
 	 "FI_ECANCELED error entries instead of being discarded silently"},
+	{"sockets", kMsg, "cm.implicit_enable",
+	 "fi_connect and fi_accept on endpoints that were not enabled connect "
+	 "them (FI_CONNECTED on both sides) but leave them disabled: fi_send "
+	 "and fi_recv then return -FI_EOPBADSTATE"},
 	{"sockets", kMsg, "close.eq_busy",
 	 "fi_close(eq) while an endpoint or passive endpoint is bound to it "
 	 "returns 0 and frees the EQ (the later close double-frees)"},

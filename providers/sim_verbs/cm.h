@@ -68,6 +68,8 @@ struct cm_id {
 	nm_event_id         timer;
 	bool                timer_armed;
 	bool                disconnect_reported;
+	bool                rejected;     /* we sent REJ (last_mad) */
+	bool                passive;      /* made by a REQ */
 	struct cm_id       *listener;     /* REQ_RCVD: who got the request */
 	struct cm_id       *next;         /* every id */
 };
@@ -100,6 +102,13 @@ void cm_events_move(struct cm_id *id, struct cm_channel *from);
 /* Connections (cm_conn.c), lock held. */
 void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
 	       const void *mad, size_t len);
+/* The id goes away: tell the peer if it was connected, and remember the
+ * connection so that its late or resent MADs are answered, not taken for
+ * new ones. */
 void cm_conn_teardown(struct cm_id *id);
+/* A listener goes away: its requests nobody has taken yet are rejected. */
+void cm_conn_drop_requests(struct cm_id *listener);
+/* Whether an event for id is still queued on its channel. */
+bool cm_event_queued(const struct cm_id *id);
 
 #endif

@@ -121,6 +121,14 @@ static void unlink_events(struct cm_channel *ch, struct cm_id *id,
 		cm_sv->waitable_update(&to->w);
 }
 
+bool cm_event_queued(const struct cm_id *id)
+{
+	for (const struct cm_event *e = id->channel->head; e; e = e->next)
+		if (e->ev.id == &id->id)
+			return true;
+	return false;
+}
+
 void cm_events_drop(struct cm_id *id)
 {
 	unlink_events(id->channel, id, NULL);

@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cm.h"
@@ -27,6 +28,32 @@
 #define CM_RETRIES 15
 
 static uint32_t next_comm_id;
+
+/* Connections gone from this side, for the MADs of theirs still on the
+ * wire: a resent REQ of a rejected connection gets the same REJ again, and
+ * is never taken for a new request (IB CM's time-wait). */
+#define CM_TOMBSTONES 64
+static struct cm_tombstone {
+	bool     used;
+	int      dev;
+	uint32_t host, remote_comm_id;
+	bool     has_reply;
+	uint8_t  reply[CM_MAD_SIZE];
+} tombstones[CM_TOMBSTONES];
+static unsigned next_tombstone;
+
+static struct cm_tombstone *tombstone_of(int dev, uint32_t host,
+					 uint32_t remote_id)
+{
+	for (unsigned i = 0; i < CM_TOMBSTONES; i++) {
+		struct cm_tombstone *t = &tombstones[i];
+
+		if (t->used && t->dev == dev && t->host == host &&
+		    t->remote_comm_id == remote_id)
+			return t;
+	}
+	return NULL;
+}
 
 static void device_of(int dev, struct nic **nic, uint32_t *host)
 {
@@ -241,6 +268,7 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 		return fail(EINVAL);
 	}
 	c->state = CM_IDLE;
+	c->rejected = true;
 	send_msg(c, &m, false);
 	cm_sv->posted();
 	cm_sv->unlock();
@@ -290,7 +318,44 @@ void cm_conn_teardown(struct cm_id *c)
 		send_msg(c, &m, false);
 	}
 	timer_stop(c);
+	if (c->remote_comm_id && c->dev >= 0) {
+		struct cm_tombstone *t = &tombstones[next_tombstone++ %
+						     CM_TOMBSTONES];
+
+		t->used = true;
+		t->dev = c->dev;
+		t->host = c->remote_host;
+		t->remote_comm_id = c->remote_comm_id;
+		t->has_reply = c->rejected;
+		if (c->rejected)
+			memcpy(t->reply, c->last_mad, CM_MAD_SIZE);
+	}
 	c->state = CM_IDLE;
+}
+
+void cm_conn_drop_requests(struct cm_id *listener)
+{
+	struct cm_id **p = &cm_ids;
+
+	while (*p) {
+		struct cm_id *o = *p;
+
+		if (o->listener != listener || o->state != CM_REQ_RCVD ||
+		    !cm_event_queued(o)) {
+			p = &o->next;
+			continue;
+		}
+		/* Nobody took it: refuse it, as a closed listener would. */
+		struct cm_msg m = { .attr = CM_ATTR_REJ,
+				    .reason = CM_REJ_CONSUMER };
+
+		send_msg(o, &m, false);
+		o->rejected = true;
+		cm_conn_teardown(o);
+		cm_events_drop(o);
+		*p = o->next;
+		free(o);
+	}
 }
 
 /* ---- Receiving ---------------------------------------------------------------------- */
@@ -307,10 +372,8 @@ static struct cm_id *find_local(int dev, uint32_t local_id)
 static struct cm_id *find_remote(int dev, uint32_t host, uint32_t remote_id)
 {
 	for (struct cm_id *c = cm_ids; c; c = c->next)
-		if (c->dev == dev && c->remote_host == host &&
-		    c->remote_comm_id == remote_id &&
-		    (c->state == CM_REQ_RCVD || c->state == CM_REP_SENT ||
-		     c->state == CM_ESTABLISHED))
+		if (c->passive && c->dev == dev && c->remote_host == host &&
+		    c->remote_comm_id == remote_id)
 			return c;
 	return NULL;
 }
@@ -339,8 +402,15 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 
 	if (c) {
 		/* A resent REQ: answer again if we already did. */
-		if (c->state == CM_REP_SENT)
+		if (c->state == CM_REP_SENT || c->rejected)
 			cm_sv->send_mad(nic, host, c->last_mad, CM_MAD_SIZE);
+		return;
+	}
+	struct cm_tombstone *t = tombstone_of(dev, host, m->local_comm_id);
+
+	if (t) {
+		if (t->has_reply)
+			cm_sv->send_mad(nic, host, t->reply, CM_MAD_SIZE);
 		return;
 	}
 	device_of(dev, NULL, &me);
@@ -362,6 +432,7 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	id->route.addr.dst_sin.sin_addr = m->src_ip;
 	id->route.addr.dst_sin.sin_port = htons(m->src_port);
 	c->state = CM_REQ_RCVD;
+	c->passive = true;
 	c->local_comm_id = ++next_comm_id;
 	c->remote_comm_id = m->local_comm_id;
 	c->remote_host = host;

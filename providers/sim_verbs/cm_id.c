@@ -193,6 +193,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	struct cm_id *c = cm_of(id), **p;
 
 	cm_sv->lock();
+	if (c->state == CM_LISTEN)
+		cm_conn_drop_requests(c);
 	cm_conn_teardown(c);
 	for (struct cm_id *o = cm_ids; o; o = o->next)
 		if (o->listener == c)

@@ -61,6 +61,7 @@ struct sv_device {
 	/* Memory regions of every context on the device, by key. */
 	struct sv_mr     **mrs;
 	size_t             mr_slots, mr_count;
+	size_t             mr_used;    /* live and deleted slots */
 };
 
 struct sv_world {
@@ -72,7 +73,6 @@ struct sv_world {
 	unsigned           ndev;
 	pthread_cond_t     activity;   /* work posted by some thread */
 	struct sv_waitable *waitables;
-	uint64_t           event_epoch; /* bumps with every queued event */
 };
 
 extern struct sv_world sv_world;

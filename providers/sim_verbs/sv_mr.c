@@ -69,10 +69,14 @@ struct sv_mr *sv_mr_find(struct sv_device *d, uint32_t lkey)
 	}
 }
 
+/* Live regions and deleted slots both lengthen probes: the table is
+ * rebuilt (without the deleted ones) before they fill half of it, so a
+ * probe always ends at an empty slot. */
 static int table_add(struct sv_device *d, struct sv_mr *mr)
 {
-	if ((d->mr_count + 1) * 2 > d->mr_slots) {
-		size_t slots = d->mr_slots ? d->mr_slots * 2 : 64;
+	if ((d->mr_used + 1) * 2 > d->mr_slots) {
+		size_t slots = d->mr_slots && (d->mr_count + 1) * 4 <= d->mr_slots ?
+				       d->mr_slots : d->mr_slots ? d->mr_slots * 2 : 64;
 		struct sv_mr **old = d->mrs, **fresh = calloc(slots, sizeof(*fresh));
 		size_t old_slots = d->mr_slots;
 
@@ -81,6 +85,7 @@ static int table_add(struct sv_device *d, struct sv_mr *mr)
 		d->mrs = fresh;
 		d->mr_slots = slots;
 		d->mr_count = 0;
+		d->mr_used = 0;
 		for (size_t i = 0; i < old_slots; i++)
 			if (old[i] && old[i] != SV_DELETED(d))
 				table_add(d, old[i]);
@@ -88,6 +93,8 @@ static int table_add(struct sv_device *d, struct sv_mr *mr)
 	}
 	for (size_t i = slot_of(mr->mr.lkey, d->mr_slots);; i = (i + 1) & (d->mr_slots - 1)) {
 		if (!d->mrs[i] || d->mrs[i] == SV_DELETED(d)) {
+			if (!d->mrs[i])
+				d->mr_used++;
 			d->mrs[i] = mr;
 			d->mr_count++;
 			return 0;

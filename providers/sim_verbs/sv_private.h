@@ -45,9 +45,10 @@ struct sv_private_ops {
 	void (*waitable_fini)(struct sv_waitable *w);
 	/* An event was queued on w or taken from it (lock held). */
 	void (*waitable_update)(struct sv_waitable *w);
-	/* Runs the simulation until w has an event (0), another waitable got
-	 * one or nothing is left (-EAGAIN; a blocking call then waits for
-	 * another thread to post work). Lock held. */
+	/* Lock held. Non-blocking: runs the events of the next instant, as an
+	 * empty poll does; 0 when w then has an event, else -EAGAIN.
+	 * Blocking: runs the simulation until w has one (0); when nothing is
+	 * left to run, waits for another thread to post work. */
 	int (*wait_event)(struct sv_waitable *w, bool blocking);
 	/* Work was posted (lock held). */
 	void (*posted)(void);

@@ -122,7 +122,9 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	qp->recv_count--;
 	wc_init(&wc, qp, w, wc_status(c->status));
 	wc.vendor_err = c->status == NIC_OK ? 0 : c->status;
-	wc.byte_len = (uint32_t)c->len;
+	/* On a truncation, the whole message's length (what fitted and what
+	 * did not), which a device may report and the provider can use. */
+	wc.byte_len = (uint32_t)(c->len + c->olen);
 	wc.src_qp = c->source.qpn;
 	if (c->flags & NIC_CQ_IMM) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;

@@ -29,11 +29,6 @@ struct sv_world sv_world;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-/* A non-blocking wait stops after this much virtual time without an
- * event, so that a simulation that never goes idle (e.g. a sender
- * retrying for ever) cannot hold a call that must return. */
-#define SV_NONBLOCK_BUDGET_NS (10 * NM_NS_PER_MS)
-
 /* ---- Building --------------------------------------------------------------- */
 
 static int fail(int err, const char *fmt, const char *detail)
@@ -191,8 +186,6 @@ static void waitable_update(struct sv_waitable *w)
 {
 	bool ready = w->ready(w);
 
-	if (ready)
-		sv_world.event_epoch++;
 	waitable_set(w, ready || world_busy());
 }
 
@@ -251,44 +244,40 @@ void sv_poll_instant(void)
 	update_all();
 }
 
-struct wait_ctx {
-	struct sv_waitable *w;
-	uint64_t            epoch;
-	bool                any;   /* stop at any waitable's event */
-};
-
 static bool wait_pred(void *arg)
 {
-	struct wait_ctx *c = arg;
+	struct sv_waitable *w = arg;
 
-	return c->w->ready(c->w) || (c->any && sv_world.event_epoch != c->epoch);
+	return w->ready(w);
 }
 
 /* Real time a blocked call waits for another thread before saying so. */
 #define SV_IDLE_NOTICE_S 10
 
+/* A non-blocking wait is a read that finds nothing: like an empty poll,
+ * it runs the events of the next instant. A blocking one runs the
+ * simulation until the event is there; when nothing is left to run, only
+ * another thread can post work, and it waits for that. */
 static int wait_event(struct sv_waitable *w, bool blocking)
 {
-	struct wait_ctx c = { w, sv_world.event_epoch, !blocking };
 	bool told = false;
 
+	if (w->ready(w))
+		return 0;
+	if (!blocking) {
+		sv_poll_instant();
+		return w->ready(w) ? 0 : -EAGAIN;
+	}
 	for (;;) {
-		nm_time_ns deadline = blocking ? NM_TIME_NEVER :
-			nic_world_now(sv_world.nic) + SV_NONBLOCK_BUDGET_NS;
-		nm_run_result r;
 		struct timespec until;
+		nm_run_result r = nic_world_run_until(sv_world.nic, wait_pred, w,
+						      NM_TIME_NEVER);
 
-		if (w->ready(w))
-			return 0;
-		r = nic_world_run_until(sv_world.nic, wait_pred, &c, deadline);
 		update_all();
 		if (w->ready(w))
 			return 0;
-		if (!blocking)
-			return -EAGAIN;
 		if (r != NM_RUN_IDLE)
 			continue;
-		/* Nothing left to simulate: only another thread can help. */
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += SV_IDLE_NOTICE_S;
 		if (pthread_cond_timedwait(&sv_world.activity,

@@ -111,6 +111,7 @@ struct vrb_cq {
 	struct vrb_domain       *domain;
 	struct fi_cq_attr        attr;
 	struct ibv_comp_channel *channel;
+	int                      signal_fd; /* fi_cq_signal wakes sread */
 	struct ibv_cq           *cq;
 	pthread_mutex_t          lock;
 	/* Completions taken from the device, not yet handed out: reading

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fabsim/fi_stubs.h>
 
@@ -314,8 +316,12 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 	if (!cq->channel)
 		return -FI_EINVAL; /* fi_cq(3): no wait object, no sread */
 	for (;;) {
-		struct pollfd p = { .fd = cq->channel->fd, .events = POLLIN };
+		struct pollfd p[2] = {
+			{ .fd = cq->channel->fd, .events = POLLIN },
+			{ .fd = cq->signal_fd, .events = POLLIN },
+		};
 		ssize_t ret = cq_readfrom(fid, buf, count, src_addr);
+		uint64_t v;
 		int wait_ms;
 
 		if (ret != -FI_EAGAIN)
@@ -328,8 +334,11 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 		wait_ms = deadline < 0 ? -1 : (int)(deadline - now_ms());
 		if (deadline >= 0 && wait_ms <= 0)
 			return -FI_EAGAIN;
-		if (poll(&p, 1, wait_ms) == 0)
+		if (poll(p, 2, wait_ms) == 0)
 			return -FI_EAGAIN;
+		if ((p[1].revents & POLLIN) &&
+		    read(cq->signal_fd, &v, sizeof(v)) == sizeof(v))
+			return -FI_EAGAIN; /* fi_cq_signal */
 	}
 }
 
@@ -341,7 +350,13 @@ static ssize_t cq_sread(struct fid_cq *fid, void *buf, size_t count,
 
 static int cq_signal(struct fid_cq *fid)
 {
-	return -FI_ENOSYS;
+	struct vrb_cq *cq = container_of(fid, struct vrb_cq, cq_fid);
+	uint64_t one = 1;
+
+	if (cq->signal_fd < 0)
+		return -FI_ENOSYS; /* no wait object: nobody can be blocked */
+	return write(cq->signal_fd, &one, sizeof(one)) == sizeof(one) ?
+		       0 : -FI_EIO;
 }
 
 static const char *cq_strerror(struct fid_cq *fid, int prov_errno,
@@ -402,6 +417,8 @@ static int cq_close(struct fid *fid)
 	}
 	if (cq->channel)
 		vrb_lib.destroy_comp_channel(cq->channel);
+	if (cq->signal_fd >= 0)
+		close(cq->signal_fd);
 	for (size_t i = 0; i < cq->chunk_count; i++)
 		free(cq->chunks[i]);
 	free(cq->chunks);
@@ -481,8 +498,14 @@ int vrb_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		return -FI_ENOMEM;
 	cq->domain = dom;
 	cq->attr = *attr;
+	cq->signal_fd = -1;
 	size = attr->size ? (int)attr->size : VRB_DEF_CQ_SIZE;
 	if (attr->wait_obj != FI_WAIT_NONE) {
+		cq->signal_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (cq->signal_fd < 0) {
+			ret = -FI_ENOMEM;
+			goto fail;
+		}
 		cq->channel = vrb_lib.create_comp_channel(dom->ctx);
 		if (!cq->channel ||
 		    fcntl(cq->channel->fd, F_SETFL,
@@ -513,6 +536,8 @@ int vrb_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 fail:
 	if (cq->channel)
 		vrb_lib.destroy_comp_channel(cq->channel);
+	if (cq->signal_fd >= 0)
+		close(cq->signal_fd);
 	free(cq);
 	return ret;
 }

@@ -66,6 +66,12 @@ static ssize_t atomic_common(struct vrb_ep *ep, enum atomic_kind kind,
 			"WRITE)\n", (int)msg->op, (int)msg->datatype);
 		return ret;
 	}
+	if (msg->iov_count == 1 && msg->msg_iov && msg->msg_iov[0].count > 1) {
+		FI_WARN(&vrb_prov, FI_LOG_EP_DATA, "atomic: %zu elements; a "
+			"verbs atomic takes one (fi_atomicvalid's count)\n",
+			msg->msg_iov[0].count);
+		return -FI_EMSGSIZE;
+	}
 	if (msg->iov_count != 1 || msg->rma_iov_count != 1 || !msg->msg_iov ||
 	    !msg->rma_iov || msg->msg_iov[0].count != 1 ||
 	    msg->rma_iov[0].count != 1 ||

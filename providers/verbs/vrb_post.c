@@ -174,6 +174,7 @@ ssize_t vrb_post_recv(struct vrb_ep *ep, const struct iovec *iov,
 	op->info.context = context;
 	op->info.kind = VRB_OP_RECV;
 	op->info.buf = count ? iov[0].iov_base : NULL;
+	op->info.len = total;
 	op->silent = ep->rx_selective && !(flags & FI_COMPLETION);
 	wr.wr_id = (uintptr_t)op;
 	wr.sg_list = count ? sge : NULL;

@@ -117,6 +117,7 @@ struct vrb_op_info {
 	void    *context;
 	uint8_t  kind;   /* enum vrb_op_kind */
 	void    *buf;    /* receives: the first buffer */
+	size_t   len;    /* receives: the room posted */
 };
 
 /* A completion in no particular format (every format is a prefix). */
@@ -134,7 +135,11 @@ struct vrb_cqe {
 void vrb_wc_to_cqe(const struct ibv_wc *wc, const struct vrb_op_info *op,
 		   struct vrb_cqe *out);
 
-/* A failed one: err, prov_errno (the verbs status), flags and context. */
+/* A failed one: err, prov_errno (the verbs status), flags and context.
+ * A receive too small for its message (IBV_WC_LOC_LEN_ERR) reports in len
+ * what fitted and in olen the rest, when the device says in byte_len how
+ * long the message was (verbs leaves byte_len undefined on errors; a
+ * device that leaves it 0 gets olen 0). */
 void vrb_wc_to_err(const struct ibv_wc *wc, const struct vrb_op_info *op,
 		   struct fi_cq_err_entry *out);
 

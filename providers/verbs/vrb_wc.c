@@ -68,8 +68,14 @@ void vrb_wc_to_err(const struct ibv_wc *wc, const struct vrb_op_info *op,
 	memset(out, 0, sizeof(*out));
 	out->op_context = op ? op->context : NULL;
 	out->flags = vrb_op_flags(kind);
-	if (kind == VRB_OP_RECV)
+	if (kind == VRB_OP_RECV) {
 		out->buf = op ? op->buf : NULL;
+		if (op && wc->status == IBV_WC_LOC_LEN_ERR) {
+			out->len = wc->byte_len < op->len ? wc->byte_len : op->len;
+			out->olen = wc->byte_len > op->len ?
+					    wc->byte_len - op->len : 0;
+		}
+	}
 	out->err = vrb_status_errno(wc->status, kind == VRB_OP_RECV);
 	if (!out->err)
 		out->err = FI_EIO; /* not an error completion: a caller bug */

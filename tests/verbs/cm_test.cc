@@ -253,6 +253,54 @@ TEST_F(Cm, RejectCarriesTheReasonAndData)
 	rdma_destroy_id(req);
 }
 
+// A REQ the client resent before the REJ reached it must not become a new
+// request once the first one is rejected and its id destroyed.
+TEST_F(Cm, AResentRequestOfARejectedConnectionIsRejectedAgain)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	rdma_cm_id *req = ev->id;
+	rdma_ack_cm_event(ev);
+	int fl = fcntl(sch->fd, F_GETFL);
+	ASSERT_EQ(fcntl(sch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	// An empty read runs the next instant: the client's REQ timer, whose
+	// resent REQ is now on the wire.
+	EXPECT_EQ(rdma_get_cm_event(sch, &ev), -1);
+	ASSERT_EQ(rdma_reject(req, nullptr, 0), 0);
+	ASSERT_EQ(rdma_destroy_id(req), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_REJECTED));
+	for (int i = 0; i < 50; i++) {
+		ASSERT_EQ(rdma_get_cm_event(sch, &ev), -1)
+			<< rdma_event_str(ev->event);
+		EXPECT_EQ(errno, EAGAIN);
+	}
+}
+
+TEST_F(Cm, ClosingAListenerRefusesWhatNobodyTook)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	// Let the REQ arrive without taking its event.
+	int fl = fcntl(cch->fd, F_GETFL);
+	ASSERT_EQ(fcntl(cch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	rdma_cm_event *ev = nullptr;
+	for (int i = 0; i < 5; i++)
+		EXPECT_EQ(rdma_get_cm_event(cch, &ev), -1);
+	ASSERT_EQ(rdma_destroy_id(listener), 0);
+	listener = nullptr;
+	ASSERT_EQ(fcntl(cch->fd, F_SETFL, fl), 0);
+	ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, 28);
+	rdma_ack_cm_event(ev);
+}
+
 TEST_F(Cm, NobodyListeningIsARejectForAnInvalidService)
 {
 	Listen(7471);

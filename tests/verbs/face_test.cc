@@ -570,4 +570,40 @@ TEST_F(Face, DestroyingAPeerMakesTheSenderGiveUp)
 	EXPECT_EQ(Wait(a).status, IBV_WC_RETRY_EXC_ERR);
 }
 
+// Several messages in flight when the receiver has no receive posted: the
+// first draws receiver-not-ready NAKs, the others sequence NAKs. Disabled:
+// the NIC model (providers/sim/nic/nic_req.c) cancels the RNR retry timer
+// when a sequence NAK arrives during the RNR wait (progress_made calls
+// timer_cancel), and the flow then waits for ever. Enable once fixed.
+TEST_F(Face, DISABLED_ReceiverNotReadyWithSeveralMessagesInFlight)
+{
+	Connect();
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(Post(a, IBV_WR_SEND, i * 64, 40, 100 + i), 0);
+	ibv_wc wc[1];
+	for (int i = 0; i < 20000; i++)
+		EXPECT_EQ(ibv_poll_cq(b.cq, 1, wc), 0);
+	for (int i = 0; i < 8; i++) {
+		ASSERT_EQ(PostRecv(b, 1000 + i * 64, 40, i), 0);
+		ibv_wc r = Wait(b);
+		EXPECT_EQ(r.status, IBV_WC_SUCCESS) << i;
+		EXPECT_EQ(r.wr_id, (uint64_t)i);
+	}
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+}
+
+// Registering and deregistering many times. Disabled: the NIC model's key
+// table (providers/sim/nic/nic_mr.c) reuses deleted slots but never clears
+// them, and grows by live regions only; once no slot is empty, a lookup of
+// an absent key (next_free_key) loops for ever. Enable once fixed.
+TEST_F(Face, DISABLED_ManyRegistrationsComeAndGo)
+{
+	for (int i = 0; i < 2000; i++) {
+		ibv_mr *m = ibv_reg_mr(a.pd, &a.mem[0], 64, IBV_ACCESS_LOCAL_WRITE);
+		ASSERT_NE(m, nullptr) << i;
+		ASSERT_EQ(ibv_dereg_mr(m), 0);
+	}
+}
+
 } // namespace

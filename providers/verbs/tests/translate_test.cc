@@ -177,11 +177,20 @@ TEST_F(WcTest, ReceiveErrorKeepsTheBufferAndTruncates)
 	fi_cq_err_entry err;
 
 	op.kind = VRB_OP_RECV;
+	op.len = 16;
 	wc.status = IBV_WC_LOC_LEN_ERR;
+	wc.byte_len = 64; // the message's length, when the device says it
 	vrb_wc_to_err(&wc, &op, &err);
 	EXPECT_EQ(err.flags, FI_RECV | FI_MSG);
 	EXPECT_EQ(err.buf, buf);
 	EXPECT_EQ(err.err, FI_ETRUNC);
+	EXPECT_EQ(err.len, 16u);
+	EXPECT_EQ(err.olen, 48u);
+	// A device that says nothing: no overflow length to report.
+	wc.byte_len = 0;
+	vrb_wc_to_err(&wc, &op, &err);
+	EXPECT_EQ(err.olen, 0u);
+	EXPECT_EQ(err.len, 0u);
 }
 
 TEST_F(WcTest, UnsignaledRequestErrorStillSaysWhatFailed)

@@ -388,6 +388,8 @@ int sim_cm_attach(struct sim_ep *ep, fid_t handle);
 uint32_t sim_cm_handle_host(fid_t handle);
 /* The connected peer's address. */
 int sim_cm_peer_addr(struct sim_ep *ep, struct sockaddr_in *out);
+/* An accepted endpoint's own name: its listener's address. */
+int sim_cm_local_addr(struct sim_ep *ep, struct sockaddr_in *out);
 /* The RC queue pair failed (retry exhaustion): the connection is gone. */
 void sim_cm_qp_fatal(struct sim_ep *ep);
 const char *sim_cm_reason_str(int reason);

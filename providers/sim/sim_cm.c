@@ -33,6 +33,7 @@ enum conn_state {
 	CONN_ESTABLISHED,
 	CONN_DREQ_SENT,
 	CONN_DISCONNECTED,
+	CONN_REJECTED,     /* remembered a while, to answer resent REQs */
 };
 
 /* The simulated wire's CM timing: resend every 100 us, give up after 15. */
@@ -53,6 +54,7 @@ struct sim_conn {
 	uint32_t            retries;
 	nm_event_id         timer;
 	struct sockaddr_in  peer_addr;
+	struct sockaddr_in  local_addr; /* accepting side: the listener's */
 	bool                shutdown_reported;
 	struct sim_conn    *next;
 };
@@ -315,7 +317,7 @@ static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 
 	if (c) {
 		/* A resent REQ: answer again if we already did. */
-		if (c->state == CONN_REP_SENT)
+		if (c->state == CONN_REP_SENT || c->state == CONN_REJECTED)
 			nic_send_mad(nic, host, c->last_mad, CM_MAD_SIZE);
 		return;
 	}
@@ -327,9 +329,10 @@ static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 	c = conn_new(world, nic);
 	info = fi_dupinfo(pep->info);
 	if (!c || !info) {
-		free(c);
+		if (c)
+			conn_free(c);
 		fi_freeinfo(info);
-		return;
+		return; /* the connector retries */
 	}
 	c->state = CONN_REQ_RCVD;
 	c->remote_id = m->local_comm_id;
@@ -338,6 +341,11 @@ static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 	c->pep = pep;
 	sim_addr_of_peer(world, (struct nic_peer){ host, m->src_port },
 			 &c->peer_addr);
+	/* The accepted endpoint is named as the listener, as an accepted
+	 * TCP socket or rdma_cm id is. */
+	c->local_addr.sin_family = AF_INET;
+	c->local_addr.sin_addr = nic_ipv4(nic);
+	c->local_addr.sin_port = htons(pep->port);
 	free(info->dest_addr);
 	info->dest_addr = malloc(sizeof(c->peer_addr));
 	if (info->dest_addr) {
@@ -605,6 +613,16 @@ int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len)
 	return 0;
 }
 
+static void forget_rejected(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct sim_conn *c = ctx;
+
+	(void)engine;
+	(void)arg;
+	c->timer = NM_EVENT_NONE;
+	conn_free(c);
+}
+
 int sim_cm_reject(struct sim_pep *pep, fid_t handle, const void *param,
 		  size_t len)
 {
@@ -613,9 +631,22 @@ int sim_cm_reject(struct sim_pep *pep, fid_t handle, const void *param,
 	if (handle->fclass != FI_CLASS_CONNREQ || c->state != CONN_REQ_RCVD ||
 	    c->ep)
 		return -FI_EINVAL;
-	send_reply(c->nic, c->remote_host, CM_ATTR_REJ, c->local_id,
-		   c->remote_id, CM_REJ_CONSUMER, param, len);
-	conn_free(c);
+	struct cm_msg rej = {
+		.attr = CM_ATTR_REJ,
+		.reason = CM_REJ_CONSUMER,
+		.data_len = len,
+	};
+
+	if (len)
+		memcpy(rej.data, param, len);
+	/* The connector may have resent its REQ before our REJ reaches it:
+	 * remember the answer for as long as it may retry. */
+	send_msg(c, &rej, false);
+	c->state = CONN_REJECTED;
+	c->pep = NULL;
+	nic_world_schedule(c->world->nic, nic_host(c->nic),
+			   CM_TIMEOUT_NS * (CM_RETRIES + 2), forget_rejected, c,
+			   &c->timer);
 	return 0;
 }
 
@@ -660,6 +691,14 @@ void sim_cm_release(struct sim_ep *ep)
 	}
 	c->ep = NULL;
 	conn_free(c);
+}
+
+int sim_cm_local_addr(struct sim_ep *ep, struct sockaddr_in *out)
+{
+	if (!ep->conn || !ep->conn->local_addr.sin_family)
+		return -FI_ENOTCONN;
+	*out = ep->conn->local_addr;
+	return 0;
 }
 
 int sim_cm_peer_addr(struct sim_ep *ep, struct sockaddr_in *out)

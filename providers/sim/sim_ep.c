@@ -215,7 +215,10 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!addrlen)
 		return -FI_EINVAL;
-	sim_addr_of_peer(ep->domain->world, me, &sin);
+	sim_lock(ep->domain->world);
+	if (ep->type != FI_EP_MSG || sim_cm_local_addr(ep, &sin))
+		sim_addr_of_peer(ep->domain->world, me, &sin);
+	sim_unlock(ep->domain->world);
 	given = *addrlen;
 	*addrlen = sizeof(sin);
 	if (given < sizeof(sin) || !addr)

@@ -252,10 +252,10 @@ ssize_t sim_recv_post(struct sim_ep *ep, const struct sim_recv_req *r)
 	bool local_ok;
 	ssize_t ret = 0;
 
-	/* fi_cm(3): on a connection, "receive buffers may be associated
-	 * with an endpoint anytime" — once a queue can report them. */
-	if (!ep->enabled &&
-	    (ep->type != FI_EP_MSG || (!ep->rx_cq && !ep->cntr_recv)))
+	/* fi_endpoint(3): endpoints "must transition into an enabled state
+	 * before accepting data transfer operations, including posting of
+	 * receive buffers" (fi_cm(3)'s "anytime" means before connecting). */
+	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if (r->iov_count > SIM_IOV_LIMIT || (r->iov_count && !r->iov))
 		return -FI_EINVAL;

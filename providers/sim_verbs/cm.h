@@ -70,6 +70,9 @@ struct cm_id {
 	bool                disconnect_reported;
 	bool                rejected;     /* we sent REJ (last_mad) */
 	bool                passive;      /* made by a REQ */
+	struct in_addr      peer_ip;      /* where the peer is: the
+					   * destination, or for a loopback
+					   * address (127/8) the local NIC */
 	struct cm_id       *listener;     /* REQ_RCVD: who got the request */
 	struct cm_id       *next;         /* every id */
 };

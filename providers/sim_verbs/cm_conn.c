@@ -209,14 +209,14 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cm_sv->unlock();
 		return fail(EINVAL);
 	}
-	c->remote_host = cm_sv->host_of_ip(id->route.addr.dst_sin.sin_addr);
+	c->remote_host = cm_sv->host_of_ip(c->peer_ip);
 	c->local_comm_id = ++next_comm_id;
 	c->remote_comm_id = 0;
 	c->disconnect_reported = false;
 	m.service_id = cm_service_id(ntohs(id->route.addr.dst_sin.sin_port));
 	m.qpn = id->qp->qp_num;
 	m.src_ip = id->route.addr.src_sin.sin_addr;
-	m.dst_ip = id->route.addr.dst_sin.sin_addr;
+	m.dst_ip = c->peer_ip;
 	m.src_port = ntohs(id->route.addr.src_sin.sin_port);
 	c->state = CM_REQ_SENT;
 	send_msg(c, &m, true);

@@ -307,6 +307,11 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return ret ? fail(ret) : 0;
 }
 
+static bool is_loopback(struct in_addr ip)
+{
+	return (ntohl(ip.s_addr) >> 24) == 127;
+}
+
 static void gid_of(struct in_addr ip, union ibv_gid *gid)
 {
 	memset(gid, 0, sizeof(*gid));
@@ -333,7 +338,8 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	if (!ret && (!c->bound || c->dev < 0)) {
 		/* The local device: the destination's own when it is here
 		 * (loopback), else the first. */
-		int dev = device_of_ip(dst->sin_addr);
+		int dev = is_loopback(dst->sin_addr) ? 0 :
+			  device_of_ip(dst->sin_addr);
 		struct sockaddr_in *src = &c->id.route.addr.src_sin;
 
 		if (dev < 0)
@@ -350,12 +356,17 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		}
 	}
 	if (!ret) {
+		/* A loopback destination is this host: the id's own NIC, as
+		 * rdma_cm resolves 127.0.0.1 to a local device. */
+		c->peer_ip = is_loopback(dst->sin_addr) ?
+				     c->id.route.addr.src_sin.sin_addr :
+				     dst->sin_addr;
 		c->id.route.addr.dst_sin = *dst;
 		gid_of(c->id.route.addr.src_sin.sin_addr,
 		       &c->id.route.addr.addr.ibaddr.sgid);
-		gid_of(dst->sin_addr, &c->id.route.addr.addr.ibaddr.dgid);
+		gid_of(c->peer_ip, &c->id.route.addr.addr.ibaddr.dgid);
 		c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
-		if (cm_sv->host_of_ip(dst->sin_addr) == NIC_HOST_ANY) {
+		if (cm_sv->host_of_ip(c->peer_ip) == NIC_HOST_ANY) {
 			cm_event_push(c, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH,
 				      NULL, NULL, 0, 0, 0);
 		} else {

@@ -348,6 +348,36 @@ TEST_F(Cm, ALocalDestinationIsReachedOverItsOwnDevice)
 	EXPECT_EQ(src->sin_addr.s_addr, dst.sin_addr.s_addr);
 }
 
+TEST_F(Cm, LoopbackAddressReachesAListenerOfTheLocalNic)
+{
+	ASSERT_EQ(rdma_create_id(sch, &listener, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in a = Addr("10.0.0.1", 7480);
+	ASSERT_EQ(rdma_bind_addr(listener, (sockaddr *)&a), 0);
+	ASSERT_EQ(rdma_listen(listener, 8), 0);
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in src = Addr("10.0.0.1", 0), dst = Addr("127.0.0.1", 7480);
+	ASSERT_EQ(rdma_resolve_addr(client, (sockaddr *)&src, (sockaddr *)&dst,
+				    2000),
+		  0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	ASSERT_EQ(rdma_resolve_route(client, 2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	server = ev->id;
+	rdma_ack_cm_event(ev);
+	EXPECT_STREQ(ibv_get_device_name(server->verbs->device), "fabsim0");
+	MakeQp(server, sq);
+	ASSERT_EQ(rdma_accept(server, nullptr), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	// The route still names the address the application gave.
+	sockaddr_in *peer = (sockaddr_in *)rdma_get_peer_addr(client);
+	EXPECT_EQ(peer->sin_addr.s_addr, htonl(0x7f000001));
+}
+
 TEST_F(Cm, MigratedIdsTakeTheirEventsAlong)
 {
 	rdma_event_channel *other = rdma_create_event_channel();

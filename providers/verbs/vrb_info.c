@@ -363,10 +363,13 @@ int vrb_getinfo(uint32_t version, const char *node, const char *service,
 		if (usable)
 			FI_INFO(&vrb_prov, FI_LOG_CORE, "no verbs device has the "
 				"address asked for\n");
-		else
+		else if (asked_for(hints))
 			FI_WARN(&vrb_prov, FI_LOG_CORE, "no verbs provider: "
 				"%d RDMA device(s), none usable (see FI_LOG_LEVEL="
 				"info)\n", count);
+		else
+			FI_INFO(&vrb_prov, FI_LOG_CORE, "no verbs provider: "
+				"%d RDMA device(s), none usable\n", count);
 		return -FI_ENODATA;
 	}
 	*info = head;

@@ -358,6 +358,23 @@ TEST_F(Msg, AddressesSelectTheDevice)
 	fi_freeinfo(hints);
 }
 
+TEST_F(Msg, ALibfabric14ProgramWithBasicRegistration)
+{
+	fi_info *hints = Hints(FI_CONTEXT | FI_LOCAL_MR), *info = nullptr;
+	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 4), nullptr, nullptr, 0, hints,
+			     &info),
+		  0);
+	fi_freeinfo(hints);
+	EXPECT_EQ(info->domain_attr->mr_mode, FI_MR_BASIC);
+	EXPECT_TRUE(info->mode & FI_LOCAL_MR);
+	OpenFabric(info);
+	fid_domain *dom = nullptr;
+	ASSERT_EQ(fi_domain(fabric, info, &dom, nullptr), 0);
+	EXPECT_EQ(fi_close(&dom->fid), 0);
+	fi_freeinfo(info);
+}
+
 // ---- Connection management ------------------------------------------------------
 
 TEST_F(Msg, ConnectAcceptWithPrivateDataBothWays)

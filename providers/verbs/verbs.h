@@ -268,6 +268,18 @@ static inline struct vrb_ep *vrb_ep_of(struct fid_ep *ep)
 {
 	return container_of(ep, struct vrb_ep, ep_fid);
 }
+
+/* The CQs the queue pair's send and receive completions land in: an
+ * endpoint bound to one CQ only uses it for both (vrb_ep.c). */
+static inline struct vrb_cq *vrb_ep_scq(const struct vrb_ep *ep)
+{
+	return ep->tx_cq ? ep->tx_cq : ep->rx_cq;
+}
+
+static inline struct vrb_cq *vrb_ep_rcq(const struct vrb_ep *ep)
+{
+	return ep->rx_cq ? ep->rx_cq : ep->tx_cq;
+}
 int vrb_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		     enum fi_op op, struct fi_atomic_attr *attr,
 		     uint64_t flags);

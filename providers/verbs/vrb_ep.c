@@ -123,8 +123,8 @@ static int bind_local(struct vrb_ep *ep)
 
 static int create_qp(struct vrb_ep *ep)
 {
-	struct vrb_cq *scq = ep->tx_cq ? ep->tx_cq : ep->rx_cq;
-	struct vrb_cq *rcq = ep->rx_cq ? ep->rx_cq : ep->tx_cq;
+	struct vrb_cq *scq = vrb_ep_scq(ep);
+	struct vrb_cq *rcq = vrb_ep_rcq(ep);
 	struct ibv_qp_init_attr attr = {
 		.qp_context = ep,
 		.send_cq = scq->cq,

@@ -77,7 +77,9 @@ ssize_t vrb_post_send(struct vrb_ep *ep, const struct vrb_send *s)
 		return -FI_EMSGSIZE;
 	if ((s->flags & FI_INJECT) && total > ep->inject_size)
 		return -FI_EMSGSIZE;
-	signaled = !s->inject_call &&
+	/* No transmit CQ: nobody hears of successes (errors still land in
+	 * the receive CQ, which the queue pair uses for both). */
+	signaled = ep->tx_cq && !s->inject_call &&
 		   (!ep->tx_selective || (s->flags & FI_COMPLETION));
 
 	pthread_mutex_lock(&ep->lock);
@@ -87,7 +89,7 @@ ssize_t vrb_post_send(struct vrb_ep *ep, const struct vrb_send *s)
 		return -FI_EAGAIN;
 	}
 	if (signaled || ep->unsignaled + 1 >= (ep->tx_size + 1) / 2) {
-		op = vrb_cq_op_get(ep->tx_cq);
+		op = vrb_cq_op_get(vrb_ep_scq(ep));
 		if (!op) {
 			pthread_mutex_unlock(&ep->lock);
 			return -FI_ENOMEM;
@@ -133,7 +135,7 @@ ssize_t vrb_post_send(struct vrb_ep *ep, const struct vrb_send *s)
 		FI_DBG(&vrb_prov, FI_LOG_EP_DATA, "ibv_post_send: %s\n",
 		       strerror((int)ret));
 		if (op)
-			vrb_cq_op_put(ep->tx_cq, op);
+			vrb_cq_op_put(vrb_ep_scq(ep), op);
 		ret = post_errno((int)ret);
 	} else {
 		ep->sq_posted++;
@@ -166,7 +168,7 @@ ssize_t vrb_post_recv(struct vrb_ep *ep, const struct iovec *iov,
 		pthread_mutex_unlock(&ep->lock);
 		return -FI_EAGAIN;
 	}
-	op = vrb_cq_op_get(ep->rx_cq);
+	op = vrb_cq_op_get(vrb_ep_rcq(ep));
 	if (!op) {
 		pthread_mutex_unlock(&ep->lock);
 		return -FI_ENOMEM;
@@ -181,7 +183,7 @@ ssize_t vrb_post_recv(struct vrb_ep *ep, const struct iovec *iov,
 	wr.num_sge = (int)count;
 	ret = ibv_post_recv(ep->id->qp, &wr, &bad);
 	if (ret) {
-		vrb_cq_op_put(ep->rx_cq, op);
+		vrb_cq_op_put(vrb_ep_rcq(ep), op);
 		ret = post_errno((int)ret);
 	} else {
 		__atomic_add_fetch(&ep->rx_posted, 1, __ATOMIC_RELEASE);

@@ -157,7 +157,8 @@ protected:
 		ASSERT_EQ(fi_endpoint(s.domain, info, &s.ep, &s), 0);
 		ASSERT_EQ(fi_ep_bind(s.ep, &s.eq->fid, 0), 0);
 		ASSERT_EQ(fi_ep_bind(s.ep, &s.tx->fid, opt.tx_bind), 0);
-		ASSERT_EQ(fi_ep_bind(s.ep, &s.rx->fid, opt.rx_bind), 0);
+		if (!(opt.tx_bind & FI_RECV)) // else one CQ takes both
+			ASSERT_EQ(fi_ep_bind(s.ep, &s.rx->fid, opt.rx_bind), 0);
 		ASSERT_EQ(fi_enable(s.ep), 0);
 	}
 
@@ -612,6 +613,43 @@ TEST_F(Msg, SelectiveCompletion)
 	EXPECT_TRUE(Empty(client.tx));
 	EXPECT_EQ(Wait(server, server.rx).e.op_context, &r1);
 	EXPECT_EQ(Wait(server, server.rx).e.op_context, &r2);
+}
+
+TEST_F(Msg, OneCqForBothDirections)
+{
+	opt.tx_bind = FI_TRANSMIT | FI_RECV; // the rx CQ goes unbound
+	Listen();
+	ClientEndpoint();
+	uint8_t buf[sizeof(fi_eq_cm_entry) + 64];
+	fi_eq_cm_entry *cm = (fi_eq_cm_entry *)buf;
+	fi_eq_err_entry err{};
+	ASSERT_EQ(fi_connect(client.ep, client.info->dest_addr, nullptr, 0), 0);
+	ASSERT_EQ(ReadEq(server, buf, sizeof(buf), &err), (long)FI_CONNREQ);
+	opt.tx_bind = FI_TRANSMIT;
+	opt.rx_bind = FI_RECV;
+	Endpoint(server, cm->info);
+	ASSERT_EQ(fi_accept(server.ep, nullptr, 0), 0);
+	fi_freeinfo(cm->info);
+	ASSERT_EQ(ReadEq(client, buf, sizeof(buf), &err), (long)FI_CONNECTED);
+	ASSERT_EQ(ReadEq(server, buf, sizeof(buf), &err), (long)FI_CONNECTED);
+	fi_context sctx, rctx, srv;
+	ASSERT_EQ(fi_recv(server.ep, &server.mem[0], 64, server.desc, 0, &srv),
+		  0);
+	ASSERT_EQ(fi_recv(client.ep, &client.mem[0], 64, client.desc, 0, &rctx),
+		  0);
+	ASSERT_EQ(fi_send(client.ep, &client.mem[100], 8, client.desc, 0,
+			  &sctx),
+		  0);
+	Completion c = Wait(client, client.tx);
+	ASSERT_FALSE(c.error) << c.text;
+	EXPECT_EQ(c.e.op_context, &sctx);
+	EXPECT_EQ(Wait(server, server.rx).e.op_context, &srv);
+	ASSERT_EQ(fi_send(server.ep, &server.mem[0], 8, server.desc, 0, nullptr),
+		  0);
+	c = Wait(client, client.tx);
+	ASSERT_FALSE(c.error) << c.text;
+	EXPECT_EQ(c.e.op_context, &rctx);
+	EXPECT_EQ(c.e.flags, FI_RECV | FI_MSG);
 }
 
 // ---- RMA ---------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 // Debian's own rdma-core tools (ibverbs-utils) on the verbs face, through
 // LD_LIBRARY_PATH: the simulated NICs are devices like any other to them.
-// Skipped, with the reason, when ibverbs-utils is not installed.
+// And Debian's fi_info on our libfabric.so.1, whose verbs provider loads the
+// face. Skipped, with the reason, when a tool is not installed.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tests/compat/run_util.h"
 
@@ -106,6 +108,54 @@ TEST_F(Tools, ABadConfigurationIsExplainedOnce)
 		  std::string::npos)
 		<< r.err;
 	EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;
+}
+
+// Debian's fi_info, our libfabric.so.1, the verbs provider, the face.
+RunResult FiInfo(std::map<std::string, std::string> env,
+		 std::vector<std::string> args = {})
+{
+	std::map<std::string, std::string> all = our_library_env();
+	all["LD_LIBRARY_PATH"] = FaceDir() + ":" + our_library_dir();
+	for (auto &kv : env)
+		all[kv.first] = kv.second;
+	args.insert(args.begin(), "/usr/bin/fi_info");
+	return run_program(args, all, 30);
+}
+
+class FiInfoOnFace : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		if (!file_exists("/usr/bin/fi_info"))
+			GTEST_SKIP() << "Debian's fi_info (libfabric-bin) is "
+					"missing";
+	}
+};
+
+TEST_F(FiInfoOnFace, ListsOneVerbsDomainPerSimulatedNic)
+{
+	RunResult r = FiInfo({ { "FI_PROVIDER", "verbs" },
+			       { "FABSIM_VERBS_DEVICES", "2" } });
+
+	ASSERT_EQ(r.status, 0) << r.out << r.err;
+	EXPECT_NE(r.out.find("provider: verbs"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("domain: fabsim0"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("domain: fabsim1"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("fabric: IB-0xfe80000000000000"), std::string::npos)
+		<< r.out;
+	EXPECT_NE(r.out.find("FI_EP_MSG"), std::string::npos) << r.out;
+	EXPECT_EQ(r.err, "");
+}
+
+TEST_F(FiInfoOnFace, NoSimulatedNicIsNoVerbsProvider)
+{
+	RunResult r = FiInfo({ { "FI_PROVIDER", "verbs" },
+			       { "FABSIM_VERBS_DEVICES", "0" } });
+
+	EXPECT_EQ(r.status, 61) << r.out << r.err; // FI_ENODATA
+	EXPECT_NE(r.err.find("no verbs provider: no RDMA device found"),
+		  std::string::npos)
+		<< r.err;
 }
 
 } // namespace

@@ -133,7 +133,8 @@ struct nic {
 	uint32_t            qp_gen;      /* bumps with each QP created */
 	struct nic_mr     **mrs;         /* open hash by key */
 	size_t              mr_slots;
-	size_t              mr_count;
+	size_t              mr_count;    /* live regions */
+	size_t              mr_used;     /* live and deleted slots */
 	uint64_t            next_key;
 	nm_mr_ledger        ledger;
 };

@@ -26,31 +26,58 @@ struct nic_mr *nic_find_mr(struct nic *nic, uint64_t key)
 	}
 }
 
-/* Open addressing; the NIC's own address marks a deleted slot. */
-static int table_insert(struct nic *nic, struct nic_mr *mr)
+/* Open addressing; the NIC's own address marks a deleted slot. Lookups
+ * stop at an empty slot, so live and deleted slots together stay under
+ * half the table: when they would not, the table is rebuilt without the
+ * deleted ones (and twice as large if the live ones alone need it). */
+static bool is_deleted(const struct nic *nic, const struct nic_mr *mr)
 {
-	if ((nic->mr_count + 1) * 2 > nic->mr_slots) {
-		size_t slots = nic->mr_slots ? nic->mr_slots * 2 : 64;
-		struct nic_mr **old = nic->mrs, **fresh = calloc(slots, sizeof(*fresh));
-		size_t old_slots = nic->mr_slots;
+	return mr == (const struct nic_mr *)nic;
+}
 
-		if (!fresh)
-			return -ENOMEM;
-		nic->mrs = fresh;
-		nic->mr_slots = slots;
-		nic->mr_count = 0;
-		for (size_t i = 0; i < old_slots; i++)
-			if (old[i] && old[i] != (struct nic_mr *)nic)
-				table_insert(nic, old[i]);
-		free(old);
-	}
+static void place(struct nic *nic, struct nic_mr *mr)
+{
 	for (size_t i = key_slot(mr->key, nic->mr_slots);; i = (i + 1) & (nic->mr_slots - 1)) {
-		if (!nic->mrs[i] || nic->mrs[i] == (struct nic_mr *)nic) {
+		if (!nic->mrs[i] || is_deleted(nic, nic->mrs[i])) {
+			if (!nic->mrs[i])
+				nic->mr_used++;
 			nic->mrs[i] = mr;
 			nic->mr_count++;
-			return 0;
+			return;
 		}
 	}
+}
+
+static int rebuild(struct nic *nic, size_t slots)
+{
+	struct nic_mr **old = nic->mrs, **fresh = calloc(slots, sizeof(*fresh));
+	size_t old_slots = nic->mr_slots;
+
+	if (!fresh)
+		return -ENOMEM;
+	nic->mrs = fresh;
+	nic->mr_slots = slots;
+	nic->mr_count = 0;
+	nic->mr_used = 0;
+	for (size_t i = 0; i < old_slots; i++)
+		if (old[i] && !is_deleted(nic, old[i]))
+			place(nic, old[i]);
+	free(old);
+	return 0;
+}
+
+static int table_insert(struct nic *nic, struct nic_mr *mr)
+{
+	if ((nic->mr_used + 1) * 2 > nic->mr_slots) {
+		size_t slots = nic->mr_slots ? nic->mr_slots : 64;
+
+		if ((nic->mr_count + 1) * 4 > slots)
+			slots *= 2;
+		if (rebuild(nic, slots))
+			return -ENOMEM;
+	}
+	place(nic, mr);
+	return 0;
 }
 
 static void table_remove(struct nic *nic, struct nic_mr *mr)

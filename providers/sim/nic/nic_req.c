@@ -528,6 +528,10 @@ static void progress_made(struct nic_flow *flow)
 {
 	struct nic_transport_params *tp = &flow_world(flow)->transport;
 
+	/* A receiver-not-ready wait ends only with its own timer: an ACK or
+	 * NAK for packets sent before it must not cancel that. */
+	if (flow->rnr_waiting)
+		return;
 	flow->retries = 0;
 	flow->rnr_retries = tp->rnr_retry;
 	if (flow->send_psn == flow->acked_psn)

@@ -560,6 +560,64 @@ TEST_F(NicTest, ReceiverNotReadyIsRetriedUntilAReceiveIsPosted)
 	EXPECT_GE(st.rnr_naks, 5u);
 }
 
+// Several messages in flight to a receiver with no buffer: the first is
+// refused (RNR NAK), the ones behind it answered out of sequence. The NAK
+// for those must not cancel the receiver-not-ready wait, or the flow never
+// sends again.
+TEST_F(NicTest, SequenceNakDuringAReceiverNotReadyWaitKeepsItsTimer)
+{
+	build("ideal", nullptr, 2, no_unexpected);
+	std::vector<std::vector<uint8_t>> data, bufs(4);
+	for (int i = 0; i < 4; i++) {
+		data.push_back(pattern(9000, (uint8_t)i));
+		nic_wr wr = send_wr(nodes[1], data[i].data(), data[i].size(), i);
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	}
+	nic_world_advance(world, 30000);
+	EXPECT_TRUE(nodes[0].got.sends.empty());
+	for (int i = 0; i < 4; i++) {
+		bufs[i].resize(9000);
+		nic_recv r = recv_of(bufs[i].data(), bufs[i].size(), 10 + i);
+		ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	}
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 4u);
+	ASSERT_EQ(nodes[0].got.sends.size(), 4u);
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(bufs[i], data[i]) << i;
+}
+
+// Registering and deregistering many times over: deleted key-table slots
+// are reclaimed, so a remote access naming an unknown key still ends (in
+// a remote access error) instead of searching the table forever.
+TEST_F(NicTest, ManyRegistrationCyclesKeepTheKeyTableUsable)
+{
+	build("ideal");
+	std::vector<uint8_t> target(64), data = pattern(64, 5);
+	for (int i = 0; i < 5000; i++) {
+		nic_mr *mr = reg(nodes[1], target.data(), target.size());
+		ASSERT_NE(mr, nullptr) << i;
+		ASSERT_EQ(nic_mr_dereg(mr), 0);
+	}
+	nic_mr *kept = reg(nodes[1], target.data(), target.size());
+	ASSERT_NE(kept, nullptr);
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size(), 1);
+	wr.opcode = NIC_WR_WRITE;
+	wr.rma_count = 1;
+	wr.rma[0] = {(uint64_t)(uintptr_t)target.data(), 64,
+		     nic_mr_key(kept) + 7}; // no such key
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	wr.wr_id = 2;
+	wr.rma[0].key = nic_mr_key(kept);
+	ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	run();
+	ASSERT_EQ(nodes[0].got.sends.size(), 2u);
+	EXPECT_EQ(nodes[0].got.sends[0].status, NIC_REM_ACCESS_ERR);
+	EXPECT_EQ(nodes[0].got.sends[1].status, NIC_OK);
+	EXPECT_EQ(target, data);
+	nic_mr_dereg(kept);
+}
+
 TEST_F(NicTest, MultiReceiveBufferTakesWholeMessages)
 {
 	build("ideal", nullptr, 3);

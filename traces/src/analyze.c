@@ -145,7 +145,7 @@ static void packet(tr_analyzer *a, const tr_record *rec)
 	const tr_packet *p = &rec->pkt;
 	tr_summary *s = a->s;
 	tr_flow *f = flow_of(a, p);
-	uint32_t payload = p->payload_len + ((p->flags & TR_PKT_TAGHDR) ? p->tag.len : 0);
+	uint32_t payload = tr_packet_data_len(p);
 
 	if (!f)
 		return;

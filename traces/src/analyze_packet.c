@@ -71,7 +71,7 @@ static void sizes(tr_analyzer *a, tr_flow *f, const tr_record *rec, uint32_t pay
 void tr_an_check_packet(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 {
 	const tr_packet *p = &rec->pkt;
-	uint32_t payload = p->payload_len + ((p->flags & TR_PKT_TAGHDR) ? p->tag.len : 0);
+	uint32_t payload = tr_packet_data_len(p);
 	uint32_t tlen = p->icrc_off + TR_ICRC_LEN - p->bth_off;
 
 	integrity(a, rec);

@@ -84,7 +84,9 @@ static void reassemble(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 	const tr_opcode_info *op = p->op;
 	bool open = f->req.state == TR_MSTATE_OPEN;
 
-	if (op->op != TR_OP_SEND && op->op != TR_OP_WRITE) {
+	bool fabsim_atomic = p->flags & TR_PKT_ATOMICHDR;
+
+	if ((op->op != TR_OP_SEND && op->op != TR_OP_WRITE) || fabsim_atomic) {
 		if (open) {
 			tr_an_problem(a, rec, p->bth_off, "%s inside an open %s message", op->name,
 				      tr_op_name(f->req.op));
@@ -93,6 +95,11 @@ static void reassemble(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 		f->req.state = TR_MSTATE_NONE;
 		if (op->op == TR_OP_COMPARE_SWAP || op->op == TR_OP_FETCH_ADD)
 			tr_an_message_done(a, f, TR_MSG_ATOMIC, 8, false);
+		else if (fabsim_atomic) /* operands, without the compare values */
+			tr_an_message_done(a, f, TR_MSG_ATOMIC,
+					   (p->atomic_hdr.flags & TR_ATOMIC_F_COMPARE) ?
+						   p->payload_len / 2 : p->payload_len,
+					   false);
 		return;
 	}
 	switch (op->pos) {
@@ -131,7 +138,8 @@ void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 	bool sequenced = transport == TR_TRANSPORT_RC || transport == TR_TRANSPORT_UC;
 	bool fresh = true;
 	uint8_t kind = p->op->op == TR_OP_READ_REQUEST ? TR_SENT_READ
-		       : p->op->op == TR_OP_COMPARE_SWAP || p->op->op == TR_OP_FETCH_ADD
+		       : p->op->op == TR_OP_COMPARE_SWAP || p->op->op == TR_OP_FETCH_ADD ||
+				       (p->flags & TR_PKT_ATOMICHDR)
 			       ? TR_SENT_ATOMIC
 			       : TR_SENT_DATA;
 

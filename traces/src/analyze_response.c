@@ -182,6 +182,14 @@ void tr_an_response(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 		}
 		break;
 	case TR_OP_READ_RESPONSE:
+		if (p->flags & TR_PKT_ATOMICHDR) {
+			/* a fabsim atomic's answer (tr_atomichdr.h), not READ data */
+			if (delivered) {
+				measure(a, peer, rec, TR_SENT_ATOMIC, TR_LAT_ATOMIC);
+				ack_through(peer, p->psn);
+			}
+			break;
+		}
 		read_response(a, f, peer, rec, delivered);
 		break;
 	}

@@ -33,9 +33,11 @@ void tr_packet_init(tr_packet *p)
 	p->op = tr_opcode(p->opcode);
 }
 
+/* Bytes of fabsim headers (tag, atomic) before the payload. */
 static uint32_t tag_len(const tr_packet *p)
 {
-	return (p->flags & TR_PKT_TAGHDR) ? TR_TAG_LEN : 0;
+	return ((p->flags & TR_PKT_TAGHDR) ? TR_TAG_LEN : 0) +
+	       ((p->flags & TR_PKT_ATOMICHDR) ? tr_atomichdr_len(&p->atomic_hdr) : 0);
 }
 
 /* Bytes from the BTH to the end of the ICRC. */
@@ -64,7 +66,8 @@ static int validate(const tr_packet *p, const tr_opcode_info *op, tr_error *err)
 	if (p->dest_qp > TR_QPN_MAX)
 		return tr_error_set(err, -EINVAL, "destination QP 0x%x is wider than 24 bits",
 				    p->dest_qp);
-	if (p->dest_qp <= 1)
+	/* QP1 (the GSI) takes management datagrams, which travel as UD SENDs (CM MADs). */
+	if (p->dest_qp == 0 || (p->dest_qp == 1 && op->transport != TR_TRANSPORT_UD))
 		return tr_error_set(err, -EINVAL,
 				    "destination QP %u is reserved for management datagrams "
 				    "(QP0/QP1); data QPs start at 2", p->dest_qp);
@@ -92,6 +95,17 @@ static int validate(const tr_packet *p, const tr_opcode_info *op, tr_error *err)
 	    (op->op != TR_OP_SEND || (op->pos != TR_POS_FIRST && op->pos != TR_POS_ONLY)))
 		return tr_error_set(err, -EINVAL,
 				    "a tag header goes in the first packet of a SEND, not in %s",
+				    op->name);
+	if ((p->flags & TR_PKT_ATOMICHDR) && (p->flags & TR_PKT_TAGHDR))
+		return tr_error_set(err, -EINVAL, "a packet carries a tag header or an atomic header, "
+				    "not both");
+	if ((p->flags & TR_PKT_ATOMICHDR) &&
+	    (p->atomic_hdr.response ? op->op != TR_OP_READ_RESPONSE || op->pos != TR_POS_ONLY
+				    : op->op != TR_OP_SEND || op->pos != TR_POS_ONLY))
+		return tr_error_set(err, -EINVAL,
+				    "an atomic %s header goes in a %s, not in %s",
+				    p->atomic_hdr.response ? "response" : "request",
+				    p->atomic_hdr.response ? "READ response ONLY" : "SEND ONLY",
 				    op->name);
 	if ((op->hdrs & TR_HDR_BIT(TR_HDR_AETH)) && p->aeth.msn > 0xFFFFFFu)
 		return tr_error_set(err, -EINVAL, "AETH MSN 0x%x is wider than 24 bits",
@@ -253,6 +267,10 @@ int tr_packet_build(const tr_packet *p, uint8_t *buf, size_t cap, tr_error *err)
 	if (p->flags & TR_PKT_TAGHDR) {
 		tr_taghdr_encode(buf + off, p->tag.tag, p->tag.flags);
 		off += TR_TAG_LEN;
+	}
+	if (p->flags & TR_PKT_ATOMICHDR) {
+		tr_atomichdr_encode(buf + off, &p->atomic_hdr);
+		off += tr_atomichdr_len(&p->atomic_hdr);
 	}
 	if (p->payload_len)
 		memcpy(buf + off, p->payload, p->payload_len);

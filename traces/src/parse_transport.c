@@ -64,6 +64,25 @@ static void read_tag(tr_packet *p)
 	p->payload_caplen -= (uint32_t)n;
 }
 
+/* A fabsim atomic travels as a SEND_ONLY starting with the request header and is answered by a
+ * READ response ONLY starting with the response header (tr_atomichdr.h). */
+static void read_atomic(tr_packet *p)
+{
+	int n;
+
+	if (!p->op || p->op->pos != TR_POS_ONLY || (p->flags & TR_PKT_TAGHDR) ||
+	    (p->op->op != TR_OP_SEND && p->op->op != TR_OP_READ_RESPONSE))
+		return;
+	n = tr_atomichdr_decode(p->payload, p->payload_caplen, &p->atomic_hdr, NULL);
+	if (n <= 0 || (uint32_t)n > p->payload_len ||
+	    p->atomic_hdr.response != (p->op->op == TR_OP_READ_RESPONSE))
+		return;
+	p->flags |= TR_PKT_ATOMICHDR;
+	p->payload += n;
+	p->payload_len -= (uint32_t)n;
+	p->payload_caplen -= (uint32_t)n;
+}
+
 int tr_parse_transport(tr_packet *p, const tr_frame *f, uint32_t bth_off, uint32_t end)
 {
 	const uint8_t *bth = f->buf + bth_off;
@@ -114,6 +133,7 @@ int tr_parse_transport(tr_packet *p, const tr_frame *f, uint32_t bth_off, uint32
 	present = f->caplen > p->payload_off ? f->caplen - p->payload_off : 0;
 	p->payload_caplen = present < p->payload_len ? present : p->payload_len;
 	read_tag(p);
+	read_atomic(p);
 
 	if (f->caplen >= end) {
 		const uint8_t *l3 = f->buf + p->l3_off;

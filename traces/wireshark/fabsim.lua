@@ -9,10 +9,30 @@
 --    traces/include/traces/tr_mark.h. The marked frame gets a "fabsim" tree naming its marks.
 -- 2. The fabsim tag header (magic "FSTG") at the start of the payload of the first packet of a
 --    tagged SEND: the libfabric tag. Layout in traces/include/traces/tr_taghdr.h.
+-- 3. The fabsim atomic headers: request (magic "FSAT") at the start of a SEND_ONLY, response
+--    ("FSAR") at the start of a READ response ONLY: a libfabric atomic RoCE has no opcode for.
+--    Layout in traces/include/traces/tr_atomichdr.h.
 -- Wireshark decodes everything else (its InfiniBand dissector); nothing here changes that.
 
 local MARK_MAGIC = 0x46534D4B
 local TAG_MAGIC = 0x46535447
+local ATOMIC_MAGIC = 0x46534154
+local ATOMIC_RESP_MAGIC = 0x46534152
+
+-- libfabric's enum fi_op and enum fi_datatype (rdma/fi_domain.h)
+local fi_ops = {
+	[0] = "FI_MIN", [1] = "FI_MAX", [2] = "FI_SUM", [3] = "FI_PROD", [4] = "FI_LOR",
+	[5] = "FI_LAND", [6] = "FI_BOR", [7] = "FI_BAND", [8] = "FI_LXOR", [9] = "FI_BXOR",
+	[10] = "FI_ATOMIC_READ", [11] = "FI_ATOMIC_WRITE", [12] = "FI_CSWAP", [13] = "FI_CSWAP_NE",
+	[14] = "FI_CSWAP_LE", [15] = "FI_CSWAP_LT", [16] = "FI_CSWAP_GE", [17] = "FI_CSWAP_GT",
+	[18] = "FI_MSWAP",
+}
+local fi_datatypes = {
+	[0] = "FI_INT8", [1] = "FI_UINT8", [2] = "FI_INT16", [3] = "FI_UINT16", [4] = "FI_INT32",
+	[5] = "FI_UINT32", [6] = "FI_INT64", [7] = "FI_UINT64", [8] = "FI_FLOAT", [9] = "FI_DOUBLE",
+	[10] = "FI_FLOAT_COMPLEX", [11] = "FI_DOUBLE_COMPLEX", [12] = "FI_LONG_DOUBLE",
+	[13] = "FI_LONG_DOUBLE_COMPLEX", [14] = "FI_INT128", [15] = "FI_UINT128",
+}
 
 local reasons = {
 	[0] = "none", [1] = "loss", [2] = "burst loss", [3] = "scripted drop", [4] = "link down",
@@ -110,6 +130,26 @@ local pf = {
 	tag_cq_data = ProtoField.bool("fabsim.tag.cq_data", "Remote CQ data in ImmDt", 8, nil, 0x01),
 	tag_len = ProtoField.uint16("fabsim.tag.len", "Header length"),
 	tag_tag = ProtoField.uint64("fabsim.tag.tag", "Tag", base.HEX),
+	at_magic = ProtoField.uint32("fabsim.atomic.magic", "Magic", base.HEX),
+	at_version = ProtoField.uint8("fabsim.atomic.version", "Version"),
+	at_flags = ProtoField.uint8("fabsim.atomic.flags", "Flags", base.HEX),
+	at_fetch = ProtoField.bool("fabsim.atomic.fetch", "Original values wanted", 8, nil, 0x01),
+	at_compare = ProtoField.bool("fabsim.atomic.compare", "Compare values follow", 8, nil, 0x02),
+	at_len = ProtoField.uint16("fabsim.atomic.len", "Header length"),
+	at_va = ProtoField.uint64("fabsim.atomic.va", "Virtual address", base.HEX),
+	at_rkey = ProtoField.uint32("fabsim.atomic.rkey", "R_Key", base.HEX),
+	at_op = ProtoField.uint8("fabsim.atomic.op", "Operation", base.DEC, fi_ops),
+	at_datatype = ProtoField.uint8("fabsim.atomic.datatype", "Datatype", base.DEC, fi_datatypes),
+	at_count = ProtoField.uint16("fabsim.atomic.count", "Elements"),
+	ar_magic = ProtoField.uint32("fabsim.atomic_resp.magic", "Magic", base.HEX),
+	ar_version = ProtoField.uint8("fabsim.atomic_resp.version", "Version"),
+	ar_flags = ProtoField.uint8("fabsim.atomic_resp.flags", "Flags", base.HEX),
+	ar_fetch = ProtoField.bool("fabsim.atomic_resp.fetch", "Original values follow", 8, nil, 0x01),
+	ar_len = ProtoField.uint16("fabsim.atomic_resp.len", "Header length"),
+	ar_op = ProtoField.uint8("fabsim.atomic_resp.op", "Operation", base.DEC, fi_ops),
+	ar_datatype = ProtoField.uint8("fabsim.atomic_resp.datatype", "Datatype", base.DEC,
+		fi_datatypes),
+	ar_count = ProtoField.uint16("fabsim.atomic_resp.count", "Elements"),
 }
 post.fields = pf
 
@@ -143,6 +183,52 @@ local function dissect_tag(tvb, pinfo, tree)
 	pinfo.cols.info:append(" tag=0x" .. src(start + 8, 8):uint64():tohex())
 end
 
+-- Headers before the payload of the opcodes that can carry an atomic header: SEND ONLY (RC, UC,
+-- UD) for a request, RC READ response ONLY (AETH) for a response.
+local atomic_hdr_len = { [0x04] = 12, [0x24] = 12, [0x64] = 20 }
+local atomic_resp_hdr_len = { [0x10] = 16 }
+
+local function op_name(v) return fi_ops[v] or tostring(v) end
+
+local function dissect_atomic(tvb, pinfo, tree)
+	local op = f_opcode()
+	if not op then return end
+	local hl = atomic_hdr_len[op.value]
+	if hl then
+		local s = op.offset + hl
+		if tvb:len() < s + 24 + 4 or tvb(s, 4):uint() ~= ATOMIC_MAGIC then return end
+		local t = tree:add(post, tvb(s, 24), "fabsim atomic request")
+		t:add(pf.at_magic, tvb(s, 4))
+		t:add(pf.at_version, tvb(s + 4, 1))
+		local ft = t:add(pf.at_flags, tvb(s + 5, 1))
+		ft:add(pf.at_fetch, tvb(s + 5, 1))
+		ft:add(pf.at_compare, tvb(s + 5, 1))
+		t:add(pf.at_len, tvb(s + 6, 2))
+		t:add(pf.at_va, tvb(s + 8, 8))
+		t:add(pf.at_rkey, tvb(s + 16, 4))
+		t:add(pf.at_op, tvb(s + 20, 1))
+		t:add(pf.at_datatype, tvb(s + 21, 1))
+		t:add(pf.at_count, tvb(s + 22, 2))
+		pinfo.cols.info:append(" atomic " .. op_name(tvb(s + 20, 1):uint()) .. " x" ..
+			tvb(s + 22, 2):uint())
+		return
+	end
+	hl = atomic_resp_hdr_len[op.value]
+	if not hl then return end
+	local s = op.offset + hl
+	if tvb:len() < s + 12 + 4 or tvb(s, 4):uint() ~= ATOMIC_RESP_MAGIC then return end
+	local t = tree:add(post, tvb(s, 12), "fabsim atomic response")
+	t:add(pf.ar_magic, tvb(s, 4))
+	t:add(pf.ar_version, tvb(s + 4, 1))
+	local ft = t:add(pf.ar_flags, tvb(s + 5, 1))
+	ft:add(pf.ar_fetch, tvb(s + 5, 1))
+	t:add(pf.ar_len, tvb(s + 6, 2))
+	t:add(pf.ar_op, tvb(s + 8, 1))
+	t:add(pf.ar_datatype, tvb(s + 9, 1))
+	t:add(pf.ar_count, tvb(s + 10, 2))
+	pinfo.cols.info:append(" atomic response " .. op_name(tvb(s + 8, 1):uint()))
+end
+
 function post.dissector(tvb, pinfo, tree)
 	local m = marks[pinfo.number]
 	if m then
@@ -159,6 +245,7 @@ function post.dissector(tvb, pinfo, tree)
 		pinfo.cols.info:prepend("[" .. flags_str(m.flags) .. "] ")
 	end
 	dissect_tag(tvb, pinfo, tree)
+	dissect_atomic(tvb, pinfo, tree)
 end
 
 register_postdissector(post)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "traces/tr_atomichdr.h"
 #include "traces/tr_error.h"
 #include "traces/tr_opcode.h"
 #include "traces/tr_taghdr.h"
@@ -44,6 +45,8 @@ enum tr_packet_flag {
 	TR_PKT_TAGHDR = 1u << 3,    /* payload starts with a fabsim tag header (tr_taghdr.h) */
 	TR_PKT_TRUNCATED = 1u << 4, /* captured bytes end before the frame does */
 	TR_PKT_ERF = 1u << 5,       /* came wrapped in an ERF record */
+	TR_PKT_ATOMICHDR = 1u << 6, /* payload starts with a fabsim atomic header (tr_atomichdr.h):
+				     * a request in a SEND_ONLY, a response in a READ_RESPONSE_ONLY */
 };
 
 /* What the parser made of a frame. */
@@ -134,9 +137,11 @@ typedef struct tr_packet {
 		uint32_t src_qp;
 	} deth;
 
-	/* Payload: the user data, after the tag header when TR_PKT_TAGHDR is set. payload_len is its
-	 * length on the wire; the capture may hold fewer bytes (payload_caplen). */
+	/* Payload: the user data, after the tag header when TR_PKT_TAGHDR is set (or the atomic
+	 * header when TR_PKT_ATOMICHDR is). payload_len is its length on the wire; the capture may
+	 * hold fewer bytes (payload_caplen). */
 	tr_taghdr tag;
+	tr_atomichdr atomic_hdr;
 	const uint8_t *payload;
 	uint32_t payload_len;
 	uint32_t payload_caplen;
@@ -157,6 +162,13 @@ typedef struct tr_packet {
 	uint32_t icrc_off;
 } tr_packet;
 
+/* Bytes after the transport headers: the fabsim headers (tag, atomic) and the user data. */
+static inline uint32_t tr_packet_data_len(const tr_packet *p)
+{
+	return p->payload_len + ((p->flags & TR_PKT_TAGHDR) ? p->tag.len : 0) +
+	       ((p->flags & TR_PKT_ATOMICHDR) ? p->atomic_hdr.len : 0);
+}
+
 /* Fills p with what a RoCEv2 frame of the simulator has by default: IPv4, TTL 64, DF, P_Key
  * 0xFFFF, UDP destination 4791, source port TR_ROCE_SPORT_MIN, opcode RC SEND_ONLY. */
 void tr_packet_init(tr_packet *p);
@@ -175,8 +187,10 @@ size_t tr_packet_frame_len(const tr_packet *p);
 /* Writes a RoCEv2 frame from p into buf (cap bytes): Ethernet, p->vlan_count tags, IPv4 (DF,
  * header checksum) or IPv6, UDP (checksum 0 over IPv4; over IPv6, where 0 is not allowed, the real
  * checksum — the ICRC masks the field either way), BTH with the PadCnt the payload needs, the
- * extended headers of p->opcode, the tag header when TR_PKT_TAGHDR is set, the payload, the pad
- * and the ICRC. Returns the frame length, or -EINVAL (unknown opcode, destination QP 0 or 1,
+ * extended headers of p->opcode, the tag header when TR_PKT_TAGHDR is set (or the atomic header,
+ * request or response, when TR_PKT_ATOMICHDR is), the payload, the pad and the ICRC. Returns the
+ * frame length, or -EINVAL (unknown opcode, destination QP 0, destination QP 1 other than for a
+ * UD SEND (management datagrams to the GSI),
  * source port below 0xC000, QP/PSN wider than 24 bits, payload on an opcode that has none...)
  * or -ENOSPC (buf too small), with a message. */
 int tr_packet_build(const tr_packet *p, uint8_t *buf, size_t cap, tr_error *err);

@@ -33,7 +33,8 @@ typedef enum tr_msg_kind {
 	TR_MSG_SEND = 0,
 	TR_MSG_WRITE,
 	TR_MSG_READ,   /* reassembled from the READ responses */
-	TR_MSG_ATOMIC, /* compare-and-swap and fetch-and-add requests */
+	TR_MSG_ATOMIC, /* compare-and-swap and fetch-and-add requests, and fabsim atomics
+			* (tr_atomichdr.h): their operand bytes */
 	TR_MSG_KINDS
 } tr_msg_kind;
 

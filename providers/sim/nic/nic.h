@@ -105,6 +105,29 @@ struct nic_stats {
 
 void nic_world_stats(const struct nic_world *world, struct nic_stats *out);
 
+/* ---- Recording ------------------------------------------------------------ */
+
+/* Everything the NICs put on the network, as RoCEv2 frames in nanosecond
+ * pcap files that Wireshark reads (nic_record.c says what goes in them). */
+struct nic_record_params {
+	const char *path;     /* the whole fabric into this file */
+	bool        per_node; /* instead one file per host: path less a final
+			       * ".pcap", then ".<host>.pcap" */
+	uint32_t    snaplen;  /* bytes kept of each frame: 0 (all) or 128
+			       * (every header) to 262144 */
+	const char *log_path; /* NULL, or a text file with one line per frame
+			       * written: the NIC's own view of the packet */
+};
+
+/* Starts recording (files are created now; per node, as NICs open). */
+int nic_world_record(struct nic_world *world,
+		     const struct nic_record_params *params, nm_error *err);
+/* Writes what is pending and closes the files (nic_world_destroy does it
+ * too). 0, or the first error recording met, with its message. */
+int nic_world_record_stop(struct nic_world *world, nm_error *err);
+/* The first error recording met so far (0: none). */
+int nic_world_record_error(const struct nic_world *world, nm_error *err);
+
 /* ---- NICs ------------------------------------------------------------------ */
 
 /* Attaches a NIC to the next free host of the topology (host ==

@@ -167,9 +167,10 @@ size_t nic_atomic_max_count(const struct nic_world *world, int datatype,
 	size_t size = nic_atomic_size(datatype);
 	size_t room = NIC_ATOMIC_MAX_BYTES;
 
-	/* Operand and compare values share one packet. */
-	if (world->mtu - NIC_FABSIM_HDR_WIRE < room * (compare ? 2 : 1))
-		room = (world->mtu - NIC_FABSIM_HDR_WIRE) / (compare ? 2 : 1);
+	/* Operand and compare values share one packet, after the fabsim
+	 * atomic header. */
+	if (world->mtu - NIC_ATOMIC_HDR_WIRE < room * (compare ? 2 : 1))
+		room = (world->mtu - NIC_ATOMIC_HDR_WIRE) / (compare ? 2 : 1);
 	return size ? room / size : 0;
 }
 

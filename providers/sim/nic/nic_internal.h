@@ -9,6 +9,7 @@
  *   nic_resp.c    responder: PSN checks, placement, ACK/NAK, read responses
  *   nic_match.c   receive matching and the unexpected-message queue
  *   nic_atomic.c  atomic arithmetic
+ *   nic_record.c  pcap traces of what goes on the wire
  */
 #ifndef FABSIM_NIC_INTERNAL_H
 #define FABSIM_NIC_INTERNAL_H
@@ -29,24 +30,36 @@ enum nic_pkt_flags {
 };
 
 /* Metadata the RoCE headers have no room for, carried at the start of the
- * first packet's payload of a tagged send or a generic atomic (documented in
- * traces/README.md as the fabsim header). */
+ * payload: the tag of a tagged send (first packet) and the description of a
+ * generic atomic and of its answer. What they occupy on the wire is exactly
+ * what the trace encodes: the fabsim tag header (traces/tr_taghdr.h, 16
+ * bytes) and the fabsim atomic request and response headers
+ * (traces/tr_atomichdr.h, 24 and 12 bytes), documented in traces/README.md. */
 enum nic_fabsim_kind {
 	NIC_FABSIM_TAGGED_SEND = 1,
-	NIC_FABSIM_ATOMIC = 2,
+	NIC_FABSIM_ATOMIC = 2,      /* request, in a SEND_ONLY */
+	NIC_FABSIM_ATOMIC_RESP = 3, /* answer, in a READ_RESP_ONLY */
 };
 
 struct nic_fabsim_hdr {
 	uint8_t  kind;
 	uint8_t  atomic_op;       /* enum fi_op */
 	uint8_t  atomic_datatype; /* enum fi_datatype */
-	uint8_t  atomic_fetch;    /* result wanted */
+	uint8_t  atomic_fetch;    /* result wanted (response: it follows) */
+	uint8_t  atomic_compare;  /* compare values follow the operands */
+	uint8_t  tag_flags;       /* TR_TAG_F_* (remote CQ data in ImmDt) */
 	uint32_t count;           /* atomic elements */
 	uint64_t tag;
 	uint64_t addr;            /* atomic target */
 	uint64_t key;
 };
-#define NIC_FABSIM_HDR_WIRE 32 /* bytes it occupies in the payload */
+#define NIC_TAG_HDR_WIRE         16 /* TR_TAG_LEN */
+#define NIC_ATOMIC_HDR_WIRE      24 /* TR_ATOMIC_LEN */
+#define NIC_ATOMIC_RESP_HDR_WIRE 12 /* TR_ATOMIC_RESP_LEN */
+
+/* A frame built for the trace files (nic_record.c), shared by the records
+ * that write it. */
+struct nic_rec_frame;
 
 struct nic_pkt {
 	uint32_t         refs;
@@ -70,6 +83,10 @@ struct nic_pkt {
 	const void      *payload;
 	uint32_t         payload_len;
 	uint32_t         wire_bytes;
+	struct nic_rec_frame *rec_frame; /* recording: the frame as built */
+	uint64_t         rec_sent;    /* recording: its record in the sender's file, + 1 */
+	uint64_t         rec_pair;    /* recording per node: its place among the
+				       * packets in flight to its host, + 1 */
 	struct nic_pkt  *next_free;   /* pool, or a flow's reply queue */
 	struct nic_pkt  *alloc_next;  /* every record, for teardown */
 	uint8_t          owned[];     /* NIC_PKT_OWNS_PAYLOAD: mtu bytes */
@@ -84,6 +101,22 @@ void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt);
 
 /* Extended-header bytes a packet carries beyond the link framing. */
 uint32_t nic_pkt_header_bytes(const struct nic_pkt *pkt);
+/* Bytes of fabsim header at the start of its payload (0 when none). */
+uint32_t nic_pkt_fabsim_bytes(const struct nic_pkt *pkt);
+
+/* ---- Recording (nic_record.c) --------------------------------------------------- */
+
+struct nic_recorder;
+/* The packet goes to the network: builds its frame (payload pointers are
+ * valid now). */
+void nic_record_transmit(struct nic_recorder *rec, struct nic_pkt *pkt);
+/* What the network did with a packet (TX_START, DROP, DUPLICATE, DELIVER). */
+void nic_record_track(struct nic_recorder *rec, const nm_trace_record *tr);
+/* A NIC opened on host: per-node mode opens its file. */
+int nic_record_host(struct nic_recorder *rec, uint32_t host, nm_error *err);
+void nic_rec_frame_put(struct nic_rec_frame *frame);
+/* Writes what is still pending, closes the files, frees rec. */
+int nic_record_close(struct nic_recorder *rec, nm_error *err);
 
 /* ---- World ------------------------------------------------------------------- */
 
@@ -102,6 +135,7 @@ struct nic_world {
 	struct nic_pkt   *free_owned_pkts;
 	struct nic_pkt   *all_pkts;
 	struct nic_stats  stats;
+	struct nic_recorder *rec;        /* trace files, when recording */
 };
 
 /* Schedules fn at now + delay, ordered by the host where it happens. */
@@ -207,6 +241,8 @@ struct nic_flow {
 	nm_time_ns       timer_due;    /* when the timeout really is */
 	struct nic_swqe *cursor;       /* last request found by PSN */
 	bool             rnr_waiting;
+	bool             gap_asked;    /* re-asked for responses from gap_psn */
+	uint32_t         gap_psn;
 	/* Transmit scheduling */
 	bool             in_txq;
 	struct nic_flow *txq_prev, *txq_next;

@@ -69,6 +69,14 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 	nic->next_key = 1;
 	nic->refs = 1;
 	nm_mr_ledger_init(&nic->ledger, &world->cfg.mr);
+	if (world->rec) {
+		int ret = nic_record_host(world->rec, host, err);
+
+		if (ret) {
+			free(nic);
+			return ret;
+		}
+	}
 	world->hosts[host] = nic;
 	*out = nic;
 	return 0;

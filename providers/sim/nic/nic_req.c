@@ -77,7 +77,7 @@ static uint32_t packets_of_wqe(const struct nic_flow *flow,
 		uint64_t bytes = w->len;
 
 		if (w->wr.flags & NIC_WR_TAGGED)
-			bytes += NIC_FABSIM_HDR_WIRE;
+			bytes += NIC_TAG_HDR_WIRE;
 		return packets_for(bytes, mtu);
 	}
 	case NIC_WR_WRITE:
@@ -275,7 +275,7 @@ static struct nic_pkt *build_send(struct nic_flow *flow, struct nic_swqe *w,
 {
 	uint32_t mtu = mtu_of(flow);
 	bool tagged = w->wr.flags & NIC_WR_TAGGED;
-	size_t hdr = tagged ? NIC_FABSIM_HDR_WIRE : 0;
+	size_t hdr = tagged ? NIC_TAG_HDR_WIRE : 0;
 	/* The header takes the front of the first packet. */
 	size_t start = index ? (size_t)index * mtu - hdr : 0;
 	size_t room = index ? mtu : mtu - hdr;
@@ -288,6 +288,8 @@ static struct nic_pkt *build_send(struct nic_flow *flow, struct nic_swqe *w,
 		pkt->flags |= NIC_PKT_FABSIM_HDR;
 		pkt->fabsim.kind = NIC_FABSIM_TAGGED_SEND;
 		pkt->fabsim.tag = w->wr.tag;
+		/* TR_TAG_F_CQ_DATA: the message brings remote CQ data. */
+		pkt->fabsim.tag_flags = (w->wr.flags & NIC_WR_IMM) ? 1 : 0;
 	}
 	return pkt;
 }
@@ -381,6 +383,7 @@ static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w,
 	pkt->fabsim.atomic_op = (uint8_t)a->op;
 	pkt->fabsim.atomic_datatype = (uint8_t)a->datatype;
 	pkt->fabsim.atomic_fetch = w->wr.opcode != NIC_WR_ATOMIC;
+	pkt->fabsim.atomic_compare = compare != NULL;
 	pkt->fabsim.count = (uint32_t)(size / nic_atomic_size(a->datatype));
 	pkt->fabsim.addr = seg->addr;
 	pkt->fabsim.key = seg->key;
@@ -558,6 +561,7 @@ static void new_epoch(struct nic_flow *flow)
 
 	flow->epoch++;
 	flow->cursor = NULL;
+	flow->gap_asked = false;
 	for (struct nic_swqe *w = flow->sq_head; w; w = w->next) {
 		w->psn_first = psn;
 		psn += w->psn_count;
@@ -632,6 +636,7 @@ static void on_timer(nm_engine *engine, void *ctx, uint64_t arg)
 		return;
 	}
 	timer_arm(flow, tp->ack_timeout_ns);
+	flow->gap_asked = false;
 	go_back(flow, flow->acked_psn);
 }
 
@@ -736,8 +741,17 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	retire_acked(flow, pkt->psn);
 	w = flow->sq_head;
 	if (pkt->psn != flow->acked_psn || !w || !wants_response(w)) {
-		if ((int32_t)(pkt->psn - flow->acked_psn) > 0)
-			go_back(flow, flow->acked_psn); /* a response was lost */
+		/* A response was lost: ask again from it, once. The responses
+		 * still coming behind the loss would each ask again, and every
+		 * request draws a whole train of responses: a long read on a
+		 * lossy path would feed on itself. A lost re-request is the
+		 * timer's business. */
+		if ((int32_t)(pkt->psn - flow->acked_psn) > 0 &&
+		    !(flow->gap_asked && flow->gap_psn == flow->acked_psn)) {
+			flow->gap_asked = true;
+			flow->gap_psn = flow->acked_psn;
+			go_back(flow, flow->acked_psn);
+		}
 		return;
 	}
 	if (pkt->aeth_syndrome != NIC_AETH_ACK && pkt->opcode != NIC_OP_READ_RESP_MIDDLE) {

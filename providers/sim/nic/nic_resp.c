@@ -207,8 +207,14 @@ static void atomic_answer(struct nic_qp *qp, struct nic_flow *flow,
 {
 	struct nic_pkt *pkt = reply(qp, req, true);
 
-	/* The result rides a read response, as the value a fetch returns. */
+	/* The result rides a read response, as the value a fetch returns,
+	 * after the fabsim atomic response header. */
 	pkt->opcode = NIC_OP_READ_RESP_ONLY;
+	pkt->flags |= NIC_PKT_FABSIM_HDR;
+	pkt->fabsim = req->fabsim;
+	pkt->fabsim.kind = NIC_FABSIM_ATOMIC_RESP;
+	pkt->fabsim.atomic_fetch = len != 0;
+	pkt->fabsim.atomic_compare = 0;
 	pkt->psn = req->psn;
 	pkt->aeth_syndrome = NIC_AETH_ACK;
 	pkt->aeth_msn = flow->msn;

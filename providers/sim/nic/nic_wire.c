@@ -53,6 +53,22 @@ uint32_t nic_pkt_header_bytes(const struct nic_pkt *pkt)
 	return h;
 }
 
+uint32_t nic_pkt_fabsim_bytes(const struct nic_pkt *pkt)
+{
+	if (!(pkt->flags & NIC_PKT_FABSIM_HDR))
+		return 0;
+	switch (pkt->fabsim.kind) {
+	case NIC_FABSIM_TAGGED_SEND:
+		return NIC_TAG_HDR_WIRE;
+	case NIC_FABSIM_ATOMIC:
+		return NIC_ATOMIC_HDR_WIRE;
+	case NIC_FABSIM_ATOMIC_RESP:
+		return NIC_ATOMIC_RESP_HDR_WIRE;
+	default:
+		return 0;
+	}
+}
+
 struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload)
 {
 	struct nic_pkt **free_list = owns_payload ? &world->free_owned_pkts
@@ -87,6 +103,10 @@ void nic_pkt_put(struct nic_world *world, struct nic_pkt *pkt)
 
 	if (--pkt->refs)
 		return;
+	if (pkt->rec_frame) {
+		nic_rec_frame_put(pkt->rec_frame);
+		pkt->rec_frame = NULL;
+	}
 	free_list = (pkt->flags & NIC_PKT_OWNS_PAYLOAD) ?
 			    &world->free_owned_pkts : &world->free_pkts;
 	pkt->next_free = *free_list;
@@ -110,10 +130,9 @@ void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt)
 	struct nic_world *world = nic->world;
 	nm_packet np = { 0 };
 
-	/* The fabsim header travels as payload. */
+	/* The fabsim header travels as payload, as the trace shows it. */
 	pkt->wire_bytes = pkt->payload_len + nic_pkt_header_bytes(pkt) +
-			  world->cfg.link.header_bytes +
-			  ((pkt->flags & NIC_PKT_FABSIM_HDR) ? NIC_FABSIM_HDR_WIRE : 0);
+			  world->cfg.link.header_bytes + nic_pkt_fabsim_bytes(pkt);
 	world->stats.packets_sent++;
 	world->stats.bytes_sent += pkt->wire_bytes;
 	if (pkt->flags & NIC_PKT_RETRANSMIT)
@@ -125,6 +144,8 @@ void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt)
 			nic_pkt_put(world, pkt);
 		return;
 	}
+	if (world->rec)
+		nic_record_transmit(world->rec, pkt);
 	/* One flow per queue-pair pair keeps ECMP from reordering it. */
 	np.flow = ((uint64_t)pkt->src.qpn << 40) ^ ((uint64_t)pkt->dst.host << 20) ^
 		  pkt->dst.qpn ^ ((uint64_t)pkt->src.host << 52);

@@ -40,6 +40,9 @@ static void track(void *ctx, const nm_trace_record *rec)
 	struct nic_world *world = ctx;
 	struct nic_pkt *pkt = rec->packet ? rec->packet->user_ptr : NULL;
 
+	/* Recording first: the packet record is still whole. */
+	if (world->rec)
+		nic_record_track(world->rec, rec);
 	switch (rec->kind) {
 	case NM_TRACE_TX_START:
 		/* Our port took a packet: the NIC may hand it the next. */
@@ -101,6 +104,7 @@ static void free_all_packets(struct nic_pkt *pkt)
 	while (pkt) {
 		struct nic_pkt *next = pkt->alloc_next;
 
+		nic_rec_frame_put(pkt->rec_frame);
 		free(pkt);
 		pkt = next;
 	}
@@ -110,6 +114,8 @@ void nic_world_destroy(struct nic_world *world)
 {
 	if (!world)
 		return;
+	nic_record_close(world->rec, NULL);
+	world->rec = NULL;
 	/* Packet records still in the network are freed with the rest. */
 	if (world->net)
 		nm_network_destroy(world->net);

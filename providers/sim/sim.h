@@ -81,6 +81,20 @@ extern struct fi_provider sim_prov;
  * the reason and returns -FI_EINVAL when something is wrong. */
 int sim_config_load(nm_config *cfg, struct nic_transport_params *transport);
 
+/* Recording (FI_SIM_PCAP*, or the JSON keys pcap, pcap_per_node,
+ * pcap_snaplen, pcap_log): strings malloc'd, path NULL when off. */
+struct sim_record_config {
+	char     *path;
+	char     *log_path;
+	bool      per_node;
+	uint32_t  snaplen;
+};
+
+/* sim_config_load, and the recording settings (record may be NULL). */
+int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
+			struct sim_record_config *record);
+void sim_record_config_free(struct sim_record_config *record);
+
 /* FI_SIM_MR_STRICT: refuse programs that do not register local buffers. */
 bool sim_mr_strict(void);
 

@@ -3,11 +3,16 @@
  *
  * Parameters: every key of the network model (FI_SIM_LINK_MTU, FI_SIM_SEED,
  * ... — netmodel/README.md has the table), FI_SIM_CONFIG (a JSON file they
- * may also come from) and the NIC's transport settings below. fi_info -e
- * lists them all. An FI_SIM_* variable that is none of these is rejected:
- * a misspelt setting must not be ignored.
+ * may also come from), the NIC's transport settings and the recording
+ * settings below. fi_info -e lists them all. An FI_SIM_* variable that is
+ * none of these is rejected: a misspelt setting must not be ignored.
+ *
+ * Recording (FI_SIM_PCAP, FI_SIM_PCAP_PER_NODE, FI_SIM_PCAP_SNAPLEN,
+ * FI_SIM_PCAP_LOG) may also come from the JSON file, as top-level keys
+ * "pcap", "pcap_per_node", "pcap_snaplen" and "pcap_log"; the variables win.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +31,8 @@ struct fi_provider sim_prov = {
 };
 
 /* The provider's own parameters (the model's come from netmodel). */
-enum param_kind { P_CONFIG, P_BOOL, P_NS, P_COUNT, P_RETRY, P_BYTES };
+enum param_kind { P_CONFIG, P_BOOL, P_NS, P_COUNT, P_RETRY, P_BYTES, P_STRING,
+		  P_SNAPLEN };
 
 static const struct sim_param {
 	const char *name;
@@ -61,6 +67,21 @@ static const struct sim_param {
 	  offsetof(struct nic_transport_params, unexpected_bytes),
 	  "buffer for messages that arrive before their receive "
 	  "(default 67108864)" },
+	{ "pcap", P_STRING, 0,
+	  "record everything the simulated NICs put on the wire into this "
+	  "pcap file: RoCEv2 frames, virtual time in nanoseconds, drops and "
+	  "retransmissions marked (traces/README.md); also the JSON key "
+	  "\"pcap\" (default: none)" },
+	{ "pcap_per_node", P_BOOL, 0,
+	  "with FI_SIM_PCAP: one file per host instead, FI_SIM_PCAP less a "
+	  "final .pcap then .<host>.pcap, with what the host sent and "
+	  "received (default: no)" },
+	{ "pcap_snaplen", P_SNAPLEN, 0,
+	  "with FI_SIM_PCAP: bytes kept of each frame, 0 for whole frames or "
+	  "128 (every header) to 262144 (default 0)" },
+	{ "pcap_log", P_STRING, 0,
+	  "with FI_SIM_PCAP: also this text file, one line per frame "
+	  "recorded, the NIC's own view of the packet (default: none)" },
 };
 
 static void param_upper(const char *name, char *buf, size_t len)
@@ -120,7 +141,8 @@ static int read_transport(struct nic_transport_params *tp)
 		size_t v = 0;
 		int iv = 0, ret;
 
-		if (p->kind == P_CONFIG || p->kind == P_BOOL)
+		if (p->kind == P_CONFIG || p->kind == P_BOOL ||
+		    p->kind == P_STRING || p->kind == P_SNAPLEN)
 			continue;
 		if (p->kind == P_RETRY) {
 			ret = fi_param_get_int(&sim_prov, p->name, &iv);
@@ -148,10 +170,133 @@ static int read_transport(struct nic_transport_params *tp)
 	return 0;
 }
 
-int sim_config_load(nm_config *cfg, struct nic_transport_params *transport)
+/* ---- Recording settings ------------------------------------------------------ */
+
+static const char *const pcap_keys[] = { "pcap", "pcap_per_node", "pcap_snaplen",
+					 "pcap_log" };
+
+void sim_record_config_free(struct sim_record_config *rc)
 {
+	free(rc->path);
+	free(rc->log_path);
+	memset(rc, 0, sizeof(*rc));
+}
+
+static int snaplen_ok(uint64_t v)
+{
+	return v == 0 || (v >= 128 && v <= 262144);
+}
+
+static int set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = v && v[0] ? strdup(v) : NULL;
+	return v && v[0] && !*dst ? -FI_ENOMEM : 0;
+}
+
+/* Takes the recording keys out of the JSON file: *rest is the text left for
+ * the network model, or NULL when the file has none of them (or is not
+ * JSON: the model's loader then says what is wrong with it). */
+static int json_record(const char *path, struct sim_record_config *rc,
+		       char **rest)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	bool found = false;
+	int ret = 0;
+
+	*rest = NULL;
+	if (!root)
+		return 0;
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return 0;
+	}
+	for (size_t i = 0; i < count_of(pcap_keys) && !ret; i++) {
+		json_t *v = json_object_get(root, pcap_keys[i]);
+		char *shown;
+
+		if (!v)
+			continue;
+		found = true;
+		if (i == 0 || i == 3) {
+			if (json_is_string(v))
+				ret = set_str(i ? &rc->log_path : &rc->path,
+					      json_string_value(v));
+			else
+				ret = -FI_EINVAL;
+		} else if (i == 1) {
+			if (json_is_boolean(v))
+				rc->per_node = json_is_true(v);
+			else
+				ret = -FI_EINVAL;
+		} else {
+			if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+			    snaplen_ok((uint64_t)json_integer_value(v)))
+				rc->snaplen = (uint32_t)json_integer_value(v);
+			else
+				ret = -FI_EINVAL;
+		}
+		if (ret == -FI_EINVAL) {
+			shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+			FI_WARN(&sim_prov, FI_LOG_CORE,
+				"config file %s: \"%s\": %s is not %s\n", path,
+				pcap_keys[i], shown ? shown : "?",
+				i == 0 || i == 3 ? "a string (a file name)" :
+				i == 1 ? "true or false" :
+				"0 (whole frames) or 128 (headers only) to 262144");
+			free(shown);
+		}
+		json_object_del(root, pcap_keys[i]);
+	}
+	if (!ret && found) {
+		*rest = json_dumps(root, JSON_COMPACT);
+		if (!*rest)
+			ret = -FI_ENOMEM;
+	}
+	json_decref(root);
+	return ret;
+}
+
+/* The variables, over what the JSON file said. */
+static int env_record(struct sim_record_config *rc)
+{
+	char *str = NULL;
+	int on = 0, ret;
+	size_t v;
+
+	ret = fi_param_get_str(&sim_prov, "pcap", &str);
+	if (!ret && set_str(&rc->path, str))
+		return -FI_ENOMEM;
+	ret = fi_param_get_str(&sim_prov, "pcap_log", &str);
+	if (!ret && set_str(&rc->log_path, str))
+		return -FI_ENOMEM;
+	ret = fi_param_get_bool(&sim_prov, "pcap_per_node", &on);
+	if (ret && ret != -FI_ENODATA)
+		return -FI_EINVAL; /* fi_param_get logged why */
+	if (!ret)
+		rc->per_node = on;
+	ret = fi_param_get_size_t(&sim_prov, "pcap_snaplen", &v);
+	if (ret && ret != -FI_ENODATA)
+		return -FI_EINVAL;
+	if (!ret) {
+		if (!snaplen_ok(v)) {
+			FI_WARN(&sim_prov, FI_LOG_CORE,
+				"FI_SIM_PCAP_SNAPLEN=%zu: must be 0 (whole frames) "
+				"or 128 (headers only) to 262144\n", v);
+			return -FI_EINVAL;
+		}
+		rc->snaplen = (uint32_t)v;
+	}
+	return 0;
+}
+
+int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
+			struct sim_record_config *record)
+{
+	struct sim_record_config rc = { 0 };
 	struct nic_transport_params tp;
-	char *json_path = NULL;
+	char *json_path = NULL, *rest = NULL;
 	nm_error err;
 	int ret;
 
@@ -159,19 +304,52 @@ int sim_config_load(nm_config *cfg, struct nic_transport_params *transport)
 	if (ret)
 		return ret;
 	fi_param_get_str(&sim_prov, "config", &json_path);
-	ret = nm_config_load(cfg, json_path, nm_env_getenv, NULL, &err);
+	if (json_path) {
+		ret = json_record(json_path, &rc, &rest);
+		if (ret)
+			goto out;
+	}
+	ret = rest ? nm_config_load_text(cfg, rest, nm_env_getenv, NULL, &err)
+		   : nm_config_load(cfg, json_path, nm_env_getenv, NULL, &err);
 	if (ret) {
-		FI_WARN(&sim_prov, FI_LOG_CORE, "configuration rejected: %s\n",
-			err.msg);
-		return ret == -ENOMEM ? -FI_ENOMEM : -FI_EINVAL;
+		FI_WARN(&sim_prov, FI_LOG_CORE, "configuration rejected: %s%s%s%s\n",
+			rest ? "config file " : "", rest ? json_path : "",
+			rest ? ": " : "", err.msg);
+		ret = ret == -ENOMEM ? -FI_ENOMEM : -FI_EINVAL;
+		goto out;
 	}
 	nic_transport_defaults(&tp);
 	ret = read_transport(&tp);
 	if (ret)
-		return ret;
+		goto out;
+	ret = env_record(&rc);
+	if (ret)
+		goto out;
+	if (!rc.path && (rc.log_path || rc.per_node || rc.snaplen)) {
+		FI_WARN(&sim_prov, FI_LOG_CORE,
+			"%s is set but FI_SIM_PCAP (or \"pcap\" in the config "
+			"file) is not: nothing would be recorded\n",
+			rc.log_path ? "FI_SIM_PCAP_LOG" :
+			rc.per_node ? "FI_SIM_PCAP_PER_NODE" :
+				      "FI_SIM_PCAP_SNAPLEN");
+		ret = -FI_EINVAL;
+		goto out;
+	}
 	if (transport)
 		*transport = tp;
-	return 0;
+	if (record) {
+		*record = rc;
+		memset(&rc, 0, sizeof(rc));
+	}
+out:
+	free(rest);
+	sim_record_config_free(&rc);
+	return ret;
+}
+
+int sim_config_load(nm_config *cfg, struct nic_transport_params *transport)
+{
+	return sim_config_load_all(cfg, transport, NULL);
 }
 
 /* The parameter name of a dotted model key: "link.mtu" -> "link_mtu". */
@@ -188,6 +366,7 @@ static void define_params(void)
 	for (size_t i = 0; i < count_of(sim_params); i++)
 		fi_param_define(&sim_prov, sim_params[i].name,
 				sim_params[i].kind == P_CONFIG ? FI_PARAM_STRING :
+				sim_params[i].kind == P_STRING ? FI_PARAM_STRING :
 				sim_params[i].kind == P_BOOL   ? FI_PARAM_BOOL :
 				sim_params[i].kind == P_RETRY  ? FI_PARAM_INT :
 								 FI_PARAM_SIZE_T,

@@ -14,6 +14,7 @@ static struct sim_world *worlds;
 int sim_world_get(const char *name, struct sim_world **out)
 {
 	struct nic_transport_params transport;
+	struct sim_record_config record = { 0 };
 	struct sim_world *w;
 	nm_config cfg;
 	nm_error err;
@@ -27,7 +28,7 @@ int sim_world_get(const char *name, struct sim_world **out)
 		w->refs++;
 		goto out;
 	}
-	ret = sim_config_load(&cfg, &transport);
+	ret = sim_config_load_all(&cfg, &transport, &record);
 	if (ret)
 		goto out;
 	w = calloc(1, sizeof(*w));
@@ -42,6 +43,26 @@ int sim_world_get(const char *name, struct sim_world **out)
 		free(w);
 		ret = sim_errno(ret);
 		goto out;
+	}
+	if (record.path) {
+		struct nic_record_params rp = {
+			.path = record.path,
+			.per_node = record.per_node,
+			.snaplen = record.snaplen,
+			.log_path = record.log_path,
+		};
+
+		ret = nic_world_record(w->nic, &rp, &err);
+		if (ret) {
+			FI_WARN(&sim_prov, FI_LOG_FABRIC, "FI_SIM_PCAP=%s: %s\n",
+				record.path, err.msg);
+			nic_world_destroy(w->nic);
+			free(w);
+			ret = sim_errno(ret);
+			goto out;
+		}
+		FI_INFO(&sim_prov, FI_LOG_FABRIC, "fabric %s: recording to %s%s\n",
+			name, record.path, record.per_node ? " (per node)" : "");
 	}
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->refs = 1;
@@ -64,6 +85,7 @@ int sim_world_get(const char *name, struct sim_world **out)
 		cfg.topology.hosts, (unsigned long long)cfg.seed);
 out:
 	pthread_mutex_unlock(&worlds_lock);
+	sim_record_config_free(&record);
 	if (!ret)
 		*out = w;
 	return ret;
@@ -79,6 +101,15 @@ void sim_world_put(struct sim_world *world)
 			p = &(*p)->next;
 		*p = world->next;
 		sim_vclock_detach(world);
+		{
+			nm_error err;
+
+			/* The trace files are complete once the fabric is
+			 * closed. */
+			if (nic_world_record_stop(world->nic, &err))
+				FI_WARN(&sim_prov, FI_LOG_FABRIC,
+					"fabric %s: %s\n", world->name, err.msg);
+		}
 		nic_world_destroy(world->nic);
 		pthread_cond_destroy(&world->activity);
 		sim_threads_fini(world);

@@ -13,19 +13,9 @@
 #include <string.h>
 
 #include <fabsim/fi_stubs.h>
+#include <fabsim/util.h>
 
 #include "sim.h"
-
-static size_t entry_size(enum fi_cq_format format)
-{
-	switch (format) {
-	case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
-	case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
-	case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
-	case FI_CQ_FORMAT_TAGGED: return sizeof(struct fi_cq_tagged_entry);
-	default: return 0;
-	}
-}
 
 static void format_entry(const struct sim_cq *cq, const struct sim_cqe *e,
 			 void *out)
@@ -39,8 +29,7 @@ static void format_entry(const struct sim_cq *cq, const struct sim_cqe *e,
 		.tag = e->tag,
 	};
 
-	/* Each format is a prefix of the tagged one. */
-	memcpy(out, &full, entry_size(cq->attr.format));
+	fabsim_cq_entry_write(cq->attr.format, &full, out);
 }
 
 /* ---- Wait object ------------------------------------------------------------------- */
@@ -133,7 +122,7 @@ static ssize_t take(struct sim_cq *cq, void *buf, size_t count,
 		    fi_addr_t *src_addr)
 {
 	size_t n = count < cq->count ? count : cq->count;
-	size_t esize = entry_size(cq->attr.format);
+	size_t esize = fabsim_cq_entry_size(cq->attr.format);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_cqe *e = &cq->ring[cq->head];
@@ -348,35 +337,14 @@ static struct fi_ops_cq cq_ops = {
 
 static int check_attr(struct fi_cq_attr *attr)
 {
-	if (attr->flags & ~FI_AFFINITY)
-		return -FI_EBADFLAGS;
-	if (attr->format == FI_CQ_FORMAT_UNSPEC)
-		attr->format = FI_CQ_FORMAT_CONTEXT;
-	if (!entry_size(attr->format)) {
-		FI_WARN(&sim_prov, FI_LOG_CQ, "fi_cq_open: format %d unknown\n",
-			(int)attr->format);
-		return -FI_EINVAL;
-	}
-	if (attr->size > SIM_CQ_MAX_SIZE) {
+	int ret = fabsim_cq_check_attr(&sim_prov, attr, FI_AFFINITY);
+
+	if (!ret && attr->size > SIM_CQ_MAX_SIZE) {
 		FI_WARN(&sim_prov, FI_LOG_CQ, "fi_cq_open: size %zu above the "
 			"NIC's %d entries\n", attr->size, SIM_CQ_MAX_SIZE);
 		return -FI_EINVAL;
 	}
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		break;
-	default:
-		FI_WARN(&sim_prov, FI_LOG_CQ, "fi_cq_open: wait object %d not "
-			"supported (use FI_WAIT_NONE, UNSPEC or FD)\n",
-			(int)attr->wait_obj);
-		return -FI_ENOSYS;
-	}
-	if (attr->wait_cond != FI_CQ_COND_NONE &&
-	    attr->wait_cond != FI_CQ_COND_THRESHOLD)
-		return -FI_EINVAL;
-	return 0;
+	return ret;
 }
 
 int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,

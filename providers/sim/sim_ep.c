@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <fabsim/fi_stubs.h>
+#include <fabsim/util.h>
 
 #include "sim_xfer.h"
 
@@ -175,21 +176,9 @@ static int ep_control(struct fid *fid, int command, void *arg)
 		ret = ep_enable(ep);
 		break;
 	case FI_GETOPSFLAG:
-		if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)))
-			ret = -FI_EINVAL;
-		else
-			*flags = (*flags & FI_TRANSMIT) ? ep->tx_op_flags
-							: ep->rx_op_flags;
-		break;
 	case FI_SETOPSFLAG:
-		if (!flags)
-			ret = -FI_EINVAL;
-		else if (*flags & FI_TRANSMIT)
-			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
-		else if (*flags & FI_RECV)
-			ep->rx_op_flags = *flags & ~FI_RECV;
-		else
-			ret = -FI_EINVAL;
+		ret = fabsim_ep_opsflag(command, flags, &ep->tx_op_flags,
+					&ep->rx_op_flags);
 		break;
 	case FI_ALIAS:
 		alias = arg;

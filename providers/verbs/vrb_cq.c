@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <fabsim/fi_stubs.h>
+#include <fabsim/util.h>
 
 #include "verbs.h"
 
@@ -182,7 +183,7 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count,
 			   fi_addr_t *src_addr)
 {
 	struct vrb_cq *cq = container_of(fid, struct vrb_cq, cq_fid);
-	size_t esize = vrb_cq_entry_size(cq->attr.format), n = 0;
+	size_t esize = fabsim_cq_entry_size(cq->attr.format), n = 0;
 	ssize_t ret;
 
 	if (count && !buf)
@@ -452,33 +453,6 @@ static struct fi_ops_cq cq_ops = {
 	.strerror = cq_strerror,
 };
 
-static int check_attr(struct fi_cq_attr *attr)
-{
-	if (attr->flags)
-		return -FI_EBADFLAGS;
-	if (attr->format == FI_CQ_FORMAT_UNSPEC)
-		attr->format = FI_CQ_FORMAT_CONTEXT;
-	if (!vrb_cq_entry_size(attr->format)) {
-		FI_WARN(&vrb_prov, FI_LOG_CQ, "fi_cq_open: format %d unknown\n",
-			(int)attr->format);
-		return -FI_EINVAL;
-	}
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		break;
-	default:
-		FI_WARN(&vrb_prov, FI_LOG_CQ, "fi_cq_open: wait object %d not "
-			"supported (FI_WAIT_NONE, UNSPEC or FD)\n",
-			(int)attr->wait_obj);
-		return -FI_ENOSYS;
-	}
-	if (attr->wait_cond != FI_CQ_COND_NONE &&
-	    attr->wait_cond != FI_CQ_COND_THRESHOLD)
-		return -FI_EINVAL;
-	return 0;
-}
 
 int vrb_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **out, void *context)
@@ -490,7 +464,7 @@ int vrb_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 
 	if (!attr || !out)
 		return -FI_EINVAL;
-	ret = check_attr(attr);
+	ret = fabsim_cq_check_attr(&vrb_prov, attr, 0);
 	if (ret)
 		return ret;
 	cq = calloc(1, sizeof(*cq));

@@ -143,9 +143,7 @@ void vrb_wc_to_cqe(const struct ibv_wc *wc, const struct vrb_op_info *op,
 void vrb_wc_to_err(const struct ibv_wc *wc, const struct vrb_op_info *op,
 		   struct fi_cq_err_entry *out);
 
-/* Bytes of one entry of a CQ format; 0 for an unknown format. */
-size_t vrb_cq_entry_size(enum fi_cq_format format);
-/* Writes e in `format` to out (vrb_cq_entry_size(format) bytes). */
+/* Writes e in `format` to out (fabsim_cq_entry_size(format) bytes). */
 void vrb_cqe_write(enum fi_cq_format format, const struct vrb_cqe *e,
 		   void *out);
 

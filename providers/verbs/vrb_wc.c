@@ -10,6 +10,8 @@
 
 #include <rdma/fi_errno.h>
 
+#include <fabsim/util.h>
+
 #include "vrb_translate.h"
 
 uint64_t vrb_op_flags(enum vrb_op_kind kind)
@@ -82,17 +84,6 @@ void vrb_wc_to_err(const struct ibv_wc *wc, const struct vrb_op_info *op,
 	out->prov_errno = (int)wc->status;
 }
 
-size_t vrb_cq_entry_size(enum fi_cq_format format)
-{
-	switch (format) {
-	case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
-	case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
-	case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
-	case FI_CQ_FORMAT_TAGGED: return sizeof(struct fi_cq_tagged_entry);
-	default: return 0;
-	}
-}
-
 void vrb_cqe_write(enum fi_cq_format format, const struct vrb_cqe *e,
 		   void *out)
 {
@@ -105,6 +96,5 @@ void vrb_cqe_write(enum fi_cq_format format, const struct vrb_cqe *e,
 		.tag = e->tag,
 	};
 
-	/* Each format is a prefix of the tagged one (fi_cq(3)). */
-	memcpy(out, &full, vrb_cq_entry_size(format));
+	fabsim_cq_entry_write(format, &full, out);
 }

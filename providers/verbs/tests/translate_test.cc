@@ -217,18 +217,6 @@ TEST_F(WcTest, RecordPointersAreRecognised)
 			vrb_wr_id_unsignaled((vrb_op_kind)k)));
 }
 
-TEST(CqFormat, SizesAreLibfabricStructs)
-{
-	EXPECT_EQ(vrb_cq_entry_size(FI_CQ_FORMAT_CONTEXT), sizeof(fi_cq_entry));
-	EXPECT_EQ(vrb_cq_entry_size(FI_CQ_FORMAT_MSG), sizeof(fi_cq_msg_entry));
-	EXPECT_EQ(vrb_cq_entry_size(FI_CQ_FORMAT_DATA),
-		  sizeof(fi_cq_data_entry));
-	EXPECT_EQ(vrb_cq_entry_size(FI_CQ_FORMAT_TAGGED),
-		  sizeof(fi_cq_tagged_entry));
-	EXPECT_EQ(vrb_cq_entry_size(FI_CQ_FORMAT_UNSPEC), 0u);
-	EXPECT_EQ(vrb_cq_entry_size((fi_cq_format)77), 0u);
-}
-
 TEST(CqFormat, EveryFormatWritesItsFieldsAndNoMore)
 {
 	int ctx;

@@ -1,0 +1,78 @@
+// What providers share (fabsim/util.h), checked against fi_cq(3) and
+// fi_endpoint(3).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <fabsim/util.h>
+
+namespace {
+
+TEST(CqFormat, SizesAreLibfabricStructs)
+{
+	EXPECT_EQ(fabsim_cq_entry_size(FI_CQ_FORMAT_CONTEXT), sizeof(fi_cq_entry));
+	EXPECT_EQ(fabsim_cq_entry_size(FI_CQ_FORMAT_MSG), sizeof(fi_cq_msg_entry));
+	EXPECT_EQ(fabsim_cq_entry_size(FI_CQ_FORMAT_DATA),
+		  sizeof(fi_cq_data_entry));
+	EXPECT_EQ(fabsim_cq_entry_size(FI_CQ_FORMAT_TAGGED),
+		  sizeof(fi_cq_tagged_entry));
+	EXPECT_EQ(fabsim_cq_entry_size(FI_CQ_FORMAT_UNSPEC), 0u);
+	EXPECT_EQ(fabsim_cq_entry_size((fi_cq_format)77), 0u);
+}
+
+TEST(CqFormat, AnEntryWritesItsFieldsAndNoMore)
+{
+	int ctx;
+	fi_cq_tagged_entry e = {&ctx, FI_RECV | FI_MSG, 5, nullptr, 9, 3};
+	unsigned char raw[sizeof(fi_cq_tagged_entry) + 8];
+	memset(raw, 0xee, sizeof(raw));
+	fabsim_cq_entry_write(FI_CQ_FORMAT_MSG, &e, raw);
+	auto *m = (fi_cq_msg_entry *)raw;
+	EXPECT_EQ(m->op_context, &ctx);
+	EXPECT_EQ(m->len, 5u);
+	EXPECT_EQ(raw[sizeof(fi_cq_msg_entry)], 0xee);
+}
+
+struct fi_provider test_prov = {};
+
+TEST(CqAttr, TheChecksOfFiCqOpen)
+{
+	fi_cq_attr a = {};
+	EXPECT_EQ(fabsim_cq_check_attr(&test_prov, &a, 0), 0);
+	EXPECT_EQ(a.format, FI_CQ_FORMAT_CONTEXT); // UNSPEC chooses
+	a.flags = FI_AFFINITY;
+	EXPECT_EQ(fabsim_cq_check_attr(&test_prov, &a, 0), -FI_EBADFLAGS);
+	EXPECT_EQ(fabsim_cq_check_attr(&test_prov, &a, FI_AFFINITY), 0);
+	a = {};
+	a.format = (fi_cq_format)77;
+	EXPECT_EQ(fabsim_cq_check_attr(&test_prov, &a, 0), -FI_EINVAL);
+	a = {};
+	a.wait_obj = FI_WAIT_MUTEX_COND;
+	EXPECT_EQ(fabsim_cq_check_attr(&test_prov, &a, 0), -FI_ENOSYS);
+	a = {};
+	a.wait_cond = (fi_cq_wait_cond)9;
+	EXPECT_EQ(fabsim_cq_check_attr(&test_prov, &a, 0), -FI_EINVAL);
+}
+
+TEST(EpOpsFlag, GetAndSetTheDefaultFlagsOfEitherSide)
+{
+	uint64_t tx = FI_COMPLETION, rx = 0, f;
+	f = FI_TRANSMIT;
+	ASSERT_EQ(fabsim_ep_opsflag(FI_GETOPSFLAG, &f, &tx, &rx), 0);
+	EXPECT_EQ(f, (uint64_t)FI_COMPLETION);
+	f = FI_RECV | FI_MULTI_RECV;
+	ASSERT_EQ(fabsim_ep_opsflag(FI_SETOPSFLAG, &f, &tx, &rx), 0);
+	EXPECT_EQ(rx, (uint64_t)FI_MULTI_RECV);
+	EXPECT_EQ(tx, (uint64_t)FI_COMPLETION);
+	f = 0;
+	EXPECT_EQ(fabsim_ep_opsflag(FI_GETOPSFLAG, &f, &tx, &rx), -FI_EINVAL);
+	EXPECT_EQ(fabsim_ep_opsflag(FI_SETOPSFLAG, &f, &tx, &rx), -FI_EINVAL);
+	EXPECT_EQ(fabsim_ep_opsflag(FI_GETOPSFLAG, nullptr, &tx, &rx),
+		  -FI_EINVAL);
+	EXPECT_EQ(fabsim_ep_opsflag(FI_ENABLE, &f, &tx, &rx), -FI_ENOSYS);
+}
+
+} // namespace

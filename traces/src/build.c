@@ -282,3 +282,63 @@ int tr_packet_build(const tr_packet *p, uint8_t *buf, size_t cap, tr_error *err)
 		udp6_checksum(buf + l3);
 	return (int)(off + TR_ICRC_LEN);
 }
+
+/* The headers of any frame fit here: Ethernet, 2 VLAN tags, IPv6, UDP, the longest transport
+ * headers and the fabsim headers. */
+#define HEAD_MAX 256u
+
+int tr_packet_build_prefix(const tr_packet *p, uint8_t *buf, size_t cap, uint32_t limit,
+			   tr_error *err)
+{
+	const tr_opcode_info *op = tr_opcode(p->opcode);
+	uint8_t head[HEAD_MAX];
+	uint32_t need, l3, bth_off, tlen, off, n;
+	uint8_t *bth;
+	int ret;
+
+	need = (uint32_t)tr_packet_frame_len(p);
+	/* Whole frames, frames cut inside their ICRC and IPv6 (whose UDP checksum covers
+	 * everything) are built whole. */
+	if (!op || p->ip_version != 4 || limit + TR_ICRC_LEN >= need)
+		return tr_packet_build(p, buf, cap, err);
+	ret = validate(p, op, err);
+	if (ret)
+		return ret;
+	if (limit > cap)
+		return tr_error_set(err, -ENOSPC, "frame prefix of %u bytes, buffer holds %zu", limit,
+				    cap);
+	tlen = transport_len(p, op);
+	l3 = write_link(p, head);
+	bth_off = write_ip_udp(p, head, l3, tlen);
+	bth = head + bth_off;
+	bth[0] = p->opcode;
+	bth[1] = (uint8_t)((p->se ? 0x80 : 0) | (p->migreq ? 0x40 : 0) |
+			   ((4u - ((tag_len(p) + p->payload_len) & 3u)) & 3u) << 4 | p->tver);
+	wr16(bth + 2, p->pkey);
+	bth[4] = p->bth_resv8a;
+	wr24(bth + 5, p->dest_qp);
+	bth[8] = p->ack_req ? 0x80 : 0;
+	wr24(bth + 9, p->psn);
+	write_ext_headers(p, op, bth);
+	off = bth_off + op->hdr_len;
+	if (p->flags & TR_PKT_TAGHDR) {
+		tr_taghdr_encode(head + off, p->tag.tag, p->tag.flags);
+		off += TR_TAG_LEN;
+	}
+	if (p->flags & TR_PKT_ATOMICHDR) {
+		tr_atomichdr_encode(head + off, &p->atomic_hdr);
+		off += tr_atomichdr_len(&p->atomic_hdr);
+	}
+	n = off < limit ? off : limit;
+	memcpy(buf, head, n);
+	if (limit > off) {
+		/* payload, then the pad: the ICRC lies beyond the limit */
+		uint32_t data = limit - off < p->payload_len ? limit - off : p->payload_len;
+
+		if (data)
+			memcpy(buf + off, p->payload, data);
+		if (off + data < limit)
+			memset(buf + off + data, 0, limit - off - data);
+	}
+	return (int)need;
+}

@@ -3,6 +3,8 @@
 // Also: management datagrams (UD SEND to QP 1) build, data to QP 1 does not.
 #include "traces/tests/test_util.h"
 
+#include <algorithm>
+
 extern "C" {
 #include "traces/tr_atomichdr.h"
 }
@@ -112,6 +114,43 @@ TEST(AtomicHeader, BuilderRules) {
   EXPECT_EQ(-EINVAL, tr_packet_build(&p, buf.data(), buf.size(), &err));
   p = trtest::Pkt(0x64, 0, 0);
   EXPECT_EQ(-EINVAL, tr_packet_build(&p, buf.data(), buf.size(), &err));
+}
+
+// tr_packet_build_prefix: the first bytes of the frame, whatever the headers, for every limit.
+TEST(BuildPrefix, IsTheStartOfTheWholeFrame) {
+  Bytes pay = trtest::Payload(3000);
+  std::vector<tr_packet> pkts;
+  for (uint8_t op : {0x00, 0x04, 0x06, 0x0b, 0x0c, 0x0d, 0x11, 0x12, 0x13, 0x64}) {
+    tr_packet p = trtest::Pkt(op, op == 0x64 ? 1 : 0x22, 77);
+    const tr_opcode_info* info = tr_opcode(op);
+    if (info->has_payload) {
+      p.payload = pay.data();
+      p.payload_len = info->pos == TR_POS_FIRST ? 1024 : 301;
+    }
+    if (op == 0x00) {
+      p.flags |= TR_PKT_TAGHDR;
+      p.tag.tag = 0x1234;
+      p.payload_len = 1024 - TR_TAG_LEN;
+    }
+    if (op == 0x04) {
+      p.flags |= TR_PKT_ATOMICHDR;
+      p.atomic_hdr = Request();
+      p.payload_len = 24;
+    }
+    pkts.push_back(p);
+  }
+  for (const tr_packet& p : pkts) {
+    Bytes whole = trtest::Build(p);
+    for (uint32_t limit : {14u, 60u, 128u, 200u, 1000u, 65535u}) {
+      Bytes cut(std::max<size_t>(whole.size(), limit) + 8, 0xEE);
+      tr_error err;
+      int n = tr_packet_build_prefix(&p, cut.data(), cut.size(), limit, &err);
+      ASSERT_EQ(static_cast<int>(whole.size()), n) << err.msg;
+      size_t keep = std::min<size_t>(limit, whole.size());
+      EXPECT_EQ(0, memcmp(whole.data(), cut.data(), keep))
+          << "opcode " << int(p.opcode) << " limit " << limit;
+    }
+  }
 }
 
 // A fabsim atomic (request, its answer) in a trace: an atomic message, an atomic latency, clean.

@@ -281,16 +281,21 @@ void nic_record_transmit(struct nic_recorder *rec, struct nic_pkt *pkt)
 		fail(rec, -ENOMEM, "a frame", "out of memory");
 		return;
 	}
-	/* Whole frames are built in place; cut ones need the whole first
-	 * (the ICRC is over everything). */
-	built = caplen == len ? tr_packet_build(&p, frame->data, len, &err)
-			      : tr_packet_build(&p, rec->scratch, TR_FRAME_MAX, &err);
+	/* Whole frames are built in place, cut ones up to the cut (their
+	 * ICRC is not computed); one cut inside its ICRC is built whole. */
+	if (caplen == len)
+		built = tr_packet_build(&p, frame->data, len, &err);
+	else if (len > caplen + 4)
+		built = tr_packet_build_prefix(&p, frame->data, caplen, caplen,
+					       &err);
+	else
+		built = tr_packet_build(&p, rec->scratch, TR_FRAME_MAX, &err);
 	if (built < 0) {
 		fail(rec, built, "building a frame", err.msg);
 		free(frame);
 		return;
 	}
-	if (caplen != len)
+	if (caplen != len && len <= caplen + 4)
 		memcpy(frame->data, rec->scratch, caplen);
 	frame->refs = 1;
 	frame->len = (uint32_t)len;
@@ -629,13 +634,14 @@ static void pairs_flush(struct nic_recorder *rec)
 		pair_advance(rec, q);
 	}
 	for (size_t k = 0; k < rec->cappairs; k++) {
-		if (rec->pairs[k]) {
-			for (uint64_t id = rec->pairs[k]->head;
-			     id != rec->pairs[k]->tail; id++)
-				nic_rec_frame_put(rec->pairs[k]->ring[id & (rec->pairs[k]->cap - 1)].frame);
-			free(rec->pairs[k]->ring);
-			free(rec->pairs[k]);
-		}
+		struct rec_pair *q = rec->pairs[k];
+
+		if (!q)
+			continue;
+		for (uint64_t id = q->head; id != q->tail; id++)
+			nic_rec_frame_put(q->ring[id & (q->cap - 1)].frame);
+		free(q->ring);
+		free(q);
 	}
 	free(all);
 	free(rec->pairs);

@@ -195,6 +195,14 @@ size_t tr_packet_frame_len(const tr_packet *p);
  * or -ENOSPC (buf too small), with a message. */
 int tr_packet_build(const tr_packet *p, uint8_t *buf, size_t cap, tr_error *err);
 
+/* The first `limit` bytes of the frame tr_packet_build would write (the whole frame when it is
+ * shorter), for a capture with that snap length: when the ICRC lies beyond the limit it is not
+ * computed, nor is the rest of the payload copied. Returns the whole frame's length, or the
+ * errors of tr_packet_build. cap must hold `limit` bytes, or the whole frame when the limit cuts
+ * into its ICRC or the frame is IPv6 (then it is built whole). */
+int tr_packet_build_prefix(const tr_packet *p, uint8_t *buf, size_t cap, uint32_t limit,
+			   tr_error *err);
+
 /* The UDP source port the simulator gives a QP: stable per QP, always >= 0xC000 (a low port
  * makes tshark try another protocol first, see WIRE.md). */
 static inline uint16_t tr_udp_sport_for_qp(uint32_t qpn)

@@ -638,6 +638,9 @@ TEST(Record, DatagramsCarryADeth)
 		EXPECT_EQ("100", l["op"]);
 		EXPECT_TRUE(l.has("deth"));
 	}
+	// A UD QP numbers its packets: consecutive PSNs.
+	EXPECT_EQ(std::stoul(lines[1]["psn"]), std::stoul(lines[0]["psn"]) + 1);
+	EXPECT_EQ(std::stoul(lines[2]["psn"]), std::stoul(lines[1]["psn"]) + 1);
 	ExpectCheckClean(pcap);
 	REQUIRE_TSHARK();
 	ExpectClean(pcap);

@@ -211,8 +211,10 @@ Scenario::~Scenario()
 fid_mr *Scenario::reg(int node, void *buf, size_t len, uint64_t access)
 {
 	fid_mr *mr = nullptr;
-	if (fi_mr_reg(nodes_[node].domain, buf, len, access, 0, 0, 0, &mr,
-		      nullptr))
+	// A key of our own for each region, for the modes where the
+	// application chooses keys (ignored under FI_MR_PROV_KEY).
+	if (fi_mr_reg(nodes_[node].domain, buf, len, access, 0, next_key_++, 0,
+		      &mr, nullptr))
 		return nullptr;
 	mrs_.push_back(mr);
 	return mr;

@@ -89,6 +89,7 @@ private:
 	std::vector<fi_info *> node_info_; // MSG: each node's, with its address
 	std::vector<Node> nodes_;
 	std::vector<fid_mr *> mrs_;
+	uint64_t next_key_ = 1;
 	fabsim_ops_v1 *ext_ = nullptr;
 	std::map<std::string, std::string> saved_env_;
 };

@@ -161,6 +161,7 @@ struct nic {
 	int                 refs;
 	nic_mad_fn          mad_fn;
 	void               *mad_ctx;
+	uint32_t            mad_psn;     /* QP1's next send PSN */
 	uint32_t            host;
 	struct in_addr      ipv4;
 	struct nic_qp_table qps;
@@ -288,6 +289,7 @@ struct nic_qp {
 	struct nic_peer       rc_peer;
 	bool                  rc_connected;
 	bool                  in_error;
+	uint32_t              ud_psn;     /* UD: next send PSN (24 bits) */
 	struct nic_flow     **flows;      /* hash by peer */
 	size_t                flow_slots;
 	size_t                flow_count;

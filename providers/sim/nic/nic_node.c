@@ -143,6 +143,8 @@ int nic_send_mad(struct nic *nic, uint32_t dst_host, const void *mad,
 	pkt->dst.host = dst_host;
 	pkt->dst.qpn = 1;
 	pkt->qkey = NIC_GSI_QKEY;
+	pkt->psn = nic->mad_psn;
+	nic->mad_psn = (nic->mad_psn + 1) & 0xffffff;
 	memcpy(pkt->owned, mad, len);
 	pkt->payload_len = (uint32_t)len;
 	nic_tx_raw(nic, pkt);

@@ -45,6 +45,10 @@ static void ud_ready(nm_engine *engine, void *ctx, uint64_t arg)
 	pkt->src_qp_gen = qp->gen;
 	pkt->dst = w->wr.peer;
 	pkt->qkey = NIC_UD_QKEY;
+	/* A UD QP numbers its packets too (IBA 9.7.6.1.1), though nobody
+	 * acknowledges them. */
+	pkt->psn = qp->ud_psn;
+	qp->ud_psn = (qp->ud_psn + 1) & 0xffffff;
 	pkt->imm = w->wr.imm;
 	gather(&w->wr, pkt->owned);
 	pkt->payload_len = (uint32_t)w->len;

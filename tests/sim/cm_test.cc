@@ -224,8 +224,9 @@ protected:
 	ssize_t completion(int i, fi_cq_msg_entry *e, fi_cq_err_entry *err)
 	{
 		ssize_t r = fi_cq_sread(node(i).cq, e, 1, nullptr, kWaitMs);
-		if (r == -FI_EAVAIL)
+		if (r == -FI_EAVAIL) {
 			EXPECT_EQ(fi_cq_readerr(node(i).cq, err, 0), 1);
+		}
 		return r;
 	}
 

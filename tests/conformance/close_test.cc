@@ -2,7 +2,9 @@
 // stays usable (fi_domain(3), fi_cq(3), fi_av(3), fi_eq(3), fi_cntr(3),
 // fi_mr(3), fi_endpoint(3)); closing in the right order succeeds. An
 // endpoint is bound to an AV (RDM) or to an EQ (MSG).
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "harness.h"
 
@@ -77,13 +79,17 @@ class CloseTest : public ::testing::Test {
 		fid_av* av = OpenAv();
 		return av ? &av->fid : nullptr;
 	}
-	fid_cntr* OpenCntr()
+	// A counter; NULL with *none set to the reason (and nothing failed)
+	// when the provider offers no counters (NoCounters).
+	fid_cntr* OpenCntr(std::string* none = nullptr)
 	{
 		fi_cntr_attr a;
 		memset(&a, 0, sizeof(a));
 		a.events = FI_CNTR_EVENTS_COMP;
 		fid_cntr* c = nullptr;
 		int r = fi_cntr_open(domain, &a, &c, nullptr);
+		if (none && NoCounters(info, r, none))
+			return nullptr;
 		EXPECT_EQ(r, 0) << Err(r);
 		return c;
 	}
@@ -162,7 +168,10 @@ TEST_F(CloseTest, DomainBusyWhileAvOpen)
 TEST_F(CloseTest, DomainBusyWhileCounterOpen)
 {
 	CONF_SKIP_IF_DEVIATION("close.domain_busy");
-	fid_cntr* c = OpenCntr();
+	std::string none;
+	fid_cntr* c = OpenCntr(&none);
+	if (!none.empty())
+		GTEST_SKIP() << none;
 	ASSERT_NE(c, nullptr);
 	EXPECT_BUSY(&domain->fid);
 	CONF_OK(fi_close(&c->fid));
@@ -252,9 +261,12 @@ TEST_F(CloseTest, EqBusyWhileBoundToPassiveEndpoint)
 
 TEST_F(CloseTest, CounterBusyWhileBoundToEndpoint)
 {
+	std::string none;
+	fid_cntr* c = OpenCntr(&none);
+	if (!none.empty())
+		GTEST_SKIP() << none;
 	fid_cq* cq = OpenCq();
 	fid* av = OpenAddressing();
-	fid_cntr* c = OpenCntr();
 	ASSERT_TRUE(cq && av && c);
 	fid_ep* ep = OpenBoundEp(cq, av, c);
 	ASSERT_NE(ep, nullptr);
@@ -292,16 +304,21 @@ TEST_F(CloseTest, MemoryRegionBusyWhileBoundToEndpoint)
 
 // Children closed first, the parent closes cleanly (fi_close returns 0 on
 // every object; checked in TearDown for domain and fabric).
+// (Without the counter where the provider offers none.)
 TEST_F(CloseTest, ChildrenFirstThenParentCloses)
 {
 	fid_cq* cq = OpenCq();
 	fid* av = OpenAddressing();
-	fid_cntr* c = OpenCntr();
-	ASSERT_TRUE(cq && av && c);
+	std::string none;
+	fid_cntr* c = OpenCntr(&none);
+	if (!none.empty())
+		printf("closing without a counter: the %s\n", none.c_str());
+	ASSERT_TRUE(cq && av && (c || !none.empty()));
 	fid_ep* ep = OpenBoundEp(cq, av, c);
 	ASSERT_NE(ep, nullptr);
 	CONF_OK(fi_close(&ep->fid));
-	CONF_OK(fi_close(&c->fid));
+	if (c)
+		CONF_OK(fi_close(&c->fid));
 	CONF_OK(fi_close(av));
 	CONF_OK(fi_close(&cq->fid));
 }

@@ -116,6 +116,14 @@ const char* Deviation(const char* id);
 // fi_strerror of a negative or positive code, for messages.
 std::string Err(long code);
 
+// Whether a failed fi_cntr_open (returning ret) means the provider offers
+// no counters, which fi_domain(3) leaves to it: it reports none
+// (domain_attr->cntr_cnt 0) and fi_cntr_open answers -FI_ENOSYS
+// (fi_errno(3): "Function not implemented"). Then *why is the reason to
+// print when skipping. Either alone is not enough: providers that report
+// cntr_cnt 0 (tcp) still open counters, and they are tested.
+bool NoCounters(const fi_info* info, long ret, std::string* why);
+
 // ---- Completions ------------------------------------------------------------
 
 // One completion in a format-independent shape. Fields the CQ format does
@@ -469,6 +477,30 @@ class RdmTest : public ::testing::Test {
 // Posts a data-transfer call, retrying while it returns -FI_EAGAIN (with
 // progress), bounded. Expands to the final return value.
 long PostRetry(World& w, const std::function<long()>& post);
+
+// fi_cancel is optional: a provider that cannot take back a posted
+// operation answers -FI_ENOSYS (fi_errno(3): "Function not implemented"),
+// as libfabric's verbs provider does. Cancels ctx on ep, asserting 0, or
+// skips the test on -FI_ENOSYS.
+#define CONF_CANCEL(ep, ctx)                                                \
+	do {                                                                \
+		long r_ = fi_cancel(&(ep)->fid, (ctx));                     \
+		if (r_ == -FI_ENOSYS)                                       \
+			GTEST_SKIP() << "[" << ::conf::Provider()           \
+				     << "] fi_cancel is not implemented: "  \
+				     << ::conf::Err(r_);                    \
+		ASSERT_EQ(r_, 0) << "fi_cancel: " << ::conf::Err(r_);       \
+	} while (0)
+
+// Makes a posted receive complete in error, for tests about error entries
+// rather than about cancelling: the receive with context rc, posted on
+// node r's endpoint to node s with a buffer of posted_len bytes, is
+// cancelled (FI_ECANCELED, fi_endpoint(3)); where the provider does not
+// implement fi_cancel (-FI_ENOSYS), node s sends it a message 16 B longer
+// than its buffer instead (FI_ETRUNC: fi_cq(3) "the received message has
+// overrun the available buffer space and has been truncated"). Returns the
+// err the error entry must carry, 0 after a test failure.
+int FailReceive(World& w, int r, int s, fi_context2* rc, size_t posted_len);
 
 // Posts with PostRetry and asserts 0.
 #define CONF_POST(call)                                                     \

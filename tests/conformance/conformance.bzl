@@ -41,6 +41,22 @@ MSG_REFERENCES = ["sockets_msg", "tcp_msg"]
 # crash). Those runs are exclusive: Bazel runs them one at a time.
 EXCLUSIVE = ["shm"]
 
+# The verbs face of the simulated NIC (providers/sim_verbs), which the verbs
+# runs load in place of rdma-core.
+FACE_IBVERBS = "//providers/sim_verbs:libibverbs.so.1"
+FACE_RDMACM = "//providers/sim_verbs:librdmacm.so.1"
+
+# name_verbs_msg: the verbs provider over FI_EP_MSG on two simulated RoCE
+# NICs (10.0.0.1 and 10.0.0.2).
+VERBS_MSG_ENV = {
+    "CONFORMANCE_PROVIDER": "verbs",
+    "CONFORMANCE_EP_TYPE": "msg",
+    "FI_PROVIDER": "verbs",
+    "FI_VERBS_IBVERBS_LIB": "$(rootpath %s)" % FACE_IBVERBS,
+    "FI_VERBS_RDMACM_LIB": "$(rootpath %s)" % FACE_RDMACM,
+    "FABSIM_VERBS_DEVICES": "2",
+}
+
 def conformance_test(name, srcs, size = "small", extra = [], rdm = True,
                      msg = False):
     """One reference cc_test per reference run, and fabsim cc_tests.
@@ -53,6 +69,8 @@ def conformance_test(name, srcs, size = "small", extra = [], rdm = True,
     run with FI_PROVIDER=sim (when rdm).
     name_sim_msg: the same over FI_EP_MSG (CONFORMANCE_EP_TYPE=msg; when
     msg).
+    name_verbs_msg: the same over FI_EP_MSG with the verbs provider on the
+    verbs face of the simulated NIC (when msg).
     """
     refs = (DEFAULT_REFERENCES + extra if rdm else []) + \
            (MSG_REFERENCES if msg else [])
@@ -86,6 +104,25 @@ def conformance_test(name, srcs, size = "small", extra = [], rdm = True,
             size = size,
             srcs = srcs,
             env = env,
+            deps = [
+                ":harness_sim",
+                "//api:headers",
+                "//api:libfabric",
+                "//third_party:gtest_main",
+            ],
+        )
+    if msg:
+        # The verbs provider over the verbs face of the simulated NIC:
+        # the same binary as name_sim_msg; libfabric.so.1 dlopens the
+        # face's libibverbs.so.1 and librdmacm.so.1 (named by
+        # FI_VERBS_IBVERBS_LIB / FI_VERBS_RDMACM_LIB) instead of
+        # rdma-core's.
+        native.cc_test(
+            name = "%s_verbs_msg" % name,
+            size = size,
+            srcs = srcs,
+            data = [FACE_IBVERBS, FACE_RDMACM],
+            env = VERBS_MSG_ENV,
             deps = [
                 ":harness_sim",
                 "//api:headers",

@@ -47,10 +47,13 @@ FACE_IBVERBS = "//providers/sim_verbs:libibverbs.so.1"
 FACE_RDMACM = "//providers/sim_verbs:librdmacm.so.1"
 
 # name_verbs_msg: the verbs provider over FI_EP_MSG on two simulated RoCE
-# NICs (10.0.0.1 and 10.0.0.2).
+# NICs (10.0.0.1 and 10.0.0.2; the nodes listen on them in turn), as a
+# program that supports FI_RX_CQ_DATA, which verbs requires for remote CQ
+# data.
 VERBS_MSG_ENV = {
     "CONFORMANCE_PROVIDER": "verbs",
     "CONFORMANCE_EP_TYPE": "msg",
+    "CONFORMANCE_RX_CQ_DATA": "1",
     "FI_PROVIDER": "verbs",
     "FI_VERBS_IBVERBS_LIB": "$(rootpath %s)" % FACE_IBVERBS,
     "FI_VERBS_RDMACM_LIB": "$(rootpath %s)" % FACE_RDMACM,

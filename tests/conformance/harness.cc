@@ -65,6 +65,11 @@ uint64_t DefaultCaps()
 	return MsgMode() ? FI_MSG : FI_MSG | FI_TAGGED;
 }
 
+uint64_t DefaultMode()
+{
+	return FI_CONTEXT | FI_CONTEXT2 | (RxCqDataMode() ? FI_RX_CQ_DATA : 0);
+}
+
 uint64_t DefaultOptionalCaps()
 {
 	return MsgMode() ? FI_TAGGED : 0;
@@ -110,12 +115,14 @@ class Banner : public ::testing::Environment {
 		uint32_t v = fi_version();
 		printf("conformance: %s build, provider \"%s\", %s, libfabric "
 		       "%u.%u, headers %u.%u, FI_PROVIDER=%s, mr_mode hints %s, "
-		       "timeout %d ms\n",
+		       "%stimeout %d ms\n",
 		       ReferenceBuild() ? "reference" : "fabsim",
 		       Provider().c_str(), EpTypeName(), FI_MAJOR(v), FI_MINOR(v),
 		       FI_MAJOR_VERSION, FI_MINOR_VERSION,
 		       getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "(unset)",
-		       BasicMrMode() ? "FI_MR_BASIC" : "bits", TimeoutMs());
+		       BasicMrMode() ? "FI_MR_BASIC" : "bits",
+		       RxCqDataMode() ? "mode hints with FI_RX_CQ_DATA, " : "",
+		       TimeoutMs());
 		fflush(stdout);
 	}
 };
@@ -337,6 +344,18 @@ bool BasicMrMode()
 	return e && strcmp(e, "basic") == 0;
 }
 
+bool RxCqDataMode()
+{
+	const char* e = getenv("CONFORMANCE_RX_CQ_DATA");
+	return e && strcmp(e, "1") == 0;
+}
+
+bool World::rx_cq_data() const
+{
+	return info && ((info->mode & FI_RX_CQ_DATA) ||
+			(info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA)));
+}
+
 // fi_mr(3): FI_MR_BASIC stands for FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 // FI_MR_PROV_KEY, and the FI_LOCAL_MR mode bit for FI_MR_LOCAL.
 bool World::mr_local() const
@@ -507,6 +526,29 @@ bool World::Open(const Options& o)
 			break;
 		}
 	}
+	// MSG without a loopback entry: the list's devices (entries of the
+	// same fabric and mr_mode, one per domain name). Node i listens on
+	// device i (wrapping), so that with several NICs -- verbs on the
+	// simulated ones -- connections of the TwoDomains layout cross the
+	// wire between two of them. A provider with one domain (sim, whose
+	// listeners each land on a new simulated host) is unchanged.
+	devices_.clear();
+	if (MsgMode() && !IsLoopback(info)) {
+		for (fi_info* i = info; i; i = i->next) {
+			auto same = [](const char* a, const char* b) {
+				return a && b && strcmp(a, b) == 0;
+			};
+			bool fits = same(i->fabric_attr->name,
+					 info->fabric_attr->name) &&
+				    i->domain_attr->mr_mode ==
+					    info->domain_attr->mr_mode;
+			for (fi_info* d : devices_)
+				fits = fits && !same(d->domain_attr->name,
+						     i->domain_attr->name);
+			if (fits)
+				devices_.push_back(i);
+		}
+	}
 	static bool told = false;
 	if (!told) {
 		told = true;
@@ -522,6 +564,16 @@ bool World::Open(const Options& o)
 		       mm, (unsigned long long)info->mode, info->addr_format,
 		       info->tx_attr->inject_size, info->tx_attr->size,
 		       info->rx_attr->size);
+		if (devices_.size() > 1) {
+			printf("conformance: nodes listen on %zu devices in "
+			       "turn:",
+			       devices_.size());
+			for (fi_info* d : devices_)
+				printf(" \"%s\" (%s)", d->domain_attr->name,
+				       AddrStr(d->src_addr, d->src_addrlen)
+					       .c_str());
+			printf("\n");
+		}
 	}
 	ret = fi_fabric(info->fabric_attr, &fabric, nullptr);
 	if (ret) {
@@ -596,14 +648,15 @@ bool World::OpenNode(int i)
 		n.listen_eq = NewEq(s + "'s listening EQ");
 		if (!n.listen_eq)
 			return false;
+		fi_info* at = shared ? nodes[0]->info : ListenInfo(i);
 		n.pep = Listen(n.listen_eq, &n.listen_name, s + "'s listener",
-			       shared ? nodes[0]->info : info);
+			       at);
 		if (!n.pep)
 			return false;
 		if (shared) {
 			n.info = nodes[0]->info;
 		} else {
-			n.info = InfoAt(n.listen_name);
+			n.info = InfoAt(n.listen_name, at);
 			if (!n.info)
 				return false;
 			n.own_info = true;
@@ -757,6 +810,7 @@ void World::Close()
 		if (b->owned)
 			free(b->p);
 	bufs_.clear();
+	devices_.clear();
 	if (info)
 		fi_freeinfo(info);
 	info = nullptr;
@@ -1384,10 +1438,15 @@ bool World::Connect(int l, int c, fid_ep** ep_l, fid_ep** ep_c, Eq** eq_l,
 			    bind_c);
 }
 
+fi_info* World::ListenInfo(int i) const
+{
+	return devices_.empty() ? info : devices_[i % devices_.size()];
+}
+
 // fi_getinfo(3): node is "commonly used to provide a network address";
-// with FI_SOURCE it is the local one. The entry like the World's (same
-// fabric, domain and mr_mode) is taken.
-fi_info* World::InfoAt(const std::vector<uint8_t>& addr)
+// with FI_SOURCE it is the local one. The entry like `like` (same fabric,
+// domain and mr_mode) is taken.
+fi_info* World::InfoAt(const std::vector<uint8_t>& addr, const fi_info* like)
 {
 	const sockaddr* sa = (const sockaddr*)addr.data();
 	char host[INET6_ADDRSTRLEN] = "";
@@ -1421,9 +1480,9 @@ fi_info* World::InfoAt(const std::vector<uint8_t>& addr)
 		auto same = [](const char* a, const char* b) {
 			return a && b && strcmp(a, b) == 0;
 		};
-		if (same(i->fabric_attr->name, info->fabric_attr->name) &&
-		    same(i->domain_attr->name, info->domain_attr->name) &&
-		    i->domain_attr->mr_mode == info->domain_attr->mr_mode) {
+		if (same(i->fabric_attr->name, like->fabric_attr->name) &&
+		    same(i->domain_attr->name, like->domain_attr->name) &&
+		    i->domain_attr->mr_mode == like->domain_attr->mr_mode) {
 			pick = i;
 			break;
 		}

@@ -181,6 +181,9 @@ const char* LayoutName(Layout l);
 // (DefaultOptionalCaps), because connected providers often lack it (tcp).
 uint64_t DefaultCaps();
 uint64_t DefaultOptionalCaps();
+// The mode bits a test's program supports unless it says otherwise:
+// FI_CONTEXT | FI_CONTEXT2, and FI_RX_CQ_DATA under RxCqDataMode().
+uint64_t DefaultMode();
 
 struct Options {
 	// fi_getinfo hints.
@@ -188,7 +191,7 @@ struct Options {
 	// Asked for too, but dropped when no provider offers caps | these:
 	// tests check w.info->caps before using them.
 	uint64_t optional_caps = DefaultOptionalCaps();
-	uint64_t mode = FI_CONTEXT | FI_CONTEXT2;
+	uint64_t mode = DefaultMode();
 	int mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 		      FI_MR_PROV_KEY | FI_MR_ENDPOINT | FI_MR_RMA_EVENT;
 	uint64_t msg_order = 0;     // tx and rx msg_order hint
@@ -222,6 +225,12 @@ struct Options {
 // (mr_mode FI_MR_BASIC, mode FI_LOCAL_MR); used to run the RMA tests with
 // virtual addresses and provider keys on reference providers.
 bool BasicMrMode();
+// CONFORMANCE_RX_CQ_DATA=1: the program also supports the FI_RX_CQ_DATA
+// mode (fi_getinfo(3): remote CQ data "will consume a receive buffer at
+// the target", RMA writes included), which some providers require before
+// they offer remote CQ data (verbs). Tests that write with remote CQ data
+// then post a receive for it (World::rx_cq_data).
+bool RxCqDataMode();
 
 // The hints the suite passes to fi_getinfo for these options (caller frees),
 // with or without o.optional_caps.
@@ -334,6 +343,8 @@ class World {
 	bool mr_local() const;
 	bool virt_addr() const;
 	bool prov_key() const;
+	// The provider requires FI_RX_CQ_DATA (info->mode or rx_attr->mode).
+	bool rx_cq_data() const;
 
 	// Memory.
 	Buf* NewBuf(int node, size_t len, uint64_t access = kLocalAccess);
@@ -414,7 +425,10 @@ class World {
 	bool Deadline(std::chrono::steady_clock::time_point start) const;
 	bool OpenNode(int i);
 	bool OpenMsgEndpoints();
-	fi_info* InfoAt(const std::vector<uint8_t>& addr);
+	fi_info* InfoAt(const std::vector<uint8_t>& addr, const fi_info* like);
+	// MSG: the fi_info node i listens with (see Open).
+	fi_info* ListenInfo(int i) const;
+	std::vector<fi_info*> devices_;  // MSG: entries of info's list
 	bool ConnectNodes(int l, int c, fid_ep** ep_l, fid_ep** ep_c,
 			  Eq** eq_l, Eq** eq_c, bool track,
 			  const BindFn& bind_l = nullptr,

@@ -132,8 +132,28 @@ uint64_t CqData(World& w, uint64_t v)
 	return n >= 8 ? v : v & ((1ULL << (8 * n)) - 1);
 }
 
+// Under FI_RX_CQ_DATA (fi_getinfo(3)) a write with remote CQ data
+// "will consume a receive buffer at the target": posts one on node 1 and
+// returns its context, the op_context the target's completion carries
+// (fi_cq(3) sets it to NULL only for completions "not associated with a
+// posted operation"). NULL, posting nothing, without the mode.
+fi_context2* ReceiveForCqData(World& w)
+{
+	if (!w.rx_cq_data())
+		return nullptr;
+	Node& b = w.node(1);
+	Buf* r = w.NewBuf(1, 64);
+	fi_context2* rc = w.Ctx();
+	long ret = PostRetry(w, [&] {
+		return fi_recv(b.ep, r->p, 64, r->desc, FI_ADDR_UNSPEC, rc);
+	});
+	EXPECT_EQ(ret, 0) << "fi_recv for FI_RX_CQ_DATA: " << Err(ret);
+	return rc;
+}
+
 // fi_cq(3): an RMA write with remote CQ data generates a completion at the
-// target (FI_REMOTE_CQ_DATA, the data, op_context NULL).
+// target (FI_REMOTE_CQ_DATA, the data, op_context NULL -- or, under
+// FI_RX_CQ_DATA, the receive it consumed).
 TEST_P(RmaTest, WritedataNotifiesTheTarget)
 {
 	if (w.info->domain_attr->cq_data_size == 0)
@@ -143,6 +163,7 @@ TEST_P(RmaTest, WritedataNotifiesTheTarget)
 	Buf* src = w.NewBuf(0, 64);
 	src->Fill(5);
 	fi_context2* wc = w.Ctx();
+	fi_context2* rc = ReceiveForCqData(w);
 	uint64_t data = CqData(w, 0xcafe0001);
 	CONF_POST(fi_writedata(a.ep, src->p, 64, src->desc, data, a.peer(1),
 			       target->raddr(128), target->key, wc));
@@ -152,7 +173,7 @@ TEST_P(RmaTest, WritedataNotifiesTheTarget)
 	ASSERT_FALSE(c.error) << Describe(c);
 	EXPECT_TRUE(c.flags & FI_REMOTE_CQ_DATA) << Describe(c);
 	EXPECT_EQ(c.data, data);
-	EXPECT_EQ(c.op_context, nullptr);
+	EXPECT_EQ(c.op_context, (void*)rc);
 	EXPECT_TRUE(target->Check(5, 64, 128))
 		<< "the data is visible when the target completion is";
 }
@@ -165,6 +186,7 @@ TEST_P(RmaTest, WritedataCompletionFlagsAtTarget)
 	Node& a = w.node(0);
 	Node& b = w.node(1);
 	Buf* src = w.NewBuf(0, 8);
+	ReceiveForCqData(w);
 	CONF_POST(fi_writedata(a.ep, src->p, 8, src->desc, 1, a.peer(1),
 			       target->raddr(), target->key, w.Ctx()));
 	ASSERT_TRUE(w.WaitFor(b.rx, 1));
@@ -203,6 +225,7 @@ TEST_P(RmaTest, InjectWritedataNotifiesTheTarget)
 	Buf* src = w.NewBuf(0, n);
 	src->Fill(7);
 	uint64_t data = CqData(w, 0x77);
+	fi_context2* rc = ReceiveForCqData(w);
 	CONF_POST(fi_inject_writedata(a.ep, src->p, n, data, a.peer(1),
 				      target->raddr(), target->key));
 	memset(src->p, 0, n);
@@ -210,6 +233,8 @@ TEST_P(RmaTest, InjectWritedataNotifiesTheTarget)
 	Completion c = b.rx.Take();
 	EXPECT_TRUE(c.flags & FI_REMOTE_CQ_DATA) << Describe(c);
 	EXPECT_EQ(c.data, data);
+	if (rc)
+		EXPECT_EQ(c.op_context, (void*)rc) << Describe(c);
 	EXPECT_TRUE(target->Check(7, n));
 	EXPECT_TRUE(a.tx.log.empty());
 }

@@ -136,7 +136,8 @@ struct sim_world {
 	pthread_cond_t    activity; /* a thread may now move time, or be done */
 	uint64_t          signals;  /* bumped when work or completions appear */
 	struct sim_thread *threads; /* sim_threads.c */
-	uint64_t          generation;
+	struct sim_thread *last_thread; /* ... the last one that called in */
+	int               sleepers; /* threads blocked on `activity` */
 	uint64_t          seed;
 	/* Connection management (sim_cm.c) */
 	struct sim_pep   *listeners;

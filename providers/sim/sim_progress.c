@@ -40,7 +40,8 @@ static void real_now(struct timespec *ts)
 
 static void wake_all(struct sim_world *world)
 {
-	pthread_cond_broadcast(&world->activity);
+	if (world->sleepers)
+		pthread_cond_broadcast(&world->activity);
 }
 
 void sim_progress_posted(struct sim_world *world)
@@ -59,6 +60,7 @@ static long ms_between(const struct timespec *from, const struct timespec *to)
 static bool sleep_real(struct sim_world *world, int ms)
 {
 	struct timespec until;
+	int ret;
 
 	real_now(&until);
 	until.tv_sec += ms / 1000;
@@ -67,9 +69,11 @@ static bool sleep_real(struct sim_world *world, int ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000;
 	}
-	return pthread_cond_timedwait(&world->activity,
-				      nic_world_mutex(world->nic),
-				      &until) != ETIMEDOUT;
+	world->sleepers++;
+	ret = pthread_cond_timedwait(&world->activity,
+				     nic_world_mutex(world->nic), &until);
+	world->sleepers--;
+	return ret != ETIMEDOUT;
 }
 
 static void set_running(struct sim_thread *t)
@@ -175,6 +179,11 @@ void sim_progress_poll(struct sim_world *world)
 	nm_time_ns next;
 
 	self->state = SIM_THREAD_POLLING;
+	if (world->threads == self && !self->next) {
+		/* The only thread: nobody to wait for or to stop for. */
+		nic_world_run_instant(world->nic);
+		return;
+	}
 	wake_all(world); /* waiters held back by this thread may go on */
 	if (!others_idle(world, self) ||
 	    !nic_world_next_event(world->nic, &next))

@@ -5,26 +5,15 @@
  * virtual time may move). Entries are found by thread id, so a new thread
  * that reuses an exited thread's id reuses its entry: the table grows with
  * the number of threads alive at once, not with every thread ever made. */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "sim.h"
 
-/* Each world gets a distinct generation, so that a thread's cached entry
- * is never taken for one of a later world at the same address. */
-static atomic_uint_fast64_t world_generations = 1;
-
-static __thread struct {
-	const struct sim_world *world;
-	uint64_t                generation;
-	struct sim_thread      *self;
-} cache;
-
 void sim_threads_init(struct sim_world *world)
 {
-	world->generation = atomic_fetch_add(&world_generations, 1);
 	world->threads = NULL;
+	world->last_thread = NULL;
 }
 
 void sim_threads_fini(struct sim_world *world)
@@ -54,14 +43,18 @@ static struct sim_thread *lookup(struct sim_world *world)
 	return t;
 }
 
+/* Called with the world lock held, so the one-entry cache of the last
+ * caller needs no thread-local storage: a program's calls come mostly from
+ * one thread at a time. */
 struct sim_thread *sim_thread_self(struct sim_world *world)
 {
-	if (cache.world != world || cache.generation != world->generation) {
-		cache.self = lookup(world);
-		cache.world = world;
-		cache.generation = world->generation;
+	struct sim_thread *t = world->last_thread;
+
+	if (!t || !pthread_equal(t->id, pthread_self())) {
+		t = lookup(world);
+		world->last_thread = t;
 	}
-	return cache.self;
+	return t;
 }
 
 void sim_thread_enter(struct sim_world *world)

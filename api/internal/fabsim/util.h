@@ -16,6 +16,8 @@
 extern "C" {
 #endif
 
+struct fi_provider;
+
 /* fi_cq(3): bytes of one entry of `format`, 0 for an unknown format. */
 size_t fabsim_cq_entry_size(enum fi_cq_format format);
 

@@ -134,6 +134,10 @@ struct nic_world {
 	struct nic_pkt   *free_pkts;
 	struct nic_pkt   *free_owned_pkts;
 	struct nic_pkt   *all_pkts;
+	/* Recycled records (nic_qp.c): requests without atomic values, and
+	 * callbacks into the glue. */
+	struct nic_swqe  *free_wqes;
+	struct nic_pending *free_pendings;
 	struct nic_stats  stats;
 	struct nic_recorder *rec;        /* trace files, when recording */
 };
@@ -199,6 +203,13 @@ enum nic_status nic_mr_check_remote(struct nic *nic, uint64_t key,
 
 struct nic_pending;  /* a scheduled callback into the glue */
 
+/* Send requests: a zeroed record with `extra` bytes for atomic values, and
+ * its return (lock held). */
+struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra);
+void nic_wqe_put(struct nic_world *world, struct nic_swqe *w);
+/* Frees the pools (world teardown). */
+void nic_recycled_free(struct nic_world *world);
+
 /* A posted send as the requester tracks it. */
 struct nic_swqe {
 	struct nic_wr    wr;
@@ -210,6 +221,7 @@ struct nic_swqe {
 	nm_event_id      ready_event;
 	struct nic_flow *flow;
 	struct nic_swqe *next;
+	bool             recycled;     /* no atomic values: back to the pool */
 	uint8_t          atomic_values[]; /* operand, then compare values */
 };
 

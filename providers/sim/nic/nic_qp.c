@@ -19,6 +19,67 @@ struct nic_pending {
 	struct nic_pending    *prev, *next;
 };
 
+/* ---- Recycled records ------------------------------------------------------- */
+
+struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra)
+{
+	struct nic_swqe *w = extra ? NULL : world->free_wqes;
+
+	if (w) {
+		world->free_wqes = w->next;
+		memset(w, 0, sizeof(*w));
+	} else {
+		w = calloc(1, sizeof(*w) + extra);
+		if (!w)
+			return NULL;
+	}
+	w->recycled = !extra;
+	return w;
+}
+
+void nic_wqe_put(struct nic_world *world, struct nic_swqe *w)
+{
+	if (!w->recycled) {
+		free(w);
+		return;
+	}
+	w->next = world->free_wqes;
+	world->free_wqes = w;
+}
+
+static struct nic_pending *pending_get(struct nic_world *world)
+{
+	struct nic_pending *p = world->free_pendings;
+
+	if (p) {
+		world->free_pendings = p->next;
+		return p;
+	}
+	return malloc(sizeof(*p));
+}
+
+static void pending_put(struct nic_world *world, struct nic_pending *p)
+{
+	p->next = world->free_pendings;
+	world->free_pendings = p;
+}
+
+void nic_recycled_free(struct nic_world *world)
+{
+	while (world->free_wqes) {
+		struct nic_swqe *w = world->free_wqes;
+
+		world->free_wqes = w->next;
+		free(w);
+	}
+	while (world->free_pendings) {
+		struct nic_pending *p = world->free_pendings;
+
+		world->free_pendings = p->next;
+		free(p);
+	}
+}
+
 static void unlink_pending(struct nic_qp *qp, struct nic_pending *p)
 {
 	if (p->prev)
@@ -48,13 +109,13 @@ static void deliver_pending(nm_engine *engine, void *ctx, uint64_t arg)
 		qp->ops->remote_done(qp->ctx, &p->c);
 		break;
 	}
-	free(p);
+	pending_put(qp->nic->world, p);
 }
 
 void nic_complete_later(struct nic_qp *qp, enum nic_pending_kind kind,
 			const struct nic_completion *c, nm_time_ns delay)
 {
-	struct nic_pending *p = malloc(sizeof(*p));
+	struct nic_pending *p = pending_get(qp->nic->world);
 
 	if (!p)
 		abort(); /* a completion must not be lost */
@@ -199,7 +260,7 @@ void nic_qp_destroy(struct nic_qp *qp)
 
 		nm_engine_cancel(world->engine, p->event);
 		unlink_pending(qp, p);
-		free(p);
+		pending_put(world, p);
 	}
 	for (size_t i = 0; i < qp->flow_slots; i++) {
 		struct nic_flow *f = qp->flows[i], *next;
@@ -380,9 +441,10 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 	if (qp->type == NIC_QP_UD && wr->opcode != NIC_WR_SEND)
 		return -EINVAL;
 	flow = nic_flow_get(qp, peer, true);
-	wqe = calloc(1, sizeof(*wqe) + atomic_value_bytes(wr));
+	wqe = nic_wqe_get(qp->nic->world, atomic_value_bytes(wr));
 	if (!flow || !wqe) {
-		free(wqe);
+		if (wqe)
+			nic_wqe_put(qp->nic->world, wqe);
 		return -ENOMEM;
 	}
 	wqe->wr = *wr;
@@ -410,7 +472,7 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 		ret = nic_ud_post(qp, wqe);
 		if (ret) {
 			qp->outstanding--;
-			free(wqe);
+			nic_wqe_put(qp->nic->world, wqe);
 		}
 		return ret;
 	}

@@ -517,7 +517,7 @@ static void retire_acked(struct nic_flow *flow, uint32_t psn)
 	       (int32_t)(psn - (w->psn_first + w->psn_count)) >= 0) {
 		flow->acked_psn = w->psn_first + w->psn_count;
 		complete_wqe(flow, pop_head(flow), NIC_OK);
-		free(w);
+		nic_wqe_put(flow_world(flow), w);
 	}
 	/* Part of a long message. */
 	if (w && !wants_response(w) && (int32_t)(psn - flow->acked_psn) > 0)
@@ -578,7 +578,7 @@ static void fail_head(struct nic_flow *flow, enum nic_status status)
 		nm_engine_cancel(flow_world(flow)->engine, w->ready_event);
 
 	complete_wqe(flow, w, status);
-	free(w);
+	nic_wqe_put(flow_world(flow), w);
 }
 
 void nic_req_flush(struct nic_flow *flow)
@@ -782,7 +782,7 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	flow->acked_psn++;
 	if (flow->acked_psn == w->psn_first + w->psn_count) {
 		complete_wqe(flow, pop_head(flow), NIC_OK);
-		free(w);
+		nic_wqe_put(flow_world(flow), w);
 		retire_acked(flow, flow->acked_psn);
 	}
 	progress_made(flow);
@@ -800,6 +800,6 @@ void nic_req_flow_release(struct nic_flow *flow)
 			nm_engine_cancel(flow_world(flow)->engine,
 					 w->ready_event);
 		mr_hold(w, -1);
-		free(w);
+		nic_wqe_put(flow_world(flow), w);
 	}
 }

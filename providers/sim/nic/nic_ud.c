@@ -61,7 +61,7 @@ static void ud_ready(nm_engine *engine, void *ctx, uint64_t arg)
 	w->flow->sq_head = w->next;
 	if (!w->flow->sq_head)
 		w->flow->sq_tail = NULL;
-	free(w);
+	nic_wqe_put(qp->nic->world, w);
 }
 
 int nic_ud_post(struct nic_qp *qp, struct nic_swqe *w)

@@ -122,6 +122,7 @@ void nic_world_destroy(struct nic_world *world)
 	if (world->engine)
 		nm_engine_destroy(world->engine);
 	free_all_packets(world->all_pkts);
+	nic_recycled_free(world);
 	free(world->hosts);
 	pthread_mutex_destroy(&world->lock);
 	free(world);

@@ -131,6 +131,7 @@ int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out,
 		net->link_up[l] = true;
 	if ((rc = setup_impairments(net, err)) || (rc = setup_faults(net, err)))
 		goto fail;
+	network_refresh_instant(net);
 	*out = net;
 	return 0;
 fail:
@@ -209,7 +210,10 @@ int nm_network_inject(nm_network *net, const nm_packet *packet)
 	net->stats.injected++;
 	if (net->trace && (net->trace_mask >> NM_TRACE_INJECT & 1u))
 		emit_trace(net, NM_TRACE_INJECT, 0, packet->src, port_id, &slot->pkt);
-	port_enqueue(net, port_id, index);
+	if (net->instant)
+		instant_send(net, index);
+	else
+		port_enqueue(net, port_id, index);
 	return 0;
 }
 
@@ -222,6 +226,7 @@ int nm_network_set_port_link(nm_network *net, uint32_t port_id, const nm_link_pa
 	if (link->mtu_bytes == 0)
 		return nm_error_set(err, -EINVAL, "link.mtu: 0 is out of range (allowed: >= 1)");
 	apply_link_params(net, &net->ports[port_id], link);
+	network_refresh_instant(net);
 	return 0;
 }
 
@@ -246,6 +251,7 @@ int nm_network_set_port_impairments(nm_network *net, uint32_t port_id,
 	fresh.rule_count = state->rule_count;
 	fresh.rule_cap = state->rule_cap;
 	*state = fresh;
+	network_refresh_instant(net);
 	return 0;
 }
 
@@ -255,6 +261,8 @@ int nm_network_add_scripted_drop(nm_network *net, uint32_t port_id, uint64_t flo
 		return -EINVAL;
 	impair_state *state;
 	int rc = port_impair(net, port_id, &state, NULL);
+
+	network_refresh_instant(net);
 	return rc ? rc : impair_add_rule(state, flow, nth);
 }
 
@@ -263,7 +271,21 @@ int nm_network_set_link_up(nm_network *net, uint32_t link, bool up)
 	if (link >= net->topo.link_count)
 		return -EINVAL;
 	net->link_up[link] = up;
+	network_refresh_instant(net);
 	return 0;
+}
+
+void network_refresh_instant(nm_network *net)
+{
+	bool instant = true;
+
+	for (uint32_t id = 0; instant && id < net->topo.port_count; id++) {
+		const egress_port *p = &net->ports[id];
+
+		instant = p->bandwidth_bps == NM_BANDWIDTH_INFINITE &&
+			  p->arrive_delay_ns == 0 && !p->impair && net->link_up[p->link];
+	}
+	net->instant = instant;
 }
 
 int nm_network_schedule_link_state(nm_network *net, uint32_t link, nm_time_ns at, bool up)

@@ -87,6 +87,9 @@ struct nm_network {
 	uint32_t trace_mask; /* bit per nm_trace_kind the callback wants */
 
 	nm_network_stats stats;
+	/* Every port infinitely fast, no latency, no impairment, every link
+	 * up: a packet arrives the instant it is sent (forward.c). */
+	bool instant;
 };
 
 static inline packet_slot *packet_at(const nm_network *net, uint32_t index)
@@ -102,5 +105,8 @@ void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index);
 void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint32_t node,
 		uint32_t port, const nm_packet *pkt);
 void link_state_event(nm_engine *engine, void *ctx, uint64_t arg);
+void instant_send(nm_network *net, uint32_t index);
+/* network.c: recomputes net->instant after a change of links or ports. */
+void network_refresh_instant(nm_network *net);
 
 #endif

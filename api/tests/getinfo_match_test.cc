@@ -367,8 +367,9 @@ TEST_P(GetinfoMatch, Row)
 	for (fi_info *i = ret ? nullptr : info; i; i = i->next)
 		got.push_back(describe(i));
 	EXPECT_EQ(got, row.expect);
-	if (ret)
+	if (ret) {
 		EXPECT_EQ(info, nullptr) << "info must be NULL on error";
+	}
 	if (!ret && row.check)
 		row.check(info);
 	if (!ret)

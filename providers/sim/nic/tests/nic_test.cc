@@ -33,7 +33,7 @@ void on_remote(void *ctx, const nic_completion *c)
 {
 	static_cast<Collected *>(ctx)->remotes.push_back(*c);
 }
-const nic_qp_ops kOps = {on_send, on_recv, on_remote};
+const nic_qp_ops kOps = {on_send, on_recv, on_remote, nullptr};
 
 struct Node {
 	nic *n = nullptr;

@@ -43,6 +43,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <fabsim/eventq.h>
 #include <netmodel/nm_config.h>
 
 #include "nic/nic.h"
@@ -188,8 +189,7 @@ struct sim_eq {
 	struct fid_eq        eq_fid;
 	struct sim_fabric   *fabric;
 	struct fi_eq_attr    attr;
-	struct sim_eq_event *head, *tail;
-	struct sim_eq_event *err_reported; /* owned until the next readerr */
+	struct fabsim_eventq q;
 	int                  refs;         /* objects bound */
 	int                  wait_fd;
 };
@@ -364,10 +364,10 @@ int sim_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
 
 /* EQ events, lock held. CM events (FI_CONNREQ, FI_CONNECTED) pass a
- * struct fi_eq_cm_entry followed by the private data; info (FI_CONNREQ)
- * goes to the reader. */
+ * struct fi_eq_cm_entry followed by the private data; the info of a
+ * FI_CONNREQ goes to the reader (fabsim/eventq.h). */
 int sim_eq_push(struct sim_eq *eq, uint32_t event, const void *buf,
-		size_t len, struct fi_info *info);
+		size_t len);
 int sim_eq_push_error(struct sim_eq *eq, fid_t fid, void *context, int err,
 		      int prov_errno, uint64_t data, const void *err_data,
 		      size_t err_data_len);

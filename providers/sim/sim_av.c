@@ -203,7 +203,7 @@ static int report_inserts(struct sim_av *av, const int *errs, size_t count,
 		    sim_eq_push_error(av->eq, &av->av_fid.fid, context,
 				      errs[i], 0, i, NULL, 0))
 			return -FI_ENOMEM;
-	return sim_eq_push(av->eq, FI_AV_COMPLETE, &done, sizeof(done), NULL);
+	return sim_eq_push(av->eq, FI_AV_COMPLETE, &done, sizeof(done));
 }
 
 static int av_insert(struct fid_av *fid, const void *addr, size_t count,

@@ -238,10 +238,10 @@ static void push_cm_event(struct sim_eq *eq, uint32_t event, fid_t fid,
 	if (len > SIM_CM_DATA_SIZE)
 		len = SIM_CM_DATA_SIZE;
 	e->fid = fid;
-	e->info = NULL;
+	e->info = info;
 	if (len)
 		memcpy(e->data, data, len);
-	if (sim_eq_push(eq, event, buf, sizeof(*e) + len, info))
+	if (sim_eq_push(eq, event, buf, sizeof(*e) + len))
 		fi_freeinfo(info);
 }
 
@@ -254,7 +254,7 @@ static void report_shutdown(struct sim_conn *c)
 	c->shutdown_reported = true;
 	e.fid = &c->ep->ep_fid.fid;
 	e.context = c->ep->ep_fid.fid.context;
-	sim_eq_push(c->ep->eq, FI_SHUTDOWN, &e, sizeof(e), NULL);
+	sim_eq_push(c->ep->eq, FI_SHUTDOWN, &e, sizeof(e));
 }
 
 static void report_error(struct sim_conn *c, int err, int reason,

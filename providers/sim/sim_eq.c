@@ -11,107 +11,50 @@
 
 #include "sim.h"
 
-struct sim_eq_event {
-	uint32_t             event;
-	bool                 is_error;
-	struct fi_eq_err_entry err;   /* is_error */
-	struct fi_info      *info;    /* FI_CONNREQ: handed to the reader */
-	size_t               len;     /* bytes of buf */
-	struct sim_eq_event *next;
-	uint8_t              buf[];
-};
-
 static void drain_fd(struct sim_eq *eq)
 {
-	if (!eq->head)
+	if (fabsim_eventq_empty(&eq->q))
 		sim_waitfd_drain(eq->wait_fd);
 }
 
-static void append(struct sim_eq *eq, struct sim_eq_event *ev)
+static int pushed(struct sim_eq *eq, int ret)
 {
-	ev->next = NULL;
-	if (eq->tail)
-		eq->tail->next = ev;
-	else
-		eq->head = ev;
-	eq->tail = ev;
-	sim_waitfd_signal(eq->wait_fd);
-	sim_progress_posted(eq->fabric->world);
+	if (!ret) {
+		sim_waitfd_signal(eq->wait_fd);
+		sim_progress_posted(eq->fabric->world);
+	}
+	return ret;
 }
 
 int sim_eq_push(struct sim_eq *eq, uint32_t event, const void *buf,
-		size_t len, struct fi_info *info)
+		size_t len)
 {
-	struct sim_eq_event *ev = calloc(1, sizeof(*ev) + len);
-
-	if (!ev)
-		return -FI_ENOMEM;
-	ev->event = event;
-	ev->info = info;
-	ev->len = len;
-	if (len)
-		memcpy(ev->buf, buf, len);
-	append(eq, ev);
-	return 0;
+	return pushed(eq, fabsim_eventq_push(&eq->q, event, buf, len));
 }
 
 int sim_eq_push_error(struct sim_eq *eq, fid_t fid, void *context, int err,
 		      int prov_errno, uint64_t data, const void *err_data,
 		      size_t err_data_len)
 {
-	struct sim_eq_event *ev = calloc(1, sizeof(*ev) + err_data_len);
+	struct fi_eq_err_entry e = {
+		.fid = fid,
+		.context = context,
+		.data = data,
+		.err = err,
+		.prov_errno = prov_errno,
+	};
 
-	if (!ev)
-		return -FI_ENOMEM;
-	ev->is_error = true;
-	ev->err.fid = fid;
-	ev->err.context = context;
-	ev->err.data = data;
-	ev->err.err = err;
-	ev->err.prov_errno = prov_errno;
-	ev->len = err_data_len;
-	if (err_data_len) {
-		memcpy(ev->buf, err_data, err_data_len);
-		ev->err.err_data = ev->buf;
-		ev->err.err_data_size = err_data_len;
-	}
-	append(eq, ev);
-	return 0;
-}
-
-static struct sim_eq_event *pop(struct sim_eq *eq)
-{
-	struct sim_eq_event *ev = eq->head;
-
-	eq->head = ev->next;
-	if (!eq->head)
-		eq->tail = NULL;
-	drain_fd(eq);
-	return ev;
+	return pushed(eq, fabsim_eventq_push_error(&eq->q, &e, err_data,
+						   err_data_len));
 }
 
 static ssize_t take(struct sim_eq *eq, uint32_t *event, void *buf, size_t len,
 		    uint64_t flags)
 {
-	struct sim_eq_event *ev = eq->head;
-	size_t n = ev->len;
+	ssize_t ret = fabsim_eventq_read(&eq->q, event, buf, len, flags);
 
-	if (ev->is_error)
-		return -FI_EAVAIL;
-	if (len < ev->len || (ev->len && !buf))
-		return -FI_ETOOSMALL;
-	if (event)
-		*event = ev->event;
-	if (ev->len)
-		memcpy(buf, ev->buf, ev->len);
-	/* A connection request's fi_info goes to whoever reads it. */
-	if (ev->info)
-		((struct fi_eq_cm_entry *)buf)->info = ev->info;
-	if (!(flags & FI_PEEK)) {
-		pop(eq);
-		free(ev);
-	}
-	return (ssize_t)n;
+	drain_fd(eq);
+	return ret;
 }
 
 static ssize_t eq_read(struct fid_eq *fid, uint32_t *event, void *buf,
@@ -123,16 +66,16 @@ static ssize_t eq_read(struct fid_eq *fid, uint32_t *event, void *buf,
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
 	sim_lock(eq->fabric->world);
-	if (!eq->head)
+	if (fabsim_eventq_empty(&eq->q))
 		sim_progress_poll(eq->fabric->world);
-	ret = eq->head ? take(eq, event, buf, len, flags) : -FI_EAGAIN;
+	ret = take(eq, event, buf, len, flags);
 	sim_unlock(eq->fabric->world);
 	return ret;
 }
 
 static bool eq_ready(void *ctx)
 {
-	return ((struct sim_eq *)ctx)->head != NULL;
+	return !fabsim_eventq_empty(&((struct sim_eq *)ctx)->q);
 }
 
 static ssize_t eq_sread(struct fid_eq *fid, uint32_t *event, void *buf,
@@ -157,37 +100,18 @@ static ssize_t eq_readerr(struct fid_eq *fid, struct fi_eq_err_entry *buf,
 			  uint64_t flags)
 {
 	struct sim_eq *eq = container_of(fid, struct sim_eq, eq_fid);
-	struct sim_eq_event *ev;
-	void *user_data;
-	size_t user_size;
+	ssize_t ret;
 
 	if (!buf)
 		return -FI_EINVAL;
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
 	sim_lock(eq->fabric->world);
-	ev = eq->head;
-	if (!ev || !ev->is_error) {
-		sim_unlock(eq->fabric->world);
-		return -FI_EAGAIN;
-	}
-	if (!(flags & FI_PEEK)) {
-		pop(eq);
-		free(eq->err_reported);
-		eq->err_reported = ev; /* err_data lives until the next read */
-	}
+	ret = fabsim_eventq_readerr(&eq->q, buf, flags,
+				    eq->fabric->fabric_fid.api_version);
+	drain_fd(eq);
 	sim_unlock(eq->fabric->world);
-	user_data = buf->err_data;
-	user_size = buf->err_data_size;
-	*buf = ev->err;
-	if (user_data && user_size && ev->len) {
-		size_t n = user_size < ev->len ? user_size : ev->len;
-
-		memcpy(user_data, ev->buf, n);
-		buf->err_data = user_data;
-		buf->err_data_size = n;
-	}
-	return sizeof(*buf);
+	return ret;
 }
 
 static ssize_t eq_write(struct fid_eq *fid, uint32_t event, const void *buf,
@@ -203,7 +127,7 @@ static ssize_t eq_write(struct fid_eq *fid, uint32_t event, const void *buf,
 	if (len && !buf)
 		return -FI_EINVAL;
 	sim_lock(eq->fabric->world);
-	ret = sim_eq_push(eq, event, buf, len, NULL);
+	ret = sim_eq_push(eq, event, buf, len);
 	sim_unlock(eq->fabric->world);
 	return ret ? ret : (ssize_t)len;
 }
@@ -241,14 +165,8 @@ static int eq_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	eq->fabric->children--;
-	while (eq->head) {
-		struct sim_eq_event *ev = pop(eq);
-
-		fi_freeinfo(ev->info);
-		free(ev);
-	}
+	fabsim_eventq_fini(&eq->q);
 	sim_unlock(world);
-	free(eq->err_reported);
 	sim_waitfd_close(eq->wait_fd);
 	free(eq);
 	return 0;
@@ -296,6 +214,7 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		return -FI_ENOMEM;
 	eq->fabric = fab;
 	eq->attr = *attr;
+	fabsim_eventq_init(&eq->q);
 	if (sim_waitfd_open(attr->wait_obj, &eq->wait_fd)) {
 		free(eq);
 		return -FI_ENOMEM;

@@ -44,7 +44,7 @@ static void report_registered(nm_engine *engine, void *ctx, uint64_t arg)
 	(void)engine;
 	(void)arg;
 	mr->reported = NM_EVENT_NONE;
-	sim_eq_push(mr->domain->eq, FI_MR_COMPLETE, &done, sizeof(done), NULL);
+	sim_eq_push(mr->domain->eq, FI_MR_COMPLETE, &done, sizeof(done));
 }
 
 static int mr_close(struct fid *fid)

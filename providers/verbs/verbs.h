@@ -40,6 +40,8 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <fabsim/eventq.h>
+
 #include "vrb_lib.h"
 #include "vrb_translate.h"
 
@@ -128,23 +130,13 @@ struct vrb_cq {
 	int                      refs;
 };
 
-struct vrb_eq_entry {
-	uint32_t             event;
-	bool                 error;
-	struct fi_eq_err_entry err;
-	size_t               len;      /* of buf */
-	struct vrb_eq_entry *next;
-	uint8_t              buf[];    /* event entry, or err_data */
-};
-
 struct vrb_eq {
 	struct fid_eq              eq_fid;
 	struct vrb_fabric         *fabric;
 	struct fi_eq_attr          attr;
 	struct rdma_event_channel *channel;
 	pthread_mutex_t            lock;
-	struct vrb_eq_entry       *head, *tail;
-	struct vrb_eq_entry       *err_reported; /* err_data lives until next */
+	struct fabsim_eventq       q;
 	int                        refs;
 };
 

@@ -17,50 +17,6 @@
 
 #include "verbs.h"
 
-/* ---- The queue ------------------------------------------------------------------- */
-
-static struct vrb_eq_entry *entry_new(uint32_t event, size_t len)
-{
-	struct vrb_eq_entry *e = calloc(1, sizeof(*e) + len);
-
-	if (e) {
-		e->event = event;
-		e->len = len;
-	}
-	return e;
-}
-
-static void enqueue(struct vrb_eq *eq, struct vrb_eq_entry *e)
-{
-	e->next = NULL;
-	if (eq->tail)
-		eq->tail->next = e;
-	else
-		eq->head = e;
-	eq->tail = e;
-}
-
-static struct vrb_eq_entry *dequeue(struct vrb_eq *eq)
-{
-	struct vrb_eq_entry *e = eq->head;
-
-	eq->head = e->next;
-	if (!eq->head)
-		eq->tail = NULL;
-	return e;
-}
-
-static void entry_free(struct vrb_eq_entry *e)
-{
-	/* A FI_CONNREQ nobody read still owns its info. */
-	if (e && !e->error && e->event == FI_CONNREQ) {
-		struct fi_eq_cm_entry *cm = (struct fi_eq_cm_entry *)e->buf;
-
-		fi_freeinfo(cm->info);
-	}
-	free(e);
-}
-
 /* ---- From rdma_cm events -------------------------------------------------------------- */
 
 static void set_sockaddr(void **field, size_t *len, const struct sockaddr *sa)
@@ -76,38 +32,35 @@ static void set_sockaddr(void **field, size_t *len, const struct sockaddr *sa)
 	}
 }
 
-static struct vrb_eq_entry *cm_entry(uint32_t event, struct fid *fid,
-				     struct fi_info *info,
-				     const struct rdma_conn_param *conn)
+/* Queues a CM event: its struct fi_eq_cm_entry and private data. */
+static int push_cm(struct vrb_eq *eq, uint32_t event, struct fid *fid,
+		   struct fi_info *info, const struct rdma_conn_param *conn)
 {
 	const uint8_t *data;
 	size_t len = conn ? vrb_cm_unpack(conn->private_data,
 					  conn->private_data_len, &data) : 0;
-	struct vrb_eq_entry *e = entry_new(event,
-					   sizeof(struct fi_eq_cm_entry) + len);
-	struct fi_eq_cm_entry *cm;
+	uint8_t raw[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *cm = (struct fi_eq_cm_entry *)raw;
 
-	if (!e)
-		return NULL;
-	cm = (struct fi_eq_cm_entry *)e->buf;
+	if (len > sizeof(raw) - sizeof(*cm))
+		len = sizeof(raw) - sizeof(*cm);
 	cm->fid = fid;
 	cm->info = info;
 	if (len)
 		memcpy(cm->data, data, len);
-	return e;
+	return fabsim_eventq_push(&eq->q, event, raw, sizeof(*cm) + len);
 }
 
-static struct vrb_eq_entry *connreq(struct rdma_cm_event *ev)
+static void connreq(struct vrb_eq *eq, struct rdma_cm_event *ev)
 {
 	struct vrb_pep *pep = ev->listen_id->context;
 	struct vrb_connreq *req = calloc(1, sizeof(*req));
 	struct fi_info *info = fi_dupinfo(pep->info);
-	struct vrb_eq_entry *e;
 
 	if (!req || !info) {
 		free(req);
 		fi_freeinfo(info);
-		return NULL;
+		return;
 	}
 	req->handle.fclass = FI_CLASS_CONNREQ;
 	req->id = ev->id;
@@ -117,40 +70,34 @@ static struct vrb_eq_entry *connreq(struct rdma_cm_event *ev)
 	set_sockaddr(&info->dest_addr, &info->dest_addrlen,
 		     rdma_get_peer_addr(ev->id));
 	info->handle = &req->handle;
-	e = cm_entry(FI_CONNREQ, &pep->pep_fid.fid, info, &ev->param.conn);
-	if (!e) {
+	if (push_cm(eq, FI_CONNREQ, &pep->pep_fid.fid, info, &ev->param.conn)) {
 		fi_freeinfo(info);
 		vrb_lib.reject(ev->id, NULL, 0);
 		vrb_lib.destroy_id(ev->id);
 		free(req);
 	}
-	return e;
 }
 
-static struct vrb_eq_entry *error_entry(struct fid *fid, int err,
-					const struct rdma_cm_event *ev)
+static void push_error(struct vrb_eq *eq, struct fid *fid, int err,
+		       const struct rdma_cm_event *ev)
 {
 	const uint8_t *data = NULL;
 	size_t len = ev->event == RDMA_CM_EVENT_REJECTED ?
 			     vrb_cm_unpack(ev->param.conn.private_data,
 					   ev->param.conn.private_data_len,
 					   &data) : 0;
-	struct vrb_eq_entry *e = entry_new(0, len);
+	struct fi_eq_err_entry e = {
+		.fid = fid,
+		.context = fid->context,
+		.err = err,
+		.prov_errno = vrb_cm_prov_errno(ev->event, ev->status),
+	};
 
-	if (!e)
-		return NULL;
-	e->error = true;
-	e->err.fid = fid;
-	e->err.context = fid->context;
-	e->err.err = err;
-	e->err.prov_errno = vrb_cm_prov_errno(ev->event, ev->status);
-	if (len)
-		memcpy(e->buf, data, len);
-	return e;
+	fabsim_eventq_push_error(&eq->q, &e, data, len);
 }
 
 /* One rdma_cm event: what it changes, and what the application sees. */
-static struct vrb_eq_entry *translate(struct rdma_cm_event *ev)
+static void translate(struct vrb_eq *eq, struct rdma_cm_event *ev)
 {
 	struct fid *fid = ev->id ? ev->id->context : NULL;
 	struct vrb_ep *ep = NULL;
@@ -160,19 +107,22 @@ static struct vrb_eq_entry *translate(struct rdma_cm_event *ev)
 						     &event, &err);
 
 	if (action == VRB_CM_IGNORE)
-		return NULL;
-	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return connreq(ev);
+		return;
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		connreq(eq, ev);
+		return;
+	}
 	/* Requests not yet accepted, and ids being torn down, are ours. */
 	if (!fid || fid->fclass != FI_CLASS_EP)
-		return NULL;
+		return;
 	ep = container_of(fid, struct vrb_ep, ep_fid.fid);
 	vrb_ep_cm_event(ep, ev->event);
 	if (action == VRB_CM_ERROR)
-		return error_entry(fid, err, ev);
-	if (event == FI_CONNECTED)
-		return cm_entry(FI_CONNECTED, fid, NULL, &ev->param.conn);
-	return cm_entry(FI_SHUTDOWN, fid, NULL, NULL);
+		push_error(eq, fid, err, ev);
+	else if (event == FI_CONNECTED)
+		push_cm(eq, FI_CONNECTED, fid, NULL, &ev->param.conn);
+	else
+		push_cm(eq, FI_SHUTDOWN, fid, NULL, NULL);
 }
 
 /* Moves what the channel has into the queue (lock held). */
@@ -181,48 +131,24 @@ static void drain(struct vrb_eq *eq)
 	struct rdma_cm_event *ev;
 
 	while (!vrb_lib.get_cm_event(eq->channel, &ev)) {
-		struct vrb_eq_entry *e = translate(ev);
-
+		translate(eq, ev);
 		vrb_lib.ack_cm_event(ev);
-		if (e)
-			enqueue(eq, e);
 	}
 }
 
 /* ---- Reading ----------------------------------------------------------------------------- */
 
-static size_t min_size(uint32_t event)
-{
-	return event == FI_CONNREQ || event == FI_CONNECTED ?
-		       sizeof(struct fi_eq_cm_entry) : sizeof(struct fi_eq_entry);
-}
-
 static ssize_t eq_read(struct fid_eq *fid, uint32_t *event, void *buf,
 		       size_t len, uint64_t flags)
 {
 	struct vrb_eq *eq = container_of(fid, struct vrb_eq, eq_fid);
-	struct vrb_eq_entry *e;
 	ssize_t ret;
 
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&eq->lock);
 	drain(eq);
-	e = eq->head;
-	if (!e) {
-		ret = -FI_EAGAIN;
-	} else if (e->error) {
-		ret = -FI_EAVAIL;
-	} else if (len < min_size(e->event) || (len && !buf)) {
-		ret = -FI_ETOOSMALL;
-	} else {
-		ret = (ssize_t)(len < e->len ? len : e->len);
-		memcpy(buf, e->buf, (size_t)ret);
-		if (event)
-			*event = e->event;
-		if (!(flags & FI_PEEK))
-			free(dequeue(eq)); /* the info is the reader's now */
-	}
+	ret = fabsim_eventq_read(&eq->q, event, buf, len, flags);
 	pthread_mutex_unlock(&eq->lock);
 	return ret;
 }
@@ -231,9 +157,7 @@ static ssize_t eq_readerr(struct fid_eq *fid, struct fi_eq_err_entry *buf,
 			  uint64_t flags)
 {
 	struct vrb_eq *eq = container_of(fid, struct vrb_eq, eq_fid);
-	struct vrb_eq_entry *e;
-	void *user_data;
-	size_t user_size;
+	ssize_t ret;
 
 	if (!buf)
 		return -FI_EINVAL;
@@ -241,52 +165,26 @@ static ssize_t eq_readerr(struct fid_eq *fid, struct fi_eq_err_entry *buf,
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&eq->lock);
 	drain(eq);
-	e = eq->head;
-	if (!e || !e->error) {
-		pthread_mutex_unlock(&eq->lock);
-		return -FI_EAGAIN;
-	}
-	if (!(flags & FI_PEEK)) {
-		dequeue(eq);
-		entry_free(eq->err_reported);
-		eq->err_reported = e;
-	}
-	user_data = buf->err_data;
-	user_size = buf->err_data_size;
-	*buf = e->err;
-	buf->err_data = e->len ? e->buf : NULL;
-	buf->err_data_size = e->len;
-	/* Since API 1.5 the reader may bring its own err_data buffer. */
-	if (FI_VERSION_GE(eq->fabric->fabric_fid.api_version,
-			  FI_VERSION(1, 5)) && user_data && user_size) {
-		size_t n = user_size < e->len ? user_size : e->len;
-
-		memcpy(user_data, e->buf, n);
-		buf->err_data = user_data;
-		buf->err_data_size = n;
-	}
+	ret = fabsim_eventq_readerr(&eq->q, buf, flags,
+				    eq->fabric->fabric_fid.api_version);
 	pthread_mutex_unlock(&eq->lock);
-	return sizeof(*buf);
+	return ret;
 }
 
 static ssize_t eq_write(struct fid_eq *fid, uint32_t event, const void *buf,
 			size_t len, uint64_t flags)
 {
 	struct vrb_eq *eq = container_of(fid, struct vrb_eq, eq_fid);
-	struct vrb_eq_entry *e;
+	int ret;
 
 	if (!buf || len < sizeof(struct fi_eq_entry))
 		return -FI_EINVAL;
 	if (flags & ~FI_EVENT)
 		return -FI_EBADFLAGS;
-	e = entry_new(event, len);
-	if (!e)
-		return -FI_ENOMEM;
-	memcpy(e->buf, buf, len);
 	pthread_mutex_lock(&eq->lock);
-	enqueue(eq, e);
+	ret = fabsim_eventq_push(&eq->q, event, buf, len);
 	pthread_mutex_unlock(&eq->lock);
-	return (ssize_t)len;
+	return ret ? ret : (ssize_t)len;
 }
 
 static int64_t now_ms(void)
@@ -330,7 +228,7 @@ int vrb_eq_trywait(struct vrb_eq *eq)
 
 	pthread_mutex_lock(&eq->lock);
 	drain(eq);
-	ret = eq->head ? -FI_EAGAIN : 0;
+	ret = fabsim_eventq_empty(&eq->q) ? 0 : -FI_EAGAIN;
 	pthread_mutex_unlock(&eq->lock);
 	return ret;
 }
@@ -428,9 +326,7 @@ static int eq_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	drain(eq);
-	while (eq->head)
-		entry_free(dequeue(eq));
-	entry_free(eq->err_reported);
+	fabsim_eventq_fini(&eq->q);
 	pthread_mutex_unlock(&eq->lock);
 	vrb_lib.destroy_event_channel(eq->channel);
 	pthread_mutex_destroy(&eq->lock);
@@ -482,6 +378,7 @@ int vrb_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
+	fabsim_eventq_init(&eq->q);
 	eq->channel = vrb_lib.create_event_channel();
 	if (!eq->channel ||
 	    fcntl(eq->channel->fd, F_SETFL,

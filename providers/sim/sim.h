@@ -15,7 +15,6 @@
  *   sim_ep_msg.c, sim_ep_tagged.c, sim_ep_rma.c, sim_ep_atomic.c
  *                 the data-transfer ops tables
  *   sim_progress.c where virtual time moves: polls and blocking waits
- *   sim_threads.c the program's threads, as the scheduler sees them
  *   sim_vclock.c  the program's clocks on virtual time (fabsim run)
  *   sim_waitfd.c  the eventfd behind FI_WAIT_FD (CQs, EQs, counters)
  *   sim_ext.c     the fabsim_ops_v1 extension (fi_open_ops)
@@ -109,36 +108,10 @@ struct sim_pep;
 struct sim_conn;
 
 /* One simulated fabric shared by everything this process opens on it. */
-/* What a thread of the program is doing, as far as the fabric can tell. */
-enum sim_thread_state {
-	SIM_THREAD_RUNNING, /* in the program: may post work at any moment */
-	SIM_THREAD_WAITING, /* blocked in a wait of the fabric */
-	SIM_THREAD_POLLING, /* its last poll found nothing */
-	SIM_THREAD_ABSENT,  /* away from the fabric too long: out of time */
-};
-
-struct sim_thread {
-	pthread_t              id;
-	enum sim_thread_state  state;
-	uint64_t               calls;      /* entries into the fabric */
-	uint64_t               calls_seen; /* ... when last looked at */
-	struct timespec        seen_at;    /* ... and when (real time) */
-	/* While waiting: what for, and until when. */
-	bool                 (*ready)(void *ctx);
-	void                  *ctx;
-	nm_time_ns             deadline;
-	struct sim_thread     *next;
-};
-
 struct sim_world {
 	char              name[64];
 	int               refs;
 	struct nic_world *nic;
-	pthread_cond_t    activity; /* a thread may now move time, or be done */
-	uint64_t          signals;  /* bumped when work or completions appear */
-	struct sim_thread *threads; /* sim_threads.c */
-	struct sim_thread *last_thread; /* ... the last one that called in */
-	int               sleepers; /* threads blocked on `activity` */
 	uint64_t          seed;
 	/* Connection management (sim_cm.c) */
 	struct sim_pep   *listeners;
@@ -152,7 +125,7 @@ int sim_world_get(const char *name, struct sim_world **out);
 void sim_world_put(struct sim_world *world);
 
 /* Takes the world lock; the calling thread counts as running the program
- * (sim_threads.c) until it waits. */
+ * (nic_sched.c) until it waits. */
 void sim_lock(struct sim_world *world);
 void sim_unlock(struct sim_world *world);
 
@@ -168,13 +141,6 @@ int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
 void sim_vclock_attach(struct sim_world *world);
 void sim_vclock_detach(struct sim_world *world);
 
-void sim_threads_init(struct sim_world *world);
-void sim_threads_fini(struct sim_world *world);
-struct sim_thread *sim_thread_self(struct sim_world *world);
-void sim_thread_enter(struct sim_world *world);
-/* True when the process has threads that never called into the world:
- * they may still be about to. */
-bool sim_threads_unseen(const struct sim_world *world);
 
 /* ---- Objects --------------------------------------------------------------------- */
 

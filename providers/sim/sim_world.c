@@ -67,16 +67,6 @@ int sim_world_get(const char *name, struct sim_world **out)
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->refs = 1;
 	w->seed = cfg.seed;
-	{
-		pthread_condattr_t attr;
-
-		/* Real-time waits must not jump with the wall clock. */
-		pthread_condattr_init(&attr);
-		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-		pthread_cond_init(&w->activity, &attr);
-		pthread_condattr_destroy(&attr);
-	}
-	sim_threads_init(w);
 	w->next = worlds;
 	worlds = w;
 	sim_vclock_attach(w);
@@ -111,8 +101,6 @@ void sim_world_put(struct sim_world *world)
 					"fabric %s: %s\n", world->name, err.msg);
 		}
 		nic_world_destroy(world->nic);
-		pthread_cond_destroy(&world->activity);
-		sim_threads_fini(world);
 		free(world);
 	}
 	pthread_mutex_unlock(&worlds_lock);
@@ -121,7 +109,7 @@ void sim_world_put(struct sim_world *world)
 void sim_lock(struct sim_world *world)
 {
 	nic_world_lock(world->nic);
-	sim_thread_enter(world);
+	nic_sched_enter(world->nic);
 }
 
 void sim_unlock(struct sim_world *world)

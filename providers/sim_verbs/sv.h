@@ -71,7 +71,6 @@ struct sv_world {
 	nm_config          cfg;
 	struct sv_device  *devs;
 	unsigned           ndev;
-	pthread_cond_t     activity;   /* work posted by some thread */
 	struct sv_waitable *waitables;
 };
 

@@ -25,7 +25,7 @@ void sv_async_push(struct sv_context *ctx, const struct ibv_async_event *ev)
 	else
 		ctx->async_head = e;
 	ctx->async_tail = e;
-	sv->waitable_update(&ctx->async);
+	sv->posted();
 }
 
 int ibv_get_async_event(struct ibv_context *context,

@@ -212,6 +212,9 @@ void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited)
 		cq->armed = false;
 		queue_event(cq);
 	}
+	/* A thread polling this CQ has something to read: it gets to read
+	 * it before the clock moves on (nic_sched.c). */
+	sv->posted();
 }
 
 int sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)

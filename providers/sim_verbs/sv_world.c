@@ -94,7 +94,6 @@ static void build(void)
 	unsigned n;
 	int ret;
 
-	pthread_cond_init(&sv_world.activity, NULL);
 	ret = nm_config_load(&sv_world.cfg, getenv("FI_SIM_CONFIG"),
 			     nm_env_getenv, NULL, &err);
 	if (ret) {
@@ -155,6 +154,7 @@ struct sv_device *sv_device_of(struct ibv_device *dev)
 static void sv_lock(void)
 {
 	nic_world_lock(sv_world.nic);
+	nic_sched_enter(sv_world.nic);
 }
 
 static void sv_unlock(void)
@@ -232,7 +232,7 @@ static void waitable_fini(struct sv_waitable *w)
 
 static void posted(void)
 {
-	pthread_cond_broadcast(&sv_world.activity);
+	nic_sched_posted(sv_world.nic);
 	update_all();
 }
 
@@ -240,7 +240,7 @@ static void posted(void)
 
 void sv_poll_instant(void)
 {
-	nic_world_run_instant(sv_world.nic);
+	nic_sched_poll(sv_world.nic);
 	update_all();
 }
 
@@ -251,13 +251,11 @@ static bool wait_pred(void *arg)
 	return w->ready(w);
 }
 
-/* Real time a blocked call waits for another thread before saying so. */
-#define SV_IDLE_NOTICE_S 10
-
 /* A non-blocking wait is a read that finds nothing: like an empty poll,
- * it runs the events of the next instant. A blocking one runs the
- * simulation until the event is there; when nothing is left to run, only
- * another thread can post work, and it waits for that. */
+ * it runs the events of the next instant. A blocking one waits until the
+ * event is there; the program's threads share the clock (nic_sched.c).
+ * When nothing is left to simulate and no other thread posts work, it
+ * says so once and goes on waiting, as a verbs call would. */
 static int wait_event(struct sv_waitable *w, bool blocking)
 {
 	bool told = false;
@@ -269,24 +267,16 @@ static int wait_event(struct sv_waitable *w, bool blocking)
 		return w->ready(w) ? 0 : -EAGAIN;
 	}
 	for (;;) {
-		struct timespec until;
-		nm_run_result r = nic_world_run_until(sv_world.nic, wait_pred, w,
-						      NM_TIME_NEVER);
+		enum nic_wait_end end = nic_sched_wait(sv_world.nic, wait_pred,
+						       w, NM_TIME_NEVER, false);
 
 		update_all();
-		if (w->ready(w))
+		if (end == NIC_WAIT_READY)
 			return 0;
-		if (r != NM_RUN_IDLE)
-			continue;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += SV_IDLE_NOTICE_S;
-		if (pthread_cond_timedwait(&sv_world.activity,
-					   nic_world_mutex(sv_world.nic),
-					   &until) == ETIMEDOUT && !told) {
+		if (end == NIC_WAIT_STUCK && !told) {
 			fprintf(stderr, "fabsim verbs: a blocking wait found "
 				"nothing left to simulate and no other thread "
-				"posted work for %d s; still waiting\n",
-				SV_IDLE_NOTICE_S);
+				"posted work; still waiting\n");
 			told = true;
 		}
 	}

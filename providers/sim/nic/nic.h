@@ -101,7 +101,35 @@ struct nic_stats {
 	uint64_t duplicates;       /* packets received twice */
 	uint64_t retry_exhausted;  /* peers given up on */
 	uint64_t ud_no_buffer;     /* datagrams dropped: no receive posted */
+	uint64_t threads_out_of_time; /* program threads that stayed away */
 };
+
+/* ---- Threads and virtual time (nic_sched.c) --------------------------------
+ * A program's threads share the world's clock as SimGrid's maestro shares
+ * it: it moves only while no thread runs the program. All with the world
+ * lock held. */
+
+/* The calling thread entered the world (call it on every lock). */
+void nic_sched_enter(struct nic_world *world);
+/* A poll found nothing: runs the next instant if no thread is running. */
+void nic_sched_poll(struct nic_world *world);
+/* Something for a waiter may have appeared (work posted, a completion). */
+void nic_sched_posted(struct nic_world *world);
+
+enum nic_wait_end {
+	NIC_WAIT_READY,   /* ready(ctx) holds */
+	NIC_WAIT_TIMEOUT, /* the deadline passed in virtual time */
+	NIC_WAIT_IDLE,    /* settle: nothing is left to simulate */
+	NIC_WAIT_STUCK,   /* nothing to simulate, nobody posted for a second */
+};
+
+/* Blocks the calling thread until ready(ctx) (NULL: never), `deadline`, or
+ * — with `settle` — nothing left to simulate. */
+enum nic_wait_end nic_sched_wait(struct nic_world *world,
+				 bool (*ready)(void *ctx), void *ctx,
+				 nm_time_ns deadline, bool settle);
+/* Blocks the calling thread for `ns` of virtual time (a cost it pays). */
+void nic_sched_sleep(struct nic_world *world, nm_time_ns ns);
 
 void nic_world_stats(const struct nic_world *world, struct nic_stats *out);
 

@@ -17,6 +17,9 @@
 #include <netmodel/nm_cost.h>
 #include <netmodel/nm_network.h>
 
+#include <pthread.h>
+#include <time.h>
+
 #include "nic.h"
 #include "nic_opcode.h"
 
@@ -120,8 +123,35 @@ int nic_record_close(struct nic_recorder *rec, nm_error *err);
 
 /* ---- World ------------------------------------------------------------------- */
 
+/* What a thread of the program is doing, as far as the fabric can tell. */
+enum nic_thread_state {
+	NIC_THREAD_RUNNING, /* in the program: may post work at any moment */
+	NIC_THREAD_WAITING, /* blocked in a wait of the fabric */
+	NIC_THREAD_POLLING, /* its last poll found nothing */
+	NIC_THREAD_ABSENT,  /* away from the fabric too long: out of time */
+};
+
+struct nic_thread {
+	pthread_t              id;
+	enum nic_thread_state  state;
+	uint64_t               calls;      /* entries into the fabric */
+	uint64_t               calls_seen; /* ... when last looked at */
+	struct timespec        seen_at;    /* ... and when (real time) */
+	/* While waiting: what for, and until when. */
+	bool                 (*ready)(void *ctx);
+	void                  *ctx;
+	nm_time_ns             deadline;
+	struct nic_thread     *next;
+};
+
 struct nic_world {
 	pthread_mutex_t   lock;
+	/* The program's threads (nic_sched.c). */
+	pthread_cond_t    activity;    /* a thread may now move time */
+	uint64_t          signals;     /* bumped when work or completions appear */
+	struct nic_thread *threads;
+	struct nic_thread *last_thread; /* the last one that entered */
+	int               sleepers;    /* threads blocked on `activity` */
 	nm_config         cfg;
 	struct nic_transport_params transport;
 	nm_engine        *engine;
@@ -209,6 +239,10 @@ struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra);
 void nic_wqe_put(struct nic_world *world, struct nic_swqe *w);
 /* Frees the pools (world teardown). */
 void nic_recycled_free(struct nic_world *world);
+
+/* nic_sched.c: the thread table's life with the world's. */
+void nic_sched_init(struct nic_world *world);
+void nic_sched_fini(struct nic_world *world);
 
 /* A posted send as the requester tracks it. */
 struct nic_swqe {

@@ -73,6 +73,7 @@ int nic_world_create(const nm_config *cfg,
 	world->cfg = *cfg;
 	world->transport = *transport;
 	pthread_mutex_init(&world->lock, NULL);
+	nic_sched_init(world);
 	ret = nm_engine_create(&world->engine);
 	if (!ret)
 		ret = nm_network_create(world->engine, cfg, &world->net, err);
@@ -124,6 +125,7 @@ void nic_world_destroy(struct nic_world *world)
 	free_all_packets(world->all_pkts);
 	nic_recycled_free(world);
 	free(world->hosts);
+	nic_sched_fini(world);
 	pthread_mutex_destroy(&world->lock);
 	free(world);
 }

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Who may move virtual time: the threads of the program that share a world.
+ *
+ * Time moves only inside the fabric: a poll that finds nothing runs the next
+ * instant; a blocking wait runs the world until what it waits for happens or
+ * its deadline passes in virtual time. With several threads the rule is that
+ * of SimGrid's maestro: the clock advances only while no thread is running
+ * the program, that is while every thread that uses the world is blocked in
+ * a wait, has just polled and found nothing, or has stayed away from the
+ * fabric for NIC_ABSENT_MS of real time (it is then out of time until it
+ * calls again). Threads that never called in cannot be seen; before a wait
+ * lets the clock jump over a stretch with nothing scheduled, they get
+ * NIC_ABSENT_MS to show up. A run stops as soon as any waiting thread's
+ * condition holds, so every thread resumes at the instant its event
+ * happened. Single-threaded programs never wait for real and are
+ * deterministic; multi-threaded ones are too, as long as no thread computes
+ * for long between its calls into the fabric.
+ *
+ * Threads get an entry the first time they enter; entries are found by
+ * thread id, so a new thread that reuses an exited thread's id reuses its
+ * entry. Everything here runs with the world lock held.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nic_internal.h"
+
+void nic_sched_init(struct nic_world *world)
+{
+	pthread_condattr_t attr;
+
+	/* Real-time waits must not jump with the wall clock. */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&world->activity, &attr);
+	pthread_condattr_destroy(&attr);
+	world->threads = NULL;
+	world->last_thread = NULL;
+}
+
+void nic_sched_fini(struct nic_world *world)
+{
+	pthread_cond_destroy(&world->activity);
+	while (world->threads) {
+		struct nic_thread *t = world->threads;
+
+		world->threads = t->next;
+		free(t);
+	}
+}
+
+static struct nic_thread *lookup(struct nic_world *world)
+{
+	pthread_t me = pthread_self();
+	struct nic_thread *t;
+
+	for (t = world->threads; t; t = t->next)
+		if (pthread_equal(t->id, me))
+			return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		abort(); /* a thread the scheduler cannot see would break time */
+	t->id = me;
+	t->next = world->threads;
+	world->threads = t;
+	return t;
+}
+
+/* Called with the world lock held, so the one-entry cache of the last
+ * caller needs no thread-local storage: a program's calls come mostly from
+ * one thread at a time. */
+static struct nic_thread *thread_self(struct nic_world *world)
+{
+	struct nic_thread *t = world->last_thread;
+
+	if (!t || !pthread_equal(t->id, pthread_self())) {
+		t = lookup(world);
+		world->last_thread = t;
+	}
+	return t;
+}
+
+void nic_sched_enter(struct nic_world *world)
+{
+	struct nic_thread *t = thread_self(world);
+
+	t->calls++;
+	t->state = NIC_THREAD_RUNNING;
+}
+
+/* Threads of the process, from /proc (0 when unknown). */
+static long process_threads(void)
+{
+	char buf[1024];
+	long n = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "Threads: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+static bool unseen_threads(const struct nic_world *world)
+{
+	long known = 0;
+
+	for (const struct nic_thread *t = world->threads; t; t = t->next)
+		known++;
+	return process_threads() > known;
+}
+
+/* Real time a thread may stay out of the fabric and still hold the clock. */
+#define NIC_ABSENT_MS 250
+/* How often a thread held back by a running one looks again. */
+#define NIC_SLICE_MS 10
+/* Real time a wait gives absent threads when nothing is left to simulate. */
+#define NIC_IDLE_WAIT_MS 1000
+
+/* The real monotonic clock, from the kernel: under `fabsim run
+ * --virtual-clock` the program's clock_gettime reads virtual time. */
+static void real_now(struct timespec *ts)
+{
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
+}
+
+static void wake_all(struct nic_world *world)
+{
+	if (world->sleepers)
+		pthread_cond_broadcast(&world->activity);
+}
+
+void nic_sched_posted(struct nic_world *world)
+{
+	world->signals++;
+	wake_all(world);
+}
+
+static long ms_between(const struct timespec *from, const struct timespec *to)
+{
+	return (long)(to->tv_sec - from->tv_sec) * 1000 +
+	       (to->tv_nsec - from->tv_nsec) / 1000000;
+}
+
+/* False when the real-time wait ran out with no wake-up. */
+static bool sleep_real(struct nic_world *world, int ms)
+{
+	struct timespec until;
+	int ret;
+
+	real_now(&until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	world->sleepers++;
+	ret = pthread_cond_timedwait(&world->activity,
+				     &world->lock, &until);
+	world->sleepers--;
+	return ret != ETIMEDOUT;
+}
+
+static void set_running(struct nic_thread *t)
+{
+	/* Leaving a wait is activity: the absence clock restarts. */
+	t->calls++;
+	t->state = NIC_THREAD_RUNNING;
+}
+
+static bool wait_over(const struct nic_thread *t, nm_time_ns now)
+{
+	return (t->ready && t->ready(t->ctx)) || now >= t->deadline;
+}
+
+/* True when no thread but `self` runs the program. Running threads silent
+ * for NIC_ABSENT_MS are taken out of time here. */
+static bool others_idle(struct nic_world *world, struct nic_thread *self)
+{
+	nm_time_ns now = nic_world_now(world);
+	struct timespec real = { 0 };
+	bool idle = true;
+
+	for (struct nic_thread *t = world->threads; t; t = t->next) {
+		if (t == self)
+			continue;
+		switch (t->state) {
+		case NIC_THREAD_POLLING:
+		case NIC_THREAD_ABSENT:
+			break;
+		case NIC_THREAD_WAITING:
+			/* About to wake: it runs at this instant. */
+			if (wait_over(t, now))
+				idle = false;
+			break;
+		case NIC_THREAD_RUNNING:
+			if (!real.tv_sec)
+				real_now(&real);
+			if (t->calls != t->calls_seen) {
+				t->calls_seen = t->calls;
+				t->seen_at = real;
+				idle = false;
+			} else if (ms_between(&t->seen_at, &real) >=
+				   NIC_ABSENT_MS) {
+				t->state = NIC_THREAD_ABSENT;
+				world->stats.threads_out_of_time++;
+			} else {
+				idle = false;
+			}
+			break;
+		}
+	}
+	return idle;
+}
+
+struct run_watch {
+	struct nic_world *world;
+	uint64_t          signals;
+	bool              pollers;
+};
+
+static bool someone_can_go(void *arg)
+{
+	const struct run_watch *w = arg;
+
+	if (w->pollers && w->world->signals != w->signals)
+		return true;
+	for (struct nic_thread *t = w->world->threads; t; t = t->next)
+		if (t->state == NIC_THREAD_WAITING && t->ready &&
+		    t->ready(t->ctx))
+			return true;
+	return false;
+}
+
+/* Runs the world for every thread that waits, up to `limit` at most: until
+ * one of them can go on, or the earliest of their deadlines. */
+static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
+{
+	struct run_watch watch = { world, world->signals, false };
+	nm_run_result r;
+
+	for (struct nic_thread *t = world->threads; t; t = t->next) {
+		if (t->state == NIC_THREAD_WAITING && t->deadline < limit)
+			limit = t->deadline;
+		watch.pollers |= t->state == NIC_THREAD_POLLING;
+	}
+	r = nic_world_run_until(world, someone_can_go, &watch, limit);
+	/* Pollers may have something to read now: let them look before
+	 * time moves on. */
+	if (watch.pollers && world->signals != watch.signals)
+		for (struct nic_thread *t = world->threads; t; t = t->next)
+			if (t->state == NIC_THREAD_POLLING)
+				set_running(t);
+	wake_all(world);
+	return r;
+}
+
+void nic_sched_poll(struct nic_world *world)
+{
+	struct nic_thread *self = thread_self(world);
+	nm_time_ns next;
+
+	self->state = NIC_THREAD_POLLING;
+	if (world->threads == self && !self->next) {
+		/* The only thread: nobody to wait for or to stop for. */
+		nic_world_run_instant(world);
+		return;
+	}
+	wake_all(world); /* waiters held back by this thread may go on */
+	if (!others_idle(world, self) ||
+	    !nic_world_next_event(world, &next))
+		return;
+	advance(world, next);
+}
+
+/* True when the next run would only move the clock: no event is due before
+ * the earliest deadline of the threads that wait. */
+static bool nothing_due(struct nic_world *world)
+{
+	nm_time_ns next, limit = NM_TIME_NEVER;
+
+	if (!nic_world_next_event(world, &next))
+		return true;
+	for (struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->state == NIC_THREAD_WAITING && t->deadline < limit)
+			limit = t->deadline;
+	return next > limit;
+}
+
+/* Blocks the calling thread (lock held) until ready(ctx), `deadline`, or —
+ * when `settle` — nothing left to simulate. */
+enum nic_wait_end nic_sched_wait(struct nic_world *world,
+				   bool (*ready)(void *ctx), void *ctx,
+				   nm_time_ns deadline, bool settle)
+{
+	struct nic_thread *self = thread_self(world);
+	struct timespec idle_since = { 0 }, real;
+	bool unseen_had_time = false;
+	enum nic_wait_end end;
+
+	self->state = NIC_THREAD_WAITING;
+	self->ready = ready;
+	self->ctx = ctx;
+	self->deadline = deadline;
+	wake_all(world);
+	for (;;) {
+		if (ready && ready(ctx)) {
+			end = NIC_WAIT_READY;
+			break;
+		}
+		if (nic_world_now(world) >= deadline) {
+			end = NIC_WAIT_TIMEOUT;
+			break;
+		}
+		if (!others_idle(world, self)) {
+			sleep_real(world, NIC_SLICE_MS);
+			continue;
+		}
+		if (!unseen_had_time && nothing_due(world) &&
+		    unseen_threads(world)) {
+			unseen_had_time = true;
+			sleep_real(world, NIC_ABSENT_MS);
+			continue;
+		}
+		if (advance(world, NM_TIME_NEVER) != NM_RUN_IDLE) {
+			idle_since.tv_sec = 0;
+			continue;
+		}
+		/* Every thread waits and nothing is left to simulate: only a
+		 * thread that is out of time can still change anything. */
+		if (settle) {
+			end = NIC_WAIT_IDLE;
+			break;
+		}
+		real_now(&real);
+		if (!idle_since.tv_sec)
+			idle_since = real;
+		else if (ms_between(&idle_since, &real) >= NIC_IDLE_WAIT_MS) {
+			end = NIC_WAIT_STUCK;
+			break;
+		}
+		sleep_real(world, NIC_SLICE_MS);
+	}
+	self->ready = NULL;
+	set_running(self);
+	return end;
+}
+
+void nic_sched_sleep(struct nic_world *world, nm_time_ns ns)
+{
+	nm_time_ns now = nic_world_now(world);
+
+	nic_sched_wait(world, NULL, NULL,
+		       ns > NM_TIME_NEVER - 1 - now ? NM_TIME_NEVER - 1 : now + ns,
+		       false);
+}

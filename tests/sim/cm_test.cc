@@ -115,9 +115,10 @@ protected:
 		EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), addr.c_str(), "7000",
 				     FI_SOURCE, hints, &n.info), 0);
 		fi_freeinfo(hints);
-		if (!fabric_)
+		if (!fabric_) {
 			EXPECT_EQ(fi_fabric(n.info->fabric_attr, &fabric_,
 					    nullptr), 0);
+		}
 		EXPECT_EQ(fi_domain(fabric_, n.info, &n.domain, nullptr), 0);
 		fi_eq_attr eq = {};
 		eq.wait_obj = FI_WAIT_UNSPEC;

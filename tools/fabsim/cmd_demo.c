@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * `fabsim demo`: what the README's first command shows. It grows with the
  * project; today: the providers and parameters libfabric.so.1 offers, the
- * network model on the default preset next to a faster one, and the
+ * network model on the default preset next to a faster one, the
  * getting-started walkthrough (examples/walkthrough.c) on the simulated
- * NIC. */
+ * NIC, and four nodes exchanging traffic with loss, recorded to a pcap
+ * (demo_traffic.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +42,14 @@ int cmd_demo(int argc, char **argv, FILE *out)
 	setenv("FI_PROVIDER", "sim", 0);
 	ret = walkthrough(1, (char *[]){ "walkthrough", NULL });
 	fflush(stdout);
-	fprintf(out, "\nTry: FI_SIM_LINK_BANDWIDTH_GBPS=25 fabsim model, or "
-		     "fi_info -v with LD_LIBRARY_PATH pointing at fabsim's "
-		     "lib (README.md).\n");
+	if (ret)
+		return ret;
+	fprintf(out, "\n-- 5. four nodes on the simulated network, through "
+		     "libfabric: latency per size, then all-to-all traffic "
+		     "with 1%% loss, recorded --\n");
+	ret = demo_traffic(out);
+	fprintf(out, "\nTry: FI_SIM_PRESET=roce-25g fabsim demo, fabsim run "
+		     "--virtual-clock -- YOUR_PROGRAM, or fi_info -v with "
+		     "LD_LIBRARY_PATH pointing at fabsim's lib (README.md).\n");
 	return ret;
 }

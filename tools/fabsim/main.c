@@ -6,7 +6,7 @@
 #include "commands.h"
 
 static const struct fabsim_command commands[] = {
-	{ "demo", "", "a tour: providers, parameters and the network model",
+	{ "demo", "", "a tour: providers, the model, a program, traffic and its trace",
 	  cmd_demo },
 	{ "info", "", "providers and their parameters, through libfabric",
 	  cmd_info },

@@ -77,6 +77,17 @@ TEST(EpOpsFlag, GetAndSetTheDefaultFlagsOfEitherSide)
 	EXPECT_EQ(fabsim_ep_opsflag(FI_ENABLE, &f, &tx, &rx), -FI_ENOSYS);
 }
 
+TEST(EpOpt, SizeOptionsNeedRoomForASizeT)
+{
+	size_t v = 0, len = sizeof(v) - 1;
+	EXPECT_EQ(fabsim_getopt_size(&v, &len, 42), -FI_ETOOSMALL);
+	EXPECT_EQ(v, 0u);
+	len = sizeof(v) + 8;
+	ASSERT_EQ(fabsim_getopt_size(&v, &len, 42), 0);
+	EXPECT_EQ(v, 42u);
+	EXPECT_EQ(len, sizeof(size_t));
+}
+
 TEST(EventQueue, EventsThenAnErrorInOrder)
 {
 	fabsim_eventq q;

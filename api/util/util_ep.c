@@ -27,3 +27,12 @@ int fabsim_ep_opsflag(int command, uint64_t *flags, uint64_t *tx_op_flags,
 		return -FI_ENOSYS;
 	}
 }
+
+int fabsim_getopt_size(void *optval, size_t *optlen, size_t value)
+{
+	if (*optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	*(size_t *)optval = value;
+	*optlen = sizeof(size_t);
+	return 0;
+}

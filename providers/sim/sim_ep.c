@@ -369,17 +369,11 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 		return -FI_EINVAL;
 	switch (optname) {
 	case FI_OPT_MIN_MULTI_RECV:
-		if (*optlen < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)optval = ep->min_multi_recv;
-		*optlen = sizeof(size_t);
-		return 0;
+		return fabsim_getopt_size(optval, optlen, ep->min_multi_recv);
 	case FI_OPT_CM_DATA_SIZE:
-		if (*optlen < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)optval = ep->type == FI_EP_MSG ? SIM_CM_DATA_SIZE : 0;
-		*optlen = sizeof(size_t);
-		return 0;
+		return fabsim_getopt_size(optval, optlen,
+					  ep->type == FI_EP_MSG ?
+						  SIM_CM_DATA_SIZE : 0);
 	default:
 		return -FI_ENOPROTOOPT;
 	}

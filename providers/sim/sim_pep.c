@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <fabsim/fi_stubs.h>
+#include <fabsim/util.h>
 
 #include "sim.h"
 
@@ -118,11 +119,9 @@ static int pep_getopt(fid_t fid, int level, int optname, void *optval,
 		return -FI_ENOPROTOOPT;
 	if (optname != FI_OPT_CM_DATA_SIZE)
 		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t))
+	if (!optval || !optlen)
 		return -FI_ETOOSMALL;
-	*(size_t *)optval = SIM_CM_DATA_SIZE;
-	*optlen = sizeof(size_t);
-	return 0;
+	return fabsim_getopt_size(optval, optlen, SIM_CM_DATA_SIZE);
 }
 
 static struct fi_ops pep_fi_ops = {

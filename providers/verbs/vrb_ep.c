@@ -435,11 +435,7 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 		return -FI_EINVAL;
 	switch (optname) {
 	case FI_OPT_CM_DATA_SIZE:
-		if (*optlen < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)optval = VRB_CM_DATA_SIZE;
-		*optlen = sizeof(size_t);
-		return 0;
+		return fabsim_getopt_size(optval, optlen, VRB_CM_DATA_SIZE);
 	default:
 		return -FI_ENOPROTOOPT;
 	}

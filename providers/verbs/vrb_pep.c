@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <fabsim/fi_stubs.h>
+#include <fabsim/util.h>
 
 #include "verbs.h"
 
@@ -122,11 +123,9 @@ static int pep_getopt(fid_t fid, int level, int optname, void *optval,
 {
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
 		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t))
+	if (!optval || !optlen)
 		return -FI_ETOOSMALL;
-	*(size_t *)optval = VRB_CM_DATA_SIZE;
-	*optlen = sizeof(size_t);
-	return 0;
+	return fabsim_getopt_size(optval, optlen, VRB_CM_DATA_SIZE);
 }
 
 static int pep_close(struct fid *fid)

@@ -40,6 +40,11 @@ int fabsim_cq_check_attr(const struct fi_provider *prov,
 int fabsim_ep_opsflag(int command, uint64_t *flags, uint64_t *tx_op_flags,
 		      uint64_t *rx_op_flags);
 
+/* fi_getopt(3) of a size_t option: `value` into optval, its size into
+ * *optlen; -FI_ETOOSMALL when *optlen cannot hold it. optval and optlen
+ * must not be NULL. */
+int fabsim_getopt_size(void *optval, size_t *optlen, size_t value);
+
 #ifdef __cplusplus
 }
 #endif

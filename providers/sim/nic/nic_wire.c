@@ -69,6 +69,22 @@ uint32_t nic_pkt_fabsim_bytes(const struct nic_pkt *pkt)
 	}
 }
 
+/* Clears a packet record with vector stores. gcc turns memset (and a plain
+ * loop) of this size into rep stos, whose start-up cost on AMD Zen was a
+ * sixth of an 8-byte message's whole simulation; the empty asm keeps the
+ * loop a loop. */
+static inline void zero_record(void *record, size_t bytes)
+{
+	typedef uint64_t vec __attribute__((vector_size(16), may_alias));
+	vec *v = record;
+
+	_Static_assert(sizeof(struct nic_pkt) % sizeof(vec) == 0, "whole vectors");
+	for (size_t i = 0; i < bytes / sizeof(vec); i++) {
+		v[i] = (vec){ 0 };
+		__asm__("" : : "r"(v));
+	}
+}
+
 struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload)
 {
 	struct nic_pkt **free_list = owns_payload ? &world->free_owned_pkts
@@ -87,7 +103,7 @@ struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload)
 	}
 	struct nic_pkt *keep = pkt->alloc_next;
 
-	memset(pkt, 0, sizeof(*pkt));
+	zero_record(pkt, sizeof(*pkt));
 	pkt->alloc_next = keep;
 	pkt->refs = 1;
 	if (owns_payload) {

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Memory that several processes map at one address.
+ *
+ * The simulated fabric shared by several processes (providers/sim/
+ * MULTIPROCESS.md) keeps its pointer-linked state — the network model, the
+ * NICs — in one segment that every attached process maps at the same
+ * virtual address, so a pointer stored by one process is valid in all.
+ * An arena is that segment plus an allocator inside it.
+ *
+ * The handle is the mapped base itself: an fs_arena pointer has the same
+ * value in every process and may be stored in shared structures.
+ *
+ * A NULL arena means "ordinary process memory": fs_mem_* then call
+ * malloc/calloc/realloc/free, so code written against fs_mem_* runs
+ * unchanged in a single process.
+ */
+#ifndef FABSIM_ARENA_H
+#define FABSIM_ARENA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fs_arena fs_arena;
+
+/* Creates the named segment (shm_open name, e.g. "/fabsim-1000-demo"),
+ * reserves capacity bytes of address space for it (pages are touched only
+ * when used) and maps it at an address chosen so that other processes can
+ * map it there too. Fails with -EEXIST if the name exists. On error, a
+ * message naming the problem is written to err (errlen bytes). */
+int fs_arena_create(const char *name, size_t capacity, fs_arena **out,
+		    char *err, size_t errlen);
+
+/* Maps an existing segment at the address its creator chose. -ENOENT if
+ * there is none; -EADDRINUSE (with a message saying which range) if that
+ * range is taken in this process; -EPROTO if it is not an arena. */
+int fs_arena_attach(const char *name, fs_arena **out, char *err,
+		    size_t errlen);
+
+/* An arena in this process's private memory (for tests and single-process
+ * use of arena-aware code). NULL if the memory cannot be reserved. */
+fs_arena *fs_arena_private(size_t capacity);
+
+/* Unmaps (the segment lives on until unlinked and unmapped everywhere). */
+void fs_arena_detach(fs_arena *arena);
+/* Removes the name; 0 or -errno. */
+int fs_arena_unlink(const char *name);
+
+/* Allocation inside the arena, 16-byte aligned, safe from several threads
+ * and processes at once. NULL when the arena is full or broken. */
+void *fs_arena_alloc(fs_arena *arena, size_t size);
+void *fs_arena_calloc(fs_arena *arena, size_t count, size_t size);
+void *fs_arena_realloc(fs_arena *arena, void *ptr, size_t size);
+void fs_arena_free(fs_arena *arena, void *ptr);
+bool fs_arena_contains(const fs_arena *arena, const void *ptr);
+
+/* Bytes handed out and not freed; bytes of the segment in use by the
+ * allocator (including its overhead). */
+size_t fs_arena_used(const fs_arena *arena);
+size_t fs_arena_footprint(const fs_arena *arena);
+
+/* One pointer the creator publishes for those who attach (the root of the
+ * shared state). */
+void *fs_arena_root(const fs_arena *arena);
+void fs_arena_set_root(fs_arena *arena, void *root);
+
+/* The arena's process-shared, robust lock for the caller's own shared
+ * state. Returns 0; -EOWNERDEAD once if its holder died holding it (the
+ * caller now holds it, the arena is marked broken); -EIO when the arena is
+ * broken. */
+int fs_arena_lock(fs_arena *arena);
+void fs_arena_unlock(fs_arena *arena);
+bool fs_arena_broken(const fs_arena *arena);
+
+/* Allocation that follows the arena when there is one, the C library when
+ * arena is NULL. */
+static inline void *fs_mem_alloc(fs_arena *arena, size_t size);
+static inline void *fs_mem_calloc(fs_arena *arena, size_t count, size_t size);
+static inline void *fs_mem_realloc(fs_arena *arena, void *ptr, size_t size);
+static inline void fs_mem_free(fs_arena *arena, void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include <stdlib.h>
+
+static inline void *fs_mem_alloc(fs_arena *arena, size_t size)
+{
+	return arena ? fs_arena_alloc(arena, size) : malloc(size);
+}
+
+static inline void *fs_mem_calloc(fs_arena *arena, size_t count, size_t size)
+{
+	return arena ? fs_arena_calloc(arena, count, size) : calloc(count, size);
+}
+
+static inline void *fs_mem_realloc(fs_arena *arena, void *ptr, size_t size)
+{
+	return arena ? fs_arena_realloc(arena, ptr, size) : realloc(ptr, size);
+}
+
+static inline void fs_mem_free(fs_arena *arena, void *ptr)
+{
+	if (arena)
+		fs_arena_free(arena, ptr);
+	else
+		free(ptr);
+}
+
+#endif

@@ -53,11 +53,14 @@
 
 typedef struct arena_chunk {
 	uint64_t head; /* size | CHUNK_INUSE | CHUNK_PREV_INUSE */
-	uint64_t req;  /* bytes the caller asked for, while in use */
-	/* While free: the bin's doubly linked list. The chunk's size is repeated in its last
-	 * 8 bytes (the footer), read by the next chunk to coalesce backwards. */
-	struct arena_chunk *next;
-	struct arena_chunk *prev;
+	union {
+		uint64_t req;             /* in use: bytes the caller asked for */
+		struct arena_chunk *next; /* free: the bin's doubly linked list */
+	};
+	struct arena_chunk *prev; /* free only (in use, the payload starts here) */
+	/* A free chunk repeats its size in its last 8 bytes (the footer), read by the chunk
+	 * after it to coalesce backwards. In a 32-byte free chunk the footer is at offset 24,
+	 * clear of head, next and prev. */
 } arena_chunk;
 
 struct fs_arena {

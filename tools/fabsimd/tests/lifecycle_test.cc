@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// fabsimd: the coordinator's lifecycle — start on demand, membership,
+// deaths, the last member leaving, stale state, persistent start and stop.
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <vector>
+
+#include "helpers.h"
+
+using namespace fabsimd_test;
+
+namespace {
+
+// Exit status of a forked child, or -1.
+int reap(pid_t pid)
+{
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Blocks until the pipe has a byte or is closed.
+void await_pipe(int fd)
+{
+	char c;
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
+		;
+}
+
+// A child attaches as `node`, says so on `ready`, and waits to be killed.
+// With keep_forked_copy it first forks a grandchild that holds a copy of
+// the connection (*grandchild: its pid, to be killed by the caller).
+pid_t member_child(const char *fabric, uint32_t node, bool keep_forked_copy,
+		   pid_t *grandchild = nullptr)
+{
+	int ready[2];
+	if (pipe(ready))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		fabsimd_member_info me = { node, "victim" };
+		fabsimd_session *s;
+		if (fabsimd_attach(fabric, &me, &s, nullptr, 0))
+			_exit(1);
+		pid_t copy = keep_forked_copy ? fork() : 0;
+		if (keep_forked_copy && copy == 0) {
+			// A grandchild holding the connection outlives us.
+			sleep(20);
+			_exit(0);
+		}
+		if (write(ready[1], &copy, sizeof(copy)) != sizeof(copy))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	pid_t copy = 0;
+	if (read(ready[0], &copy, sizeof(copy)) != sizeof(copy))
+		pid = -1;
+	close(ready[0]);
+	if (grandchild)
+		*grandchild = copy;
+	return pid;
+}
+
+} // namespace
+
+TEST_F(FabricTest, FirstAttachStartsTheCoordinatorSecondJoinsIt)
+{
+	const char *f = fabric("alpha");
+	struct fabsimd_status st;
+	char err[256];
+
+	EXPECT_EQ(fabsimd_status(f, &st, err, sizeof(err)), -ENOENT);
+	EXPECT_NE(std::string(err).find("no fabric alpha is running"),
+		  std::string::npos) << err;
+
+	fabsimd_session *a = attach(f, 1, "first");
+	ASSERT_NE(a, nullptr);
+	pid_t coord = fabsimd_session_coordinator(a);
+	EXPECT_GT(coord, 0);
+	EXPECT_NE(coord, getpid());
+	EXPECT_TRUE(exists(file(f, ".sock")));
+
+	fabsimd_session *b = attach(f, 2, "second");
+	ASSERT_NE(b, nullptr);
+	EXPECT_EQ(fabsimd_session_coordinator(b), coord);
+
+	fabsimd_notice n;
+	ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_JOINED, &n));
+	EXPECT_EQ(n.node, 2u);
+	EXPECT_EQ(n.pid, getpid());
+	EXPECT_STREQ(n.prog, "second");
+
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.pid, coord);
+	EXPECT_FALSE(st.persistent);
+	ASSERT_EQ(st.count, 2u);
+	std::set<uint32_t> nodes;
+	for (size_t i = 0; i < st.count; i++) {
+		nodes.insert(st.members[i].node);
+		EXPECT_EQ(st.members[i].pid, getpid());
+	}
+	EXPECT_EQ(nodes, (std::set<uint32_t>{ 1, 2 }));
+
+	fabsimd_detach(b);
+	fabsimd_detach(a);
+	EXPECT_TRUE(wait_until([&] { return gone(coord); }, 5000));
+	EXPECT_FALSE(exists(file(f, ".sock")));
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_EQ(count_of(log, "start: fabric alpha"), 1u) << log;
+	EXPECT_NE(log.find("node 2 (pid " + std::to_string(getpid()) +
+			   ", second) joined"), std::string::npos) << log;
+	EXPECT_NE(log.find("exit: the last member left"), std::string::npos)
+		<< log;
+}
+
+TEST_F(FabricTest, ConcurrentFirstAttachesStartExactlyOneCoordinator)
+{
+	const char *f = fabric("crowd");
+	const int kids = 8;
+	int go[2], results[2], release[2];
+	ASSERT_EQ(pipe(go), 0);
+	ASSERT_EQ(pipe(results), 0);
+	ASSERT_EQ(pipe(release), 0);
+	std::vector<pid_t> pids;
+
+	for (int i = 0; i < kids; i++) {
+		pid_t pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			close(go[1]);
+			close(results[0]);
+			close(release[1]);
+			await_pipe(go[0]);
+			fabsimd_member_info me = { (uint32_t)(10 + i), "crowd" };
+			fabsimd_session *s;
+			pid_t coord = -1;
+			if (!fabsimd_attach(f, &me, &s, nullptr, 0))
+				coord = fabsimd_session_coordinator(s);
+			if (write(results[1], &coord, sizeof(coord)) !=
+			    sizeof(coord))
+				_exit(2);
+			await_pipe(release[0]);
+			if (coord > 0)
+				fabsimd_detach(s);
+			_exit(coord > 0 ? 0 : 1);
+		}
+		pids.push_back(pid);
+	}
+	close(go[0]);
+	close(results[1]);
+	close(release[0]);
+	close(go[1]); // all at once
+
+	std::set<pid_t> coordinators;
+	for (int i = 0; i < kids; i++) {
+		pid_t coord;
+		ASSERT_EQ(read(results[0], &coord, sizeof(coord)),
+			  (ssize_t)sizeof(coord));
+		coordinators.insert(coord);
+	}
+	close(results[0]);
+	EXPECT_EQ(coordinators.size(), 1u);
+	EXPECT_EQ(coordinators.count(-1), 0u);
+
+	struct fabsimd_status st;
+	char err[256];
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.count, (size_t)kids);
+
+	close(release[1]);
+	for (pid_t pid : pids)
+		EXPECT_EQ(reap(pid), 0);
+	pid_t coord = *coordinators.begin();
+	EXPECT_TRUE(wait_until([&] { return gone(coord); }, 5000));
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_EQ(count_of(log, "start: fabric crowd"), 1u) << log;
+	EXPECT_EQ(count_of(log, " joined; "), (size_t)kids) << log;
+}
+
+TEST_F(FabricTest, DuplicateNodeIsRefused)
+{
+	const char *f = fabric("dup");
+	fabsimd_session *a = attach(f, 3);
+	ASSERT_NE(a, nullptr);
+
+	fabsimd_member_info me = { 3, "again" };
+	fabsimd_session *b = nullptr;
+	char err[256] = "";
+	EXPECT_EQ(fabsimd_attach(f, &me, &b, err, sizeof(err)), -EADDRINUSE);
+	EXPECT_EQ(b, nullptr);
+	std::string want = "node 3 is already attached by pid " +
+			   std::to_string(getpid());
+	EXPECT_NE(std::string(err).find(want), std::string::npos) << err;
+
+	// The refusal did not disturb the fabric.
+	struct fabsimd_status st;
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.count, 1u);
+	fabsimd_session *c = attach(f, 4);
+	ASSERT_NE(c, nullptr);
+	fabsimd_detach(c);
+	fabsimd_detach(a);
+}
+
+TEST_F(FabricTest, CleanDetachIsNotADeath)
+{
+	const char *f = fabric("clean");
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+
+	// Children that detach and exit at once: the BYE must win over the
+	// process's end, whichever the coordinator sees first.
+	for (int round = 0; round < 5; round++) {
+		pid_t pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			fabsimd_member_info me = { 7, "polite" };
+			fabsimd_session *s;
+			if (fabsimd_attach(f, &me, &s, nullptr, 0))
+				_exit(1);
+			fabsimd_detach(s);
+			_exit(0);
+		}
+		EXPECT_EQ(reap(pid), 0);
+		fabsimd_notice n;
+		ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_LEFT, &n));
+		EXPECT_EQ(n.node, 7u);
+		EXPECT_EQ(n.pid, pid);
+	}
+	fabsimd_notice n;
+	while (fabsimd_next_notice(a, &n) == 0)
+		EXPECT_NE(n.kind, FABSIMD_NOTICE_DIED) << "node " << n.node;
+	pid_t coord = fabsimd_session_coordinator(a);
+	fabsimd_detach(a);
+	ASSERT_TRUE(wait_until([&] { return gone(coord); }, 5000));
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_EQ(count_of(log, "died"), 0u) << log;
+	EXPECT_EQ(count_of(log, "(pid "), 12u) << log; // 6 joined, 6 left
+}
+
+TEST_F(FabricTest, KilledMemberIsReportedDeadAndTheFabricGoesOn)
+{
+	const char *f = fabric("deaths");
+	pid_t victim = member_child(f, 2, false);
+	ASSERT_GT(victim, 0);
+	fabsimd_session *a = attach(f, 1);
+	fabsimd_session *c = attach(f, 3);
+	ASSERT_NE(a, nullptr);
+	ASSERT_NE(c, nullptr);
+	pid_t coord = fabsimd_session_coordinator(a);
+
+	ASSERT_EQ(kill(victim, SIGKILL), 0);
+	EXPECT_EQ(reap(victim), 128 + SIGKILL);
+	long long t0 = now_ms();
+	fabsimd_notice n;
+	ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_DIED, &n, 5000));
+	EXPECT_LT(now_ms() - t0, 5000);
+	EXPECT_EQ(n.node, 2u);
+	EXPECT_EQ(n.pid, victim);
+	EXPECT_STREQ(n.prog, "victim");
+	ASSERT_TRUE(wait_notice(c, FABSIMD_NOTICE_DIED, &n, 5000));
+	EXPECT_EQ(n.node, 2u);
+
+	// The fabric goes on; node 2 is free again.
+	struct fabsimd_status st;
+	char err[256];
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.pid, coord);
+	EXPECT_EQ(st.count, 2u);
+	fabsimd_session *again = attach(f, 2, "newcomer");
+	ASSERT_NE(again, nullptr);
+	EXPECT_EQ(fabsimd_session_coordinator(again), coord);
+	fabsimd_detach(again);
+	fabsimd_detach(c);
+	fabsimd_detach(a);
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_NE(log.find("node 2 (pid " + std::to_string(victim) +
+			   ", victim) died without detaching"),
+		  std::string::npos) << log;
+}
+
+TEST_F(FabricTest, DeathIsSeenEvenWhenAForkedChildHoldsTheConnection)
+{
+	const char *f = fabric("forked");
+	pid_t copy = 0;
+	pid_t victim = member_child(f, 5, true, &copy);
+	ASSERT_GT(victim, 0);
+	ASSERT_GT(copy, 0);
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	ASSERT_EQ(kill(victim, SIGKILL), 0);
+	reap(victim);
+	fabsimd_notice n;
+	ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_DIED, &n, 5000));
+	EXPECT_EQ(n.node, 5u);
+	EXPECT_EQ(n.pid, victim);
+	fabsimd_detach(a);
+	kill(copy, SIGKILL); // reparented: not ours to reap
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_NE(log.find("died without detaching"), std::string::npos);
+}
+
+TEST_F(FabricTest, LastMemberLeavingRemovesSocketAndSharedMemory)
+{
+	const char *f = fabric("tidy");
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	pid_t coord = fabsimd_session_coordinator(a);
+
+	char seg[128];
+	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
+	std::string ring = std::string(seg) + "-ring0";
+	for (const std::string &name : { std::string(seg), ring }) {
+		int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+		ASSERT_GE(fd, 0) << name << ": " << strerror(errno);
+		close(fd);
+	}
+	fabsimd_detach(a);
+	ASSERT_TRUE(wait_until([&] { return gone(coord); }, 5000));
+	EXPECT_FALSE(exists(file(f, ".sock")));
+	EXPECT_FALSE(exists(file(f, ".lock")));
+	for (const std::string &name : { std::string(seg), ring }) {
+		errno = 0;
+		EXPECT_LT(shm_open(name.c_str(), O_RDWR, 0600), 0) << name;
+		EXPECT_EQ(errno, ENOENT) << name;
+	}
+	EXPECT_NE(slurp(file(f, ".log")).find("and shared memory removed"),
+		  std::string::npos);
+}
+
+TEST_F(FabricTest, StaleSocketAndSegmentAreCleanedByTheNextAttach)
+{
+	const char *f = fabric("stale");
+	char rdir[4096], err[256];
+	ASSERT_EQ(fabsimd_runtime_dir(rdir, sizeof(rdir), err, sizeof(err)), 0)
+		<< err;
+
+	// A socket file nobody listens on: what a crashed coordinator leaves.
+	std::string sock = file(f, ".sock");
+	int dirfd = open(dir.c_str(), O_PATH | O_DIRECTORY);
+	ASSERT_GE(dirfd, 0);
+	struct sockaddr_un sa = {};
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s.sock",
+		 dirfd, f);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ASSERT_EQ(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0)
+		<< strerror(errno);
+	close(fd);
+	close(dirfd);
+	ASSERT_TRUE(exists(sock));
+	char seg[128];
+	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
+	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
+	ASSERT_GE(shm, 0);
+	close(shm);
+
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	errno = 0;
+	EXPECT_LT(shm_open(seg, O_RDWR, 0600), 0);
+	EXPECT_EQ(errno, ENOENT);
+	struct fabsimd_status st;
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.count, 1u);
+	fabsimd_detach(a);
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_NE(log.find("removed the stale socket"), std::string::npos)
+		<< log;
+	EXPECT_NE(log.find("removed 1 stale shared-memory segment"),
+		  std::string::npos) << log;
+}
+
+TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
+{
+	const char *f = fabric("crash");
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	pid_t old = fabsimd_session_coordinator(a);
+	ASSERT_EQ(kill(old, SIGKILL), 0);
+
+	fabsimd_notice n;
+	ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_LOST, &n, 5000));
+	EXPECT_EQ(fabsimd_next_notice(a, &n), -ENOTCONN);
+	ASSERT_TRUE(wait_until([&] { return gone(old); }, 5000));
+	EXPECT_TRUE(exists(file(f, ".sock"))); // left behind
+
+	fabsimd_session *b = attach(f, 1);
+	ASSERT_NE(b, nullptr);
+	EXPECT_NE(fabsimd_session_coordinator(b), old);
+	fabsimd_detach(a);
+	fabsimd_detach(b);
+}
+
+TEST_F(FabricTest, PersistentStartStaysUntilStop)
+{
+	const char *f = fabric("keep");
+	pid_t pid = -1, again = -1;
+	char err[256] = "";
+	ASSERT_EQ(fabsimd_start(f, true, &pid, err, sizeof(err)), 0) << err;
+	EXPECT_GT(pid, 0);
+	EXPECT_EQ(fabsimd_start(f, true, &again, err, sizeof(err)), 1) << err;
+	EXPECT_EQ(again, pid);
+
+	struct fabsimd_status st;
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.pid, pid);
+	EXPECT_TRUE(st.persistent);
+	EXPECT_EQ(st.count, 0u);
+
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	fabsimd_detach(a);
+	usleep(200000);
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.pid, pid);
+
+	fabsimd_session *b = attach(f, 2);
+	ASSERT_NE(b, nullptr);
+	pid_t stopped = -1;
+	EXPECT_EQ(fabsimd_stop(f, &stopped, err, sizeof(err)), 1) << err;
+	EXPECT_EQ(stopped, pid);
+	EXPECT_TRUE(gone(pid) || wait_until([&] { return gone(pid); }, 2000));
+	fabsimd_notice n;
+	ASSERT_TRUE(wait_notice(b, FABSIMD_NOTICE_STOPPING, &n, 2000));
+	ASSERT_TRUE(wait_notice(b, FABSIMD_NOTICE_LOST, &n, 2000));
+	fabsimd_detach(b);
+
+	EXPECT_EQ(fabsimd_status(f, &st, err, sizeof(err)), -ENOENT);
+	EXPECT_NE(std::string(err).find("no fabric keep is running"),
+		  std::string::npos) << err;
+	EXPECT_EQ(fabsimd_stop(f, nullptr, err, sizeof(err)), -ENOENT);
+	EXPECT_FALSE(exists(file(f, ".sock")));
+}
+
+TEST_F(FabricTest, StartOnARunningOnDemandFabricMakesItPersistent)
+{
+	const char *f = fabric("promote");
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	pid_t pid = -1;
+	char err[256] = "";
+	EXPECT_EQ(fabsimd_start(f, true, &pid, err, sizeof(err)), 1) << err;
+	EXPECT_EQ(pid, fabsimd_session_coordinator(a));
+	fabsimd_detach(a);
+	usleep(200000);
+	struct fabsimd_status st;
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_TRUE(st.persistent);
+	EXPECT_EQ(fabsimd_stop(f, nullptr, err, sizeof(err)), 0) << err;
+}
+
+TEST_F(FabricTest, OnDemandCoordinatorNobodyJoinsEndsAfterIdleTimeout)
+{
+	setenv("FABSIM_IDLE_TIMEOUT_MS", "300", 1);
+	const char *f = fabric("idle");
+	pid_t pid = -1;
+	char err[256] = "";
+	ASSERT_EQ(fabsimd_start(f, false, &pid, err, sizeof(err)), 0) << err;
+	EXPECT_TRUE(wait_until([&] { return gone(pid); }, 5000));
+	EXPECT_FALSE(exists(file(f, ".sock")));
+	EXPECT_NE(slurp(file(f, ".log")).find("exit: nobody attached"),
+		  std::string::npos);
+}
+
+TEST_F(FabricTest, AttachRejectsBadArguments)
+{
+	fabsimd_member_info me = { 1, "x" };
+	fabsimd_session *s = nullptr;
+	char err[256] = "";
+	EXPECT_EQ(fabsimd_attach("no/slash", &me, &s, err, sizeof(err)),
+		  -EINVAL);
+	EXPECT_NE(std::string(err).find("no/slash"), std::string::npos) << err;
+	EXPECT_EQ(fabsimd_attach("ok", nullptr, &s, err, sizeof(err)), -EINVAL);
+	EXPECT_EQ(fabsimd_next_notice(nullptr, nullptr), -EINVAL);
+	fabsimd_detach(nullptr);
+}

@@ -17,6 +17,7 @@ int cmd_model(int argc, char **argv, FILE *out);
 int cmd_demo(int argc, char **argv, FILE *out);
 int cmd_trace(int argc, char **argv, FILE *out);
 int cmd_run(int argc, char **argv, FILE *out);
+int cmd_fabric(int argc, char **argv, FILE *out);
 
 /* The demo's traffic step (demo_traffic.c). */
 int demo_traffic(FILE *out);

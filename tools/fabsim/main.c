@@ -8,6 +8,9 @@
 static const struct fabsim_command commands[] = {
 	{ "demo", "", "a tour: providers, the model, a program, traffic and its trace",
 	  cmd_demo },
+	{ "fabric", "start|stop|status [NAME]",
+	  "a shared fabric's coordinator: start, stop, who is attached",
+	  cmd_fabric },
 	{ "info", "", "providers and their parameters, through libfabric",
 	  cmd_info },
 	{ "model", "[--preset NAME] [--hosts N]",

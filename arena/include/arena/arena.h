@@ -30,13 +30,23 @@ typedef struct fs_arena fs_arena;
  * reserves capacity bytes of address space for it (pages are touched only
  * when used) and maps it at an address chosen so that other processes can
  * map it there too. Fails with -EEXIST if the name exists. On error, a
- * message naming the problem is written to err (errlen bytes). */
+ * message naming the problem is written to err (errlen bytes).
+ *
+ * The address: a 1 GiB-aligned slot in [0x200000000000, 0x500000000000)
+ * derived from a hash of the name (the same name gives the same address),
+ * or the next of 8 candidates if that range is taken here (-EADDRINUSE when
+ * all are). capacity is rounded up to the page size and must be at most
+ * 1 TiB (-EINVAL otherwise). Pages are reserved as the allocator reaches
+ * them, so a full /dev/shm makes allocations return NULL, not SIGBUS. */
 int fs_arena_create(const char *name, size_t capacity, fs_arena **out,
 		    char *err, size_t errlen);
 
 /* Maps an existing segment at the address its creator chose. -ENOENT if
  * there is none; -EADDRINUSE (with a message saying which range) if that
- * range is taken in this process; -EPROTO if it is not an arena. */
+ * range is taken in this process; -EPROTO if it is not an arena. Attach once
+ * per process: the arena's own mapping also takes the range, and a fork()ed
+ * child already has the mapping. A segment whose header is not written yet
+ * (its creator is still creating it) is waited for, up to a second. */
 int fs_arena_attach(const char *name, fs_arena **out, char *err,
 		    size_t errlen);
 
@@ -44,21 +54,32 @@ int fs_arena_attach(const char *name, fs_arena **out, char *err,
  * use of arena-aware code). NULL if the memory cannot be reserved. */
 fs_arena *fs_arena_private(size_t capacity);
 
-/* Unmaps (the segment lives on until unlinked and unmapped everywhere). */
+/* Unmaps, in this process only (the segment lives on until unlinked and
+ * unmapped everywhere). NULL is a no-op. */
 void fs_arena_detach(fs_arena *arena);
 /* Removes the name; 0 or -errno. */
 int fs_arena_unlink(const char *name);
 
 /* Allocation inside the arena, 16-byte aligned, safe from several threads
- * and processes at once. NULL when the arena is full or broken. */
+ * and processes at once. NULL when the arena is full or broken. The
+ * allocator has its own lock: allocating while holding fs_arena_lock is
+ * fine. realloc keeps the block when it can (shrinking, or growing into a
+ * free neighbour); realloc(ptr, 0) frees and returns NULL as glibc's does;
+ * on failure the old block is unchanged. free(NULL) is a no-op. Freeing (or
+ * reallocating) anything but a live block of this arena — a double free, a
+ * pointer from elsewhere — prints a message naming the pointer and aborts:
+ * going on would corrupt state other processes share. In a broken arena,
+ * free does nothing. */
 void *fs_arena_alloc(fs_arena *arena, size_t size);
 void *fs_arena_calloc(fs_arena *arena, size_t count, size_t size);
 void *fs_arena_realloc(fs_arena *arena, void *ptr, size_t size);
 void fs_arena_free(fs_arena *arena, void *ptr);
 bool fs_arena_contains(const fs_arena *arena, const void *ptr);
 
-/* Bytes handed out and not freed; bytes of the segment in use by the
- * allocator (including its overhead). */
+/* Bytes handed out and not freed (the sum of the sizes asked for); bytes of
+ * the segment in use by the allocator, from the base to the highest block
+ * (header and per-block overhead included; the size of a fresh arena once
+ * everything is freed). */
 size_t fs_arena_used(const fs_arena *arena);
 size_t fs_arena_footprint(const fs_arena *arena);
 
@@ -69,8 +90,10 @@ void fs_arena_set_root(fs_arena *arena, void *root);
 
 /* The arena's process-shared, robust lock for the caller's own shared
  * state. Returns 0; -EOWNERDEAD once if its holder died holding it (the
- * caller now holds it, the arena is marked broken); -EIO when the arena is
- * broken. */
+ * caller now holds it and must unlock it; the arena is marked broken);
+ * -EIO when the arena is broken (also when it broke because a process died
+ * inside the allocator) or became broken while we waited; -EINVAL for a
+ * NULL arena. Not recursive. */
 int fs_arena_lock(fs_arena *arena);
 void fs_arena_unlock(fs_arena *arena);
 bool fs_arena_broken(const fs_arena *arena);
@@ -87,24 +110,32 @@ static inline void fs_mem_free(fs_arena *arena, void *ptr);
 #endif
 
 #include <stdlib.h>
+#include <stdio.h>
 
 static inline void *fs_mem_alloc(fs_arena *arena, size_t size)
 {
-	return arena ? fs_arena_alloc(arena, size) : malloc(size);
+	void *p = arena ? fs_arena_alloc(arena, size) : malloc(size);
+	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "A %p %zu %s\n", p, size, __builtin_FILE());
+	return p;
 }
 
 static inline void *fs_mem_calloc(fs_arena *arena, size_t count, size_t size)
 {
-	return arena ? fs_arena_calloc(arena, count, size) : calloc(count, size);
+	void *p = arena ? fs_arena_calloc(arena, count, size) : calloc(count, size);
+	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "A %p %zu c\n", p, size*count);
+	return p;
 }
 
 static inline void *fs_mem_realloc(fs_arena *arena, void *ptr, size_t size)
 {
-	return arena ? fs_arena_realloc(arena, ptr, size) : realloc(ptr, size);
+	void *p = arena ? fs_arena_realloc(arena, ptr, size) : realloc(ptr, size);
+	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "R %p %p %zu\n", ptr, p, size);
+	return p;
 }
 
 static inline void fs_mem_free(fs_arena *arena, void *ptr)
 {
+	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "F %p\n", ptr);
 	if (arena)
 		fs_arena_free(arena, ptr);
 	else

@@ -110,32 +110,24 @@ static inline void fs_mem_free(fs_arena *arena, void *ptr);
 #endif
 
 #include <stdlib.h>
-#include <stdio.h>
 
 static inline void *fs_mem_alloc(fs_arena *arena, size_t size)
 {
-	void *p = arena ? fs_arena_alloc(arena, size) : malloc(size);
-	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "A %p %zu %s\n", p, size, __builtin_FILE());
-	return p;
+	return arena ? fs_arena_alloc(arena, size) : malloc(size);
 }
 
 static inline void *fs_mem_calloc(fs_arena *arena, size_t count, size_t size)
 {
-	void *p = arena ? fs_arena_calloc(arena, count, size) : calloc(count, size);
-	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "A %p %zu c\n", p, size*count);
-	return p;
+	return arena ? fs_arena_calloc(arena, count, size) : calloc(count, size);
 }
 
 static inline void *fs_mem_realloc(fs_arena *arena, void *ptr, size_t size)
 {
-	void *p = arena ? fs_arena_realloc(arena, ptr, size) : realloc(ptr, size);
-	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "R %p %p %zu\n", ptr, p, size);
-	return p;
+	return arena ? fs_arena_realloc(arena, ptr, size) : realloc(ptr, size);
 }
 
 static inline void fs_mem_free(fs_arena *arena, void *ptr)
 {
-	if (arena && getenv("ARENA_TRACE")) fprintf(stderr, "F %p\n", ptr);
 	if (arena)
 		fs_arena_free(arena, ptr);
 	else

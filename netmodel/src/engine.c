@@ -2,6 +2,7 @@
  * records. The heap holds the ordering key inline so comparisons never touch the pool; the pool
  * holds what to run. See nm_engine.h for the ordering rule and the cancellation scheme. */
 #include "netmodel/nm_engine.h"
+#include "netmodel/nm_code.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -30,10 +31,11 @@ static inline unsigned __int128 entry_key(const heap_entry *e)
 	return ((unsigned __int128)e->time << 64) | e->order;
 }
 
-/* fn == NULL marks a cancelled record still referenced by the heap; free records are chained
- * through next_free. The generation changes each time a record is freed, which invalidates ids. */
+/* fn == 0 marks a cancelled record still referenced by the heap; free records are chained
+ * through next_free. The generation changes each time a record is freed, which invalidates ids.
+ * Handlers are kept as nm_code so that any process mapping the engine can run them. */
 typedef struct event_record {
-	nm_event_fn fn;
+	nm_code fn;
 	void *ctx;
 	uint64_t arg;
 	uint32_t generation;
@@ -41,6 +43,7 @@ typedef struct event_record {
 } event_record;
 
 struct nm_engine {
+	fs_arena *arena;
 	nm_time_ns now;
 	uint64_t next_seq;
 	uint64_t events_run;
@@ -54,7 +57,7 @@ struct nm_engine {
 	uint32_t free_head;
 	size_t cancelled; /* cancelled records still in the heap */
 
-	nm_engine_observer_fn observer;
+	nm_code observer; /* nm_engine_observer_fn */
 	void *observer_ctx;
 };
 
@@ -68,11 +71,21 @@ static inline int entry_before(const heap_entry *a, const heap_entry *b)
 	return entry_key(a) < entry_key(b);
 }
 
+void nm_code_anchor(void)
+{
+}
+
 int nm_engine_create(nm_engine **out)
 {
-	nm_engine *engine = calloc(1, sizeof(*engine));
+	return nm_engine_create_in(NULL, out);
+}
+
+int nm_engine_create_in(fs_arena *arena, nm_engine **out)
+{
+	nm_engine *engine = fs_mem_calloc(arena, 1, sizeof(*engine));
 	if (!engine)
 		return -ENOMEM;
+	engine->arena = arena;
 	engine->free_head = NO_SLOT;
 	*out = engine;
 	return 0;
@@ -82,9 +95,16 @@ void nm_engine_destroy(nm_engine *engine)
 {
 	if (!engine)
 		return;
-	free(engine->heap);
-	free(engine->records);
-	free(engine);
+	fs_arena *arena = engine->arena;
+
+	fs_mem_free(arena, engine->heap);
+	fs_mem_free(arena, engine->records);
+	fs_mem_free(arena, engine);
+}
+
+fs_arena *nm_engine_arena(const nm_engine *engine)
+{
+	return engine->arena;
 }
 
 nm_time_ns nm_engine_now(const nm_engine *engine)
@@ -98,12 +118,12 @@ static int grow_records(nm_engine *engine)
 	if (old_cap >= UINT32_MAX / 2)
 		return -ENOMEM;
 	uint32_t new_cap = old_cap ? old_cap * 2 : 256;
-	event_record *records = realloc(engine->records, (size_t)new_cap * sizeof(*records));
+	event_record *records = fs_mem_realloc(engine->arena, engine->records, (size_t)new_cap * sizeof(*records));
 	if (!records)
 		return -ENOMEM;
 	/* Chain the new records in increasing order so allocation order is reproducible. */
 	for (uint32_t i = old_cap; i < new_cap; i++) {
-		records[i].fn = NULL;
+		records[i].fn = 0;
 		records[i].generation = 1;
 		records[i].next_free = (i + 1 < new_cap) ? i + 1 : engine->free_head;
 	}
@@ -116,7 +136,7 @@ static int grow_records(nm_engine *engine)
 static int grow_heap(nm_engine *engine)
 {
 	size_t new_cap = engine->heap_cap ? engine->heap_cap * 2 : 256;
-	heap_entry *heap = realloc(engine->heap, new_cap * sizeof(*heap));
+	heap_entry *heap = fs_mem_realloc(engine->arena, engine->heap, new_cap * sizeof(*heap));
 	if (!heap)
 		return -ENOMEM;
 	engine->heap = heap;
@@ -127,7 +147,7 @@ static int grow_heap(nm_engine *engine)
 static void free_record(nm_engine *engine, uint32_t slot)
 {
 	event_record *rec = &engine->records[slot];
-	rec->fn = NULL;
+	rec->fn = 0;
 	rec->generation++;
 	if (rec->generation == 0) /* keep ids non-zero after wrap-around */
 		rec->generation = 1;
@@ -194,7 +214,7 @@ int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_e
 	uint32_t slot = engine->free_head;
 	event_record *rec = &engine->records[slot];
 	engine->free_head = rec->next_free;
-	rec->fn = fn;
+	rec->fn = NM_CODE(fn);
 	rec->ctx = ctx;
 	rec->arg = arg;
 
@@ -244,7 +264,7 @@ int nm_engine_cancel(nm_engine *engine, nm_event_id id)
 	event_record *rec = &engine->records[slot];
 	if (rec->generation != generation || !rec->fn)
 		return -ENOENT;
-	rec->fn = NULL;
+	rec->fn = 0;
 	engine->cancelled++;
 	size_t live = engine->heap_len - engine->cancelled;
 	if (engine->cancelled >= SWEEP_MIN_CANCELLED && engine->cancelled > live)
@@ -271,16 +291,18 @@ static void run_top(nm_engine *engine)
 {
 	heap_entry top = heap_pop(engine);
 	event_record *rec = &engine->records[top.slot];
-	nm_event_fn fn = rec->fn;
+	nm_event_fn fn = NM_CODE_AS(nm_event_fn, rec->fn);
 	void *ctx = rec->ctx;
 	uint64_t arg = rec->arg;
 	/* Free first: the handler may schedule and reuse this record. */
 	free_record(engine, top.slot);
 	engine->now = top.time;
 	engine->events_run++;
-	if (engine->observer)
-		engine->observer(engine->observer_ctx, top.time, (uint32_t)(top.order >> SEQ_BITS), fn,
-				 arg);
+	if (engine->observer) {
+		nm_engine_observer_fn observer = NM_CODE_AS(nm_engine_observer_fn, engine->observer);
+
+		observer(engine->observer_ctx, top.time, (uint32_t)(top.order >> SEQ_BITS), fn, arg);
+	}
 	fn(engine, ctx, arg);
 }
 
@@ -348,6 +370,6 @@ size_t nm_engine_memory_bytes(const nm_engine *engine)
 
 void nm_engine_set_observer(nm_engine *engine, nm_engine_observer_fn fn, void *ctx)
 {
-	engine->observer = fn;
+	engine->observer = NM_CODE(fn);
 	engine->observer_ctx = ctx;
 }

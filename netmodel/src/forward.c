@@ -22,7 +22,7 @@ void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint
 		.port = port,
 		.packet = pkt,
 	};
-	net->trace(net->trace_ctx, &rec);
+	NM_CODE_AS(nm_trace_fn, net->trace)(net->trace_ctx, &rec);
 }
 
 #define TRACE(net, kind, reason, node, port, pkt)                                  \
@@ -35,11 +35,11 @@ void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint
 
 static int grow_pool(nm_network *net)
 {
-	packet_slot **chunks = realloc(net->chunks, (net->chunk_count + 1) * sizeof(*chunks));
+	packet_slot **chunks = fs_mem_realloc(net->arena, net->chunks, (net->chunk_count + 1) * sizeof(*chunks));
 	if (!chunks)
 		return -ENOMEM;
 	net->chunks = chunks;
-	packet_slot *chunk = malloc(PACKET_CHUNK_SIZE * sizeof(*chunk));
+	packet_slot *chunk = fs_mem_alloc(net->arena, PACKET_CHUNK_SIZE * sizeof(*chunk));
 	if (!chunk)
 		return -ENOMEM;
 	uint32_t base = net->chunk_count << PACKET_CHUNK_BITS;
@@ -335,7 +335,7 @@ static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)
 	net->stats.delivered++;
 	TRACE(net, NM_TRACE_DELIVER, 0, slot->pkt.dst, NO_INDEX, &slot->pkt);
 	if (net->deliver)
-		net->deliver(net->deliver_ctx, &slot->pkt);
+		NM_CODE_AS(nm_deliver_fn, net->deliver)(net->deliver_ctx, &slot->pkt);
 	packet_free(net, index);
 	(void)engine;
 }

@@ -69,10 +69,11 @@ int nm_gilbert_elliott_from_rate(double rate, double mean_len, nm_gilbert_elliot
 	return 0;
 }
 
-int impair_state_init(impair_state *state, const nm_impair_params *params, uint64_t key,
-		      nm_error *err)
+int impair_state_init(impair_state *state, fs_arena *arena, const nm_impair_params *params,
+		      uint64_t key, nm_error *err)
 {
 	memset(state, 0, sizeof(*state));
+	state->arena = arena;
 	int rc = nm_impair_params_check(params, err);
 	if (rc)
 		return rc;
@@ -92,8 +93,8 @@ int impair_state_init(impair_state *state, const nm_impair_params *params, uint6
 
 void impair_state_release(impair_state *state)
 {
-	free(state->flows);
-	free(state->rules);
+	fs_mem_free(state->arena, state->flows);
+	fs_mem_free(state->arena, state->rules);
 	memset(state, 0, sizeof(*state));
 }
 
@@ -101,7 +102,7 @@ int impair_add_rule(impair_state *state, uint64_t flow, uint64_t nth)
 {
 	if (state->rule_count == state->rule_cap) {
 		size_t cap = state->rule_cap ? state->rule_cap * 2 : 8;
-		scripted_rule *rules = realloc(state->rules, cap * sizeof(*rules));
+		scripted_rule *rules = fs_mem_realloc(state->arena, state->rules, cap * sizeof(*rules));
 		if (!rules)
 			return -ENOMEM;
 		state->rules = rules;
@@ -123,13 +124,13 @@ static flow_state *find_slot(flow_state *table, size_t cap, uint64_t flow)
 static int grow_flows(impair_state *state)
 {
 	size_t cap = state->flow_cap ? state->flow_cap * 2 : 16;
-	flow_state *table = calloc(cap, sizeof(*table));
+	flow_state *table = fs_mem_calloc(state->arena, cap, sizeof(*table));
 	if (!table)
 		return -ENOMEM;
 	for (size_t i = 0; i < state->flow_cap; i++)
 		if (state->flows[i].in_use)
 			*find_slot(table, cap, state->flows[i].flow) = state->flows[i];
-	free(state->flows);
+	fs_mem_free(state->arena, state->flows);
 	state->flows = table;
 	state->flow_cap = cap;
 	return 0;

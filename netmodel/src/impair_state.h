@@ -27,6 +27,7 @@ typedef struct scripted_rule {
 } scripted_rule;
 
 typedef struct impair_state {
+	fs_arena *arena; /* where the tables live */
 	nm_impair_params params;
 	nm_prob loss;
 	nm_prob corrupt;
@@ -54,7 +55,8 @@ typedef struct impair_verdict {
 } impair_verdict;
 
 /* key identifies the link direction's random streams. */
-int impair_state_init(impair_state *state, const nm_impair_params *params, uint64_t key,
+int impair_state_init(impair_state *state, fs_arena *arena, const nm_impair_params *params,
+		      uint64_t key,
 		      nm_error *err);
 void impair_state_release(impair_state *state);
 int impair_add_rule(impair_state *state, uint64_t flow, uint64_t nth);

@@ -19,6 +19,7 @@ typedef struct message_record {
 } message_record;
 
 struct nm_msglayer {
+	fs_arena *arena; /* the network's */
 	nm_network *net;
 	nm_message_done_fn done;
 	void *done_ctx;
@@ -33,9 +34,11 @@ static void on_packet(void *ctx, const nm_packet *pkt);
 
 int nm_msglayer_create(nm_network *net, nm_message_done_fn done, void *ctx, nm_msglayer **out)
 {
-	nm_msglayer *layer = calloc(1, sizeof(*layer));
+	fs_arena *arena = nm_network_arena(net);
+	nm_msglayer *layer = fs_mem_calloc(arena, 1, sizeof(*layer));
 	if (!layer)
 		return -ENOMEM;
+	layer->arena = arena;
 	layer->net = net;
 	layer->done = done;
 	layer->done_ctx = ctx;
@@ -50,8 +53,8 @@ void nm_msglayer_destroy(nm_msglayer *layer)
 	if (!layer)
 		return;
 	nm_network_set_deliver(layer->net, NULL, NULL);
-	free(layer->records);
-	free(layer);
+	fs_mem_free(layer->arena, layer->records);
+	fs_mem_free(layer->arena, layer);
 }
 
 static int record_alloc(nm_msglayer *layer, uint32_t *index_out)
@@ -61,7 +64,7 @@ static int record_alloc(nm_msglayer *layer, uint32_t *index_out)
 		if (old_cap >= NO_MESSAGE / 2)
 			return -ENOMEM;
 		uint32_t cap = old_cap ? old_cap * 2 : 64;
-		message_record *records = realloc(layer->records, (size_t)cap * sizeof(*records));
+		message_record *records = fs_mem_realloc(layer->arena, layer->records, (size_t)cap * sizeof(*records));
 		if (!records)
 			return -ENOMEM;
 		for (uint32_t i = old_cap; i < cap; i++)

@@ -48,14 +48,14 @@ static int port_impair(nm_network *net, uint32_t id, impair_state **out, nm_erro
 {
 	egress_port *p = &net->ports[id];
 	if (!p->impair) {
-		impair_state *state = malloc(sizeof(*state));
+		impair_state *state = fs_mem_alloc(net->arena, sizeof(*state));
 		if (!state)
 			return nm_error_set(err, -ENOMEM, "impairments: out of memory");
 		uint64_t path[] = {STREAM_IMPAIRMENT, id};
-		int rc = impair_state_init(state, &net->cfg.impair, nm_prng_key_path(net->cfg.seed, path, 2),
-					   err);
+		int rc = impair_state_init(state, net->arena, &net->cfg.impair,
+					   nm_prng_key_path(net->cfg.seed, path, 2), err);
 		if (rc) {
-			free(state);
+			fs_mem_free(net->arena, state);
 			return rc;
 		}
 		p->impair = state;
@@ -111,16 +111,18 @@ int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out,
 	int rc = nm_config_check(cfg, err);
 	if (rc)
 		return rc;
-	nm_network *net = calloc(1, sizeof(*net));
+	fs_arena *arena = nm_engine_arena(engine);
+	nm_network *net = fs_mem_calloc(arena, 1, sizeof(*net));
 	if (!net)
 		return nm_error_set(err, -ENOMEM, "network: out of memory");
+	net->arena = arena;
 	net->engine = engine;
 	net->cfg = *cfg;
 	net->free_packet = NO_INDEX;
-	if ((rc = nm_topology_init(&net->topo, &cfg->topology, err)))
+	if ((rc = nm_topology_init_in(&net->topo, arena, &cfg->topology, err)))
 		goto fail;
-	net->ports = calloc(net->topo.port_count, sizeof(*net->ports));
-	net->link_up = malloc(net->topo.link_count * sizeof(*net->link_up));
+	net->ports = fs_mem_calloc(arena, net->topo.port_count, sizeof(*net->ports));
+	net->link_up = fs_mem_alloc(arena, net->topo.link_count * sizeof(*net->link_up));
 	if (!net->ports || !net->link_up) {
 		rc = nm_error_set(err, -ENOMEM, "network: out of memory");
 		goto fail;
@@ -147,28 +149,30 @@ void nm_network_destroy(nm_network *net)
 		for (uint32_t id = 0; id < net->topo.port_count; id++) {
 			if (net->ports[id].impair) {
 				impair_state_release(net->ports[id].impair);
-				free(net->ports[id].impair);
+				fs_mem_free(net->arena, net->ports[id].impair);
 			}
 		}
 	}
+	fs_arena *arena = net->arena;
+
 	for (uint32_t c = 0; c < net->chunk_count; c++)
-		free(net->chunks[c]);
-	free(net->chunks);
-	free(net->ports);
-	free(net->link_up);
+		fs_mem_free(arena, net->chunks[c]);
+	fs_mem_free(arena, net->chunks);
+	fs_mem_free(arena, net->ports);
+	fs_mem_free(arena, net->link_up);
 	nm_topology_release(&net->topo);
-	free(net);
+	fs_mem_free(arena, net);
 }
 
 void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx)
 {
-	net->deliver = fn;
+	net->deliver = NM_CODE(fn);
 	net->deliver_ctx = ctx;
 }
 
 void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx)
 {
-	net->trace = fn;
+	net->trace = NM_CODE(fn);
 	net->trace_ctx = ctx;
 	net->trace_mask = UINT32_MAX;
 }
@@ -176,6 +180,11 @@ void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx)
 nm_engine *nm_network_engine(const nm_network *net)
 {
 	return net->engine;
+}
+
+fs_arena *nm_network_arena(const nm_network *net)
+{
+	return net->arena;
 }
 
 const nm_topology *nm_network_topology(const nm_network *net)
@@ -242,7 +251,7 @@ int nm_network_set_port_impairments(nm_network *net, uint32_t port_id,
 		return rc;
 	/* Keep the flow records and scripted rules; only the rates change. */
 	impair_state fresh;
-	if ((rc = impair_state_init(&fresh, params, state->key, err)))
+	if ((rc = impair_state_init(&fresh, net->arena, params, state->key, err)))
 		return rc;
 	fresh.flows = state->flows;
 	fresh.flow_cap = state->flow_cap;

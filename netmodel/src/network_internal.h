@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "impair_state.h"
+#include "netmodel/nm_code.h"
 #include "netmodel/nm_config.h"
 #include "netmodel/nm_engine.h"
 #include "netmodel/nm_network.h"
@@ -70,6 +71,7 @@ typedef struct port {
 } egress_port;
 
 struct nm_network {
+	fs_arena *arena; /* the engine's */
 	nm_engine *engine;
 	nm_config cfg;
 	nm_topology topo;
@@ -80,9 +82,9 @@ struct nm_network {
 	uint32_t chunk_count;
 	uint32_t free_packet;
 
-	nm_deliver_fn deliver;
+	nm_code deliver; /* nm_deliver_fn */
 	void *deliver_ctx;
-	nm_trace_fn trace;
+	nm_code trace; /* nm_trace_fn */
 	void *trace_ctx;
 	uint32_t trace_mask; /* bit per nm_trace_kind the callback wants */
 

@@ -59,9 +59,9 @@ static int alloc_layout(nm_topology *t, uint32_t nodes, uint32_t links)
 	t->node_count = nodes;
 	t->link_count = links;
 	t->port_count = 2 * links;
-	t->nodes = calloc(nodes, sizeof(*t->nodes));
-	t->ports = calloc(t->port_count, sizeof(*t->ports));
-	t->link_ports = calloc(t->port_count, sizeof(*t->link_ports));
+	t->nodes = fs_mem_calloc(t->arena, nodes, sizeof(*t->nodes));
+	t->ports = fs_mem_calloc(t->arena, t->port_count, sizeof(*t->ports));
+	t->link_ports = fs_mem_calloc(t->arena, t->port_count, sizeof(*t->link_ports));
 	return (t->nodes && t->ports && t->link_ports) ? 0 : -ENOMEM;
 }
 
@@ -138,7 +138,14 @@ static int build_fattree(nm_topology *t)
 
 int nm_topology_init(nm_topology *topo, const nm_topology_params *params, nm_error *err)
 {
+	return nm_topology_init_in(topo, NULL, params, err);
+}
+
+int nm_topology_init_in(nm_topology *topo, fs_arena *arena, const nm_topology_params *params,
+			nm_error *err)
+{
 	memset(topo, 0, sizeof(*topo));
+	topo->arena = arena;
 	int rc = nm_topology_params_check(params, err);
 	if (rc)
 		return rc;
@@ -163,9 +170,9 @@ int nm_topology_init(nm_topology *topo, const nm_topology_params *params, nm_err
 
 void nm_topology_release(nm_topology *topo)
 {
-	free(topo->nodes);
-	free(topo->ports);
-	free(topo->link_ports);
+	fs_mem_free(topo->arena, topo->nodes);
+	fs_mem_free(topo->arena, topo->ports);
+	fs_mem_free(topo->arena, topo->link_ports);
 	memset(topo, 0, sizeof(*topo));
 }
 

@@ -60,7 +60,7 @@ void InjectEvent(nm_engine*, void* ctx, uint64_t) {
   ASSERT_EQ(0, nm_network_inject(c->net, &c->inj->pkt));
 }
 
-std::string RunScenario(uint64_t seed, bool shuffle_insertion) {
+std::string RunScenario(uint64_t seed, bool shuffle_insertion, fs_arena* arena = nullptr) {
   nm_config cfg = nmtest::Preset("roce-25g");
   cfg.seed = seed;
   cfg.topology = {NM_TOPO_FATTREE, 16, 4, 2};
@@ -76,7 +76,7 @@ std::string RunScenario(uint64_t seed, bool shuffle_insertion) {
   cfg.impair.reorder_delay_ns = 2000;
   cfg.fault_count = 1;
   cfg.faults[0] = {20, 50000, 90000};
-  nmtest::Sim sim(cfg);
+  nmtest::Sim sim(cfg, arena);
   std::string log;
   nm_network_set_trace(sim.net, LogRecord, &log);
 
@@ -95,6 +95,10 @@ std::string RunScenario(uint64_t seed, bool shuffle_insertion) {
   EXPECT_GT(st.dropped[NM_DROP_BUFFER] + st.dropped[NM_DROP_LOSS], 0u);  // the scenario bites
   EXPECT_GT(st.ecn_marked, 0u);
   EXPECT_GT(st.duplicated, 0u);
+  if (arena) {
+    EXPECT_TRUE(fs_arena_contains(arena, sim.net));
+    EXPECT_GT(fs_arena_used(arena), 0u);
+  }
   return log;
 }
 
@@ -104,6 +108,19 @@ TEST(Determinism, SameScenarioTwiceGivesTheSameLog) {
   ASSERT_GT(a.size(), 0u);
   EXPECT_EQ(a.size(), b.size());
   EXPECT_TRUE(a == b);
+}
+
+// The model in an arena (the memory several processes will share) runs the same, keeps its state
+// there, and gives it all back.
+TEST(Determinism, ModelInAnArenaGivesTheSameLogAndFreesEverything) {
+  fs_arena* arena = fs_arena_private(size_t(1) << 30);
+  ASSERT_NE(arena, nullptr);
+  std::string in_arena = RunScenario(7, false, arena);
+  EXPECT_EQ(fs_arena_used(arena), 0u) << "the model left memory in its arena";
+  fs_arena_detach(arena);
+  std::string in_process = RunScenario(7, false);
+  ASSERT_GT(in_arena.size(), 0u);
+  EXPECT_TRUE(in_arena == in_process);
 }
 
 TEST(Determinism, ShuffledInsertionOrderGivesTheSameLog) {

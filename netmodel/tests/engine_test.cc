@@ -2,13 +2,19 @@
 // computed independently (std::sort on the documented key).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <random>
 #include <tuple>
 #include <vector>
 
 extern "C" {
+#include "netmodel/nm_code.h"
 #include "netmodel/nm_engine.h"
 }
 
@@ -211,6 +217,53 @@ TEST(EngineInstances, TwoEnginesAreIndependent) {
   EXPECT_EQ(1u, nm_engine_pending(b));
   nm_engine_destroy(a);
   nm_engine_destroy(b);
+}
+
+}  // namespace
+
+// ---- Handlers as nm_code (state shared by several processes) ----
+
+namespace {
+
+// A function of the library itself: numbers are distances within one library (libfabric.so.1 holds
+// the engine and every handler).
+const auto CodeProbe = nm_engine_now;
+
+// Run as a child by the test below: prints this process's number and address for CodeProbe.
+TEST(Code, ChildReport) {
+  if (!getenv("NM_CODE_CHILD")) GTEST_SKIP() << "run by SameNumberWhereverTheLibraryIsLoaded";
+  printf("CODE %ld %p\n", static_cast<long>(NM_CODE(CodeProbe)),
+         reinterpret_cast<void*>(CodeProbe));
+}
+
+TEST(Code, RoundTripsAndNullIsZero) {
+  EXPECT_EQ(0, NM_CODE(static_cast<nm_event_fn>(nullptr)));
+  EXPECT_EQ(NM_CODE_AS(decltype(CodeProbe), NM_CODE(CodeProbe)), CodeProbe);
+  EXPECT_NE(0, NM_CODE(CodeProbe));
+}
+
+// Another process (the same program, loaded at another address) names the handler with the same
+// number, so an engine in shared memory can be run by either.
+TEST(Code, SameNumberWhereverTheProgramIsLoaded) {
+  std::string cmd = "env -u GTEST_PREMATURE_EXIT_FILE -u XML_OUTPUT_FILE -u GTEST_OUTPUT "
+                    "NM_CODE_CHILD=1 /proc/" + std::to_string(getpid()) +
+                    "/exe --gtest_filter=Code.ChildReport 2>&1";
+  long other_code = 0;
+  void* other_addr = nullptr;
+  for (int i = 0; i < 4; i++) {  // address randomisation may repeat an address: try a few
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char line[256];
+    bool found = false;
+    while (fgets(line, sizeof(line), p))
+      if (sscanf(line, "CODE %ld %p", &other_code, &other_addr) == 2) found = true;
+    pclose(p);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(other_code, static_cast<long>(NM_CODE(CodeProbe)));
+    if (other_addr != reinterpret_cast<void*>(CodeProbe)) break;
+  }
+  if (other_addr == reinterpret_cast<void*>(CodeProbe))
+    GTEST_SKIP() << "address randomisation is off here: same address in both processes";
 }
 
 }  // namespace

@@ -39,8 +39,9 @@ struct Sim {
   nm_engine* engine = nullptr;
   nm_network* net = nullptr;
 
-  explicit Sim(const nm_config& cfg) {
-    EXPECT_EQ(0, nm_engine_create(&engine));
+  // arena: where the model lives (nullptr: process memory).
+  explicit Sim(const nm_config& cfg, fs_arena* arena = nullptr) {
+    EXPECT_EQ(0, nm_engine_create_in(arena, &engine));
     nm_error err;
     int rc = nm_network_create(engine, &cfg, &net, &err);
     EXPECT_EQ(0, rc) << err.msg;

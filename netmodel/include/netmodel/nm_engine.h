@@ -21,6 +21,10 @@
  * records outnumber live ones, so memory stays within twice the live events.
  *
  * An engine is single-threaded; several engines may coexist (no global state).
+ *
+ * Memory. An engine created in an arena keeps all its memory there (so that several processes
+ * mapping the arena can run it, MULTIPROCESS.md); the networks and message layers built on it
+ * follow it into the same arena.
  */
 #ifndef NM_ENGINE_H
 #define NM_ENGINE_H
@@ -29,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena/arena.h"
 #include "netmodel/nm_time.h"
 
 #ifdef __cplusplus
@@ -54,6 +59,10 @@ typedef void (*nm_engine_observer_fn)(void *ctx, nm_time_ns time, uint32_t prior
 
 /* Returns 0 and a new engine at time 0, or -ENOMEM. */
 int nm_engine_create(nm_engine **out);
+/* The same in `arena` (NULL: process memory, as nm_engine_create). */
+int nm_engine_create_in(fs_arena *arena, nm_engine **out);
+/* The arena the engine lives in, NULL for process memory. */
+fs_arena *nm_engine_arena(const nm_engine *engine);
 void nm_engine_destroy(nm_engine *engine);
 
 nm_time_ns nm_engine_now(const nm_engine *engine);

@@ -91,6 +91,8 @@ void nm_network_set_trace_mask(nm_network *net, uint32_t mask);
 int nm_network_inject(nm_network *net, const nm_packet *packet);
 
 nm_engine *nm_network_engine(const nm_network *net);
+/* The arena the network lives in (its engine's), NULL for process memory. */
+fs_arena *nm_network_arena(const nm_network *net);
 const nm_topology *nm_network_topology(const nm_network *net);
 const nm_config *nm_network_config(const nm_network *net);
 

@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "arena/arena.h"
 #include "netmodel/nm_error.h"
 
 #ifdef __cplusplus
@@ -68,12 +69,16 @@ typedef struct nm_topology {
 	nm_topology_node *nodes;
 	nm_topology_port *ports;
 	uint32_t *link_ports; /* 2 per link: the two directions */
+	fs_arena *arena;      /* where the arrays live (NULL: process memory) */
 } nm_topology;
 
 /* Largest number of links on any route. */
 #define NM_TOPOLOGY_MAX_HOPS 4
 
 int nm_topology_init(nm_topology *topo, const nm_topology_params *params, nm_error *err);
+/* The same with the arrays in `arena` (NULL: process memory). */
+int nm_topology_init_in(nm_topology *topo, fs_arena *arena, const nm_topology_params *params,
+			nm_error *err);
 void nm_topology_release(nm_topology *topo);
 
 /* Checks the parameters alone (used by the config loader before anything is built). */

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <arena/arena.h>
 #include <netmodel/nm_config.h>
 #include <netmodel/nm_engine.h>
 #include <netmodel/nm_error.h>
@@ -59,6 +60,11 @@ void nic_transport_defaults(struct nic_transport_params *params);
 int nic_world_create(const nm_config *cfg,
 		     const struct nic_transport_params *transport,
 		     struct nic_world **out, nm_error *err);
+/* The same with all the model's state in `arena`, so that every process
+ * mapping it can run the model (MULTIPROCESS.md); NULL: process memory. */
+int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
+			const struct nic_transport_params *transport,
+			struct nic_world **out, nm_error *err);
 void nic_world_destroy(struct nic_world *world);
 
 void nic_world_lock(struct nic_world *world);

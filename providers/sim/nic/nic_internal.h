@@ -145,6 +145,7 @@ struct nic_thread {
 };
 
 struct nic_world {
+	fs_arena         *arena;      /* where the model's state lives (NULL: malloc) */
 	pthread_mutex_t   lock;
 	/* The program's threads (nic_sched.c). */
 	pthread_cond_t    activity;    /* a thread may now move time */
@@ -323,6 +324,7 @@ struct nic_matcher {
 	struct nic_rmatch_list draining;  /* multi-recv buffers full, busy */
 	size_t                 unexpected_bytes;
 	uint64_t               next_claim_id;
+	fs_arena              *arena;  /* the world's */
 };
 
 struct nic_qp {

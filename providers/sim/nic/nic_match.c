@@ -115,7 +115,7 @@ static bool grow(struct nic_matcher *mt, struct nic_rmatch *m, size_t need)
 
 	while (cap < need)
 		cap *= 2;
-	uint8_t *data = realloc(m->data, cap);
+	uint8_t *data = fs_mem_realloc(mt->arena, m->data, cap);
 
 	if (!data)
 		return false;
@@ -128,8 +128,8 @@ static bool grow(struct nic_matcher *mt, struct nic_rmatch *m, size_t need)
 static void free_held(struct nic_matcher *mt, struct nic_rmatch *m)
 {
 	mt->unexpected_bytes -= m->data_cap;
-	free(m->data);
-	free(m);
+	fs_mem_free(mt->arena, m->data);
+	fs_mem_free(mt->arena, m);
 }
 
 /* ---- Completions -------------------------------------------------------------------- */
@@ -173,7 +173,7 @@ static void multi_settle(struct nic_qp *qp, struct nic_rmatch *multi)
 {
 	if (multi->released && !multi->busy) {
 		list_remove(&qp->matcher.draining, multi);
-		free(multi);
+		fs_mem_free(qp->matcher.arena, multi);
 	}
 }
 
@@ -217,7 +217,7 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 		copy_into_sges(&r->recv, 0, held->data, len);
 	complete(qp, held, r->recv.cookie, first_buf(&r->recv), len,
 		 held->len - len, 0);
-	free(r);
+	fs_mem_free(qp->matcher.arena, r);
 }
 
 /* ---- Incoming messages ------------------------------------------------------------------ */
@@ -240,7 +240,7 @@ struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 		if (!target &&
 		    mt->unexpected_bytes >= qp->nic->world->transport.unexpected_bytes)
 			return NULL;
-		m = calloc(1, sizeof(*m));
+		m = fs_mem_calloc(qp->matcher.arena, 1, sizeof(*m));
 		if (!m)
 			return NULL;
 		if (target) {
@@ -294,7 +294,7 @@ void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
 
 		complete(qp, m, m->recv.cookie, first_buf(&m->recv), len,
 			 m->truncated, 0);
-		free(m);
+		fs_mem_free(qp->matcher.arena, m);
 		break;
 	}
 	case NIC_RM_STAGING:
@@ -321,7 +321,7 @@ void nic_match_drop(struct nic_qp *qp, struct nic_rmatch *m)
 {
 	switch (m->kind) {
 	case NIC_RM_POSTED:
-		free(m);
+		fs_mem_free(qp->matcher.arena, m);
 		break;
 	case NIC_RM_STAGING:
 		m->bound->busy--;
@@ -430,7 +430,7 @@ static int post_search(struct nic_qp *qp, const struct nic_recv *r)
 		free_held(mt, u);
 		return 0;
 	}
-	struct nic_rmatch *posted = calloc(1, sizeof(*posted));
+	struct nic_rmatch *posted = fs_mem_calloc(qp->matcher.arena, 1, sizeof(*posted));
 
 	if (!posted)
 		return -ENOMEM;
@@ -448,7 +448,7 @@ int nic_match_post(struct nic_qp *qp, const struct nic_recv *r)
 
 	if (r->flags & (NIC_RECV_PEEK | NIC_RECV_CLAIM))
 		return post_search(qp, r);
-	posted = calloc(1, sizeof(*posted));
+	posted = fs_mem_calloc(qp->matcher.arena, 1, sizeof(*posted));
 	if (!posted)
 		return -ENOMEM;
 	posted->kind = NIC_RM_POSTED;
@@ -472,7 +472,7 @@ int nic_match_post(struct nic_qp *qp, const struct nic_recv *r)
 			if (posted->released) {
 				/* Filled by what was waiting already. */
 				list_remove(&mt->draining, posted);
-				free(posted);
+				fs_mem_free(qp->matcher.arena, posted);
 				return 0;
 			}
 			continue;
@@ -500,7 +500,7 @@ int nic_match_cancel(struct nic_qp *qp, uint64_t cookie)
 			};
 
 			list_remove(lists[i], m);
-			free(m);
+			fs_mem_free(qp->matcher.arena, m);
 			nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
 			return 0;
 		}
@@ -567,7 +567,7 @@ void nic_match_flush(struct nic_qp *qp)
 				list_append(&qp->matcher.draining, m);
 				continue;
 			}
-			free(m);
+			fs_mem_free(qp->matcher.arena, m);
 			nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
 		}
 	}

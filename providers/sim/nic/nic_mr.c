@@ -50,7 +50,7 @@ static void place(struct nic *nic, struct nic_mr *mr)
 
 static int rebuild(struct nic *nic, size_t slots)
 {
-	struct nic_mr **old = nic->mrs, **fresh = calloc(slots, sizeof(*fresh));
+	struct nic_mr **old = nic->mrs, **fresh = fs_mem_calloc(nic->world->arena, slots, sizeof(*fresh));
 	size_t old_slots = nic->mr_slots;
 
 	if (!fresh)
@@ -62,7 +62,7 @@ static int rebuild(struct nic *nic, size_t slots)
 	for (size_t i = 0; i < old_slots; i++)
 		if (old[i] && !is_deleted(nic, old[i]))
 			place(nic, old[i]);
-	free(old);
+	fs_mem_free(nic->world->arena, old);
 	return 0;
 }
 
@@ -121,7 +121,7 @@ int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
 		if (ret)
 			return ret;
 	}
-	mr = calloc(1, sizeof(*mr));
+	mr = fs_mem_calloc(nic->world->arena, 1, sizeof(*mr));
 	if (!mr)
 		goto nomem;
 	mr->nic = nic;
@@ -131,7 +131,7 @@ int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
 	mr->virt_addr = virt_addr;
 	mr->key = key == NIC_KEY_ANY ? next_free_key(nic) : key;
 	if (table_insert(nic, mr)) {
-		free(mr);
+		fs_mem_free(nic->world->arena, mr);
 		goto nomem;
 	}
 	if (key == NIC_KEY_ANY)
@@ -146,12 +146,14 @@ nomem:
 
 int nic_mr_dereg(struct nic_mr *mr)
 {
+	fs_arena *arena = mr->nic->world->arena;
+
 	if (mr->busy)
 		return -EBUSY;
 	table_remove(mr->nic, mr);
 	if (mr->len)
 		nm_mr_deregister(&mr->nic->ledger, mr->len, NULL);
-	free(mr);
+	fs_mem_free(arena, mr);
 	return 0;
 }
 

@@ -60,7 +60,7 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 		*out = world->hosts[host];
 		return 0;
 	}
-	nic = calloc(1, sizeof(*nic));
+	nic = fs_mem_calloc(world->arena, 1, sizeof(*nic));
 	if (!nic)
 		return -ENOMEM;
 	nic->world = world;
@@ -73,7 +73,7 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 		int ret = nic_record_host(world->rec, host, err);
 
 		if (ret) {
-			free(nic);
+			fs_mem_free(world->arena, nic);
 			return ret;
 		}
 	}
@@ -93,9 +93,9 @@ void nic_close(struct nic *nic)
 		nic->raw_head = pkt->next_free;
 		nic_pkt_put(nic->world, pkt);
 	}
-	free(nic->qps.slots);
-	free(nic->mrs);
-	free(nic);
+	fs_mem_free(nic->world->arena, nic->qps.slots);
+	fs_mem_free(nic->world->arena, nic->mrs);
+	fs_mem_free(nic->world->arena, nic);
 }
 
 uint32_t nic_host(const struct nic *nic)

@@ -29,7 +29,7 @@ struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra)
 		world->free_wqes = w->next;
 		memset(w, 0, sizeof(*w));
 	} else {
-		w = calloc(1, sizeof(*w) + extra);
+		w = fs_mem_calloc(world->arena, 1, sizeof(*w) + extra);
 		if (!w)
 			return NULL;
 	}
@@ -40,7 +40,7 @@ struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra)
 void nic_wqe_put(struct nic_world *world, struct nic_swqe *w)
 {
 	if (!w->recycled) {
-		free(w);
+		fs_mem_free(world->arena, w);
 		return;
 	}
 	w->next = world->free_wqes;
@@ -55,7 +55,7 @@ static struct nic_pending *pending_get(struct nic_world *world)
 		world->free_pendings = p->next;
 		return p;
 	}
-	return malloc(sizeof(*p));
+	return fs_mem_alloc(world->arena, sizeof(*p));
 }
 
 static void pending_put(struct nic_world *world, struct nic_pending *p)
@@ -70,13 +70,13 @@ void nic_recycled_free(struct nic_world *world)
 		struct nic_swqe *w = world->free_wqes;
 
 		world->free_wqes = w->next;
-		free(w);
+		fs_mem_free(world->arena, w);
 	}
 	while (world->free_pendings) {
 		struct nic_pending *p = world->free_pendings;
 
 		world->free_pendings = p->next;
-		free(p);
+		fs_mem_free(world->arena, p);
 	}
 }
 
@@ -144,7 +144,7 @@ static size_t flow_slot(struct nic_peer peer, size_t slots)
 static int flows_grow(struct nic_qp *qp)
 {
 	size_t slots = qp->flow_slots ? qp->flow_slots * 2 : 16;
-	struct nic_flow **fresh = calloc(slots, sizeof(*fresh));
+	struct nic_flow **fresh = fs_mem_calloc(qp->nic->world->arena, slots, sizeof(*fresh));
 
 	if (!fresh)
 		return -ENOMEM;
@@ -159,7 +159,7 @@ static int flows_grow(struct nic_qp *qp)
 			fresh[s] = f;
 		}
 	}
-	free(qp->flows);
+	fs_mem_free(qp->nic->world->arena, qp->flows);
 	qp->flows = fresh;
 	qp->flow_slots = slots;
 	return 0;
@@ -181,7 +181,7 @@ struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
 		return NULL;
 	if ((qp->flow_count + 1) * 2 > qp->flow_slots && flows_grow(qp))
 		return NULL;
-	f = calloc(1, sizeof(*f));
+	f = fs_mem_calloc(qp->nic->world->arena, 1, sizeof(*f));
 	if (!f)
 		return NULL;
 	f->peer = peer;
@@ -210,7 +210,7 @@ static int qpn_alloc(struct nic *nic, struct nic_qp *qp)
 
 			if (count > limit)
 				count = limit;
-			slots = realloc(t->slots, count * sizeof(*slots));
+			slots = fs_mem_realloc(nic->world->arena, t->slots, count * sizeof(*slots));
 			if (!slots)
 				return -ENOMEM;
 			memset(slots + t->count, 0,
@@ -232,7 +232,7 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 		  const struct nic_qp_ops *ops, void *ctx,
 		  struct nic_qp **out)
 {
-	struct nic_qp *qp = calloc(1, sizeof(*qp));
+	struct nic_qp *qp = fs_mem_calloc(nic->world->arena, 1, sizeof(*qp));
 	int ret;
 
 	if (!qp)
@@ -241,10 +241,11 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 	qp->type = type;
 	qp->ops = ops;
 	qp->ctx = ctx;
+	qp->matcher.arena = nic->world->arena;
 	qp->gen = ++nic->qp_gen;
 	ret = qpn_alloc(nic, qp);
 	if (ret) {
-		free(qp);
+		fs_mem_free(nic->world->arena, qp);
 		return ret;
 	}
 	*out = qp;
@@ -254,6 +255,7 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 void nic_qp_destroy(struct nic_qp *qp)
 {
 	struct nic_world *world = qp->nic->world;
+	fs_arena *arena = world->arena;
 
 	while (qp->pending) {
 		struct nic_pending *p = qp->pending;
@@ -271,14 +273,14 @@ void nic_qp_destroy(struct nic_qp *qp)
 			if (f->rx.active && f->rx.kind == 0)
 				nic_match_drop(qp, f->rx.match);
 			for (size_t r = 0; r < NIC_ARRAY_LEN(f->atomic_replay); r++)
-				free(f->atomic_replay[r].data);
-			free(f);
+				fs_mem_free(arena, f->atomic_replay[r].data);
+			fs_mem_free(arena, f);
 		}
 	}
-	free(qp->flows);
+	fs_mem_free(arena, qp->flows);
 	nic_match_release(qp);
 	qp->nic->qps.slots[qp->qpn - NIC_QPN_BASE] = NULL;
-	free(qp);
+	fs_mem_free(arena, qp);
 }
 
 int nic_qp_renumber(struct nic_qp *qp, uint32_t qpn)
@@ -298,7 +300,7 @@ int nic_qp_renumber(struct nic_qp *qp, uint32_t qpn)
 			count *= 2;
 		if (count > NIC_QPN_MAX - NIC_QPN_BASE + 1)
 			count = NIC_QPN_MAX - NIC_QPN_BASE + 1;
-		slots = realloc(t->slots, count * sizeof(*slots));
+		slots = fs_mem_realloc(qp->nic->world->arena, t->slots, count * sizeof(*slots));
 		if (!slots)
 			return -ENOMEM;
 		memset(slots + t->count, 0, (count - t->count) * sizeof(*slots));

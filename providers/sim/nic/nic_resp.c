@@ -75,7 +75,7 @@ static void answer_read(struct nic_qp *qp, struct nic_flow *flow,
 		nak(qp, flow, req, req->psn, NIC_AETH_NAK_REM_ACCESS);
 		return;
 	}
-	job = calloc(1, sizeof(*job));
+	job = fs_mem_calloc(qp->nic->world->arena, 1, sizeof(*job));
 	if (!job)
 		abort();
 	job->epoch = req->epoch;
@@ -127,7 +127,7 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 		flow->reads = job->next;
 		if (!flow->reads)
 			flow->reads_tail = NULL;
-		free(job);
+		fs_mem_free(flow->qp->nic->world->arena, job);
 	}
 	return pkt;
 }
@@ -141,7 +141,7 @@ static void remember(struct nic_flow *flow, uint32_t psn, const void *data,
 {
 	struct nic_atomic_replay *r =
 		&flow->atomic_replay[psn % NIC_ARRAY_LEN(flow->atomic_replay)];
-	uint8_t *buf = realloc(r->data, len ? len : 1);
+	uint8_t *buf = fs_mem_realloc(flow->qp->nic->world->arena, r->data, len ? len : 1);
 
 	if (!buf) {
 		r->valid = false;

@@ -49,7 +49,7 @@ void nic_sched_fini(struct nic_world *world)
 		struct nic_thread *t = world->threads;
 
 		world->threads = t->next;
-		free(t);
+		fs_mem_free(world->arena, t);
 	}
 }
 
@@ -61,7 +61,7 @@ static struct nic_thread *lookup(struct nic_world *world)
 	for (t = world->threads; t; t = t->next)
 		if (pthread_equal(t->id, me))
 			return t;
-	t = calloc(1, sizeof(*t));
+	t = fs_mem_calloc(world->arena, 1, sizeof(*t));
 	if (!t)
 		abort(); /* a thread the scheduler cannot see would break time */
 	t->id = me;

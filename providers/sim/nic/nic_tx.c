@@ -145,7 +145,7 @@ void nic_flow_tx_release(struct nic_flow *flow)
 		struct nic_read_job *job = flow->reads;
 
 		flow->reads = job->next;
-		free(job);
+		fs_mem_free(world->arena, job);
 	}
 	flow->reads_tail = NULL;
 }

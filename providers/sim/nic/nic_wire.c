@@ -95,7 +95,7 @@ struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload)
 	if (pkt) {
 		*free_list = pkt->next_free;
 	} else {
-		pkt = malloc(sizeof(*pkt) + extra);
+		pkt = fs_mem_alloc(world->arena, sizeof(*pkt) + extra);
 		if (!pkt)
 			abort(); /* the model cannot lose a packet record */
 		pkt->alloc_next = world->all_pkts;

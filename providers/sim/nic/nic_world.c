@@ -65,22 +65,31 @@ int nic_world_create(const nm_config *cfg,
 		     const struct nic_transport_params *transport,
 		     struct nic_world **out, nm_error *err)
 {
-	struct nic_world *world = calloc(1, sizeof(*world));
+	return nic_world_create_in(NULL, cfg, transport, out, err);
+}
+
+int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
+			const struct nic_transport_params *transport,
+			struct nic_world **out, nm_error *err)
+{
+	struct nic_world *world = fs_mem_calloc(arena, 1, sizeof(*world));
 	int ret;
 
 	if (!world)
 		return -ENOMEM;
+	world->arena = arena;
 	world->cfg = *cfg;
 	world->transport = *transport;
 	pthread_mutex_init(&world->lock, NULL);
 	nic_sched_init(world);
-	ret = nm_engine_create(&world->engine);
+	ret = nm_engine_create_in(arena, &world->engine);
 	if (!ret)
 		ret = nm_network_create(world->engine, cfg, &world->net, err);
 	if (ret)
 		goto fail;
 	world->host_count = cfg->topology.hosts;
-	world->hosts = calloc(world->host_count, sizeof(*world->hosts));
+	world->hosts = fs_mem_calloc(arena, world->host_count,
+				     sizeof(*world->hosts));
 	if (!world->hosts) {
 		ret = -ENOMEM;
 		goto fail;
@@ -100,13 +109,13 @@ fail:
 	return ret;
 }
 
-static void free_all_packets(struct nic_pkt *pkt)
+static void free_all_packets(struct nic_world *world, struct nic_pkt *pkt)
 {
 	while (pkt) {
 		struct nic_pkt *next = pkt->alloc_next;
 
 		nic_rec_frame_put(pkt->rec_frame);
-		free(pkt);
+		fs_mem_free(world->arena, pkt);
 		pkt = next;
 	}
 }
@@ -122,12 +131,12 @@ void nic_world_destroy(struct nic_world *world)
 		nm_network_destroy(world->net);
 	if (world->engine)
 		nm_engine_destroy(world->engine);
-	free_all_packets(world->all_pkts);
+	free_all_packets(world, world->all_pkts);
 	nic_recycled_free(world);
-	free(world->hosts);
+	fs_mem_free(world->arena, world->hosts);
 	nic_sched_fini(world);
 	pthread_mutex_destroy(&world->lock);
-	free(world);
+	fs_mem_free(world->arena, world);
 }
 
 void nic_world_lock(struct nic_world *world)

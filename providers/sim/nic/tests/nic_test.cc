@@ -42,7 +42,10 @@ struct Node {
 	nic_peer addr() const { return {nic_host(n), nic_qp_num(qp)}; }
 };
 
-class NicTest : public ::testing::Test {
+// Every test runs twice: the model in process memory, and the model in an
+// arena (the memory several processes will share, MULTIPROCESS.md) — where
+// it must behave the same and give all its memory back.
+class NicTest : public ::testing::TestWithParam<bool> {
 protected:
 	void build(const char *preset, void (*tweak)(nm_config *) = nullptr,
 		   uint32_t hosts = 2,
@@ -60,7 +63,12 @@ protected:
 		nic_transport_defaults(&tp);
 		if (ttweak)
 			ttweak(&tp);
-		ASSERT_EQ(nic_world_create(&cfg, &tp, &world, &err), 0) << err.msg;
+		if (GetParam()) {
+			arena = fs_arena_private(size_t(1) << 30);
+			ASSERT_NE(arena, nullptr);
+		}
+		ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0)
+			<< err.msg;
 		nodes.resize(hosts);
 		for (auto &node : nodes) {
 			ASSERT_EQ(nic_open(world, NIC_HOST_ANY, &node.n, &err), 0);
@@ -75,7 +83,16 @@ protected:
 				nic_qp_destroy(node.qp);
 			nic_close(node.n);
 		}
+		if (arena && world) {
+			EXPECT_TRUE(fs_arena_contains(arena, world));
+		}
 		nic_world_destroy(world);
+		if (arena) {
+			EXPECT_EQ(fs_arena_used(arena), 0u)
+				<< "the model left memory in its arena";
+			fs_arena_detach(arena);
+			arena = nullptr;
+		}
 	}
 	nic_mr *reg(Node &node, void *buf, size_t len,
 		    uint32_t access = NIC_ACCESS_LOCAL | NIC_ACCESS_REMOTE_READ |
@@ -118,6 +135,7 @@ protected:
 	}
 
 	nm_config cfg;
+	fs_arena *arena = nullptr;
 	nic_world *world = nullptr;
 	std::vector<Node> nodes;
 };
@@ -148,7 +166,7 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed)
 	return v;
 }
 
-TEST_F(NicTest, SendLandsInPostedReceive)
+TEST_P(NicTest, SendLandsInPostedReceive)
 {
 	build("ideal");
 	auto data = pattern(10000, 3);
@@ -170,7 +188,7 @@ TEST_F(NicTest, SendLandsInPostedReceive)
 	EXPECT_EQ(nic_qp_outstanding(nodes[0].qp), 0u);
 }
 
-TEST_F(NicTest, ReceiveCompletionTimeIsTheModelsClosedForm)
+TEST_P(NicTest, ReceiveCompletionTimeIsTheModelsClosedForm)
 {
 	build("roce-100g");
 	nm_engine *engine;
@@ -200,7 +218,7 @@ TEST_F(NicTest, ReceiveCompletionTimeIsTheModelsClosedForm)
 	nm_engine_destroy(engine);
 }
 
-TEST_F(NicTest, UnexpectedTaggedMessagesMatchLaterReceives)
+TEST_P(NicTest, UnexpectedTaggedMessagesMatchLaterReceives)
 {
 	build("ideal");
 	auto a = pattern(5000, 1), b = pattern(300, 2);
@@ -234,7 +252,7 @@ TEST_F(NicTest, UnexpectedTaggedMessagesMatchLaterReceives)
 	EXPECT_EQ(rb, b);
 }
 
-TEST_F(NicTest, WriteWithImmediateAndRead)
+TEST_P(NicTest, WriteWithImmediateAndRead)
 {
 	build("roce-25g");
 	std::vector<uint8_t> target(20000, 0), back(20000, 0);
@@ -268,7 +286,7 @@ TEST_F(NicTest, WriteWithImmediateAndRead)
 	EXPECT_EQ(nic_mr_dereg(mr), 0);
 }
 
-TEST_F(NicTest, AtomicsComputeAndFetch)
+TEST_P(NicTest, AtomicsComputeAndFetch)
 {
 	build("ideal");
 	uint64_t counter = 40;
@@ -313,7 +331,7 @@ TEST_F(NicTest, AtomicsComputeAndFetch)
 // The NIC reads operand and compare values at post: the caller may reuse
 // them at once (fi_inject_atomic relies on it). Target segments and result
 // buffers may both be split.
-TEST_F(NicTest, AtomicValuesAreTakenAtPostAndSegmentsSplit)
+TEST_P(NicTest, AtomicValuesAreTakenAtPostAndSegmentsSplit)
 {
 	build("ideal");
 	uint32_t left[3] = {10, 20, 30}, right[2] = {40, 50};
@@ -353,7 +371,7 @@ TEST_F(NicTest, AtomicValuesAreTakenAtPostAndSegmentsSplit)
 	nic_mr_dereg(mr);
 }
 
-TEST_F(NicTest, BadKeyFailsThatRequestOnly)
+TEST_P(NicTest, BadKeyFailsThatRequestOnly)
 {
 	build("ideal");
 	std::vector<uint8_t> target(64), data = pattern(64, 4);
@@ -387,7 +405,7 @@ TEST_F(NicTest, BadKeyFailsThatRequestOnly)
 	nic_mr_dereg(mr);
 }
 
-TEST_F(NicTest, TruncationReportsOverflow)
+TEST_P(NicTest, TruncationReportsOverflow)
 {
 	build("ideal");
 	auto data = pattern(1000, 5);
@@ -421,7 +439,7 @@ void patient(nic_transport_params *tp)
 	tp->ack_timeout_ns = 20000;
 }
 
-TEST_F(NicTest, LossDuplicationAndReorderingAreRepaired)
+TEST_P(NicTest, LossDuplicationAndReorderingAreRepaired)
 {
 	build("roce-100g", lossy, 2, patient);
 	const int n = 300;
@@ -460,7 +478,7 @@ void link_down_long(nm_config *cfg)
 
 // Writes, reads and atomics under the same impairments: data intact, each
 // atomic applied exactly once.
-TEST_F(NicTest, RmaAndAtomicsSurviveLoss)
+TEST_P(NicTest, RmaAndAtomicsSurviveLoss)
 {
 	build("roce-25g", lossy, 2, patient);
 	const int n = 200;
@@ -514,7 +532,7 @@ TEST_F(NicTest, RmaAndAtomicsSurviveLoss)
 	nic_mr_dereg(mc);
 }
 
-TEST_F(NicTest, RetryExhaustionFailsTheOperations)
+TEST_P(NicTest, RetryExhaustionFailsTheOperations)
 {
 	build("roce-100g", link_down_long);
 	auto data = pattern(100, 1);
@@ -540,7 +558,7 @@ void no_unexpected(nic_transport_params *tp)
 	tp->rnr_timeout_ns = 5000;
 }
 
-TEST_F(NicTest, ReceiverNotReadyIsRetriedUntilAReceiveIsPosted)
+TEST_P(NicTest, ReceiverNotReadyIsRetriedUntilAReceiveIsPosted)
 {
 	build("ideal", nullptr, 2, no_unexpected);
 	auto data = pattern(3000, 8);
@@ -564,7 +582,7 @@ TEST_F(NicTest, ReceiverNotReadyIsRetriedUntilAReceiveIsPosted)
 // refused (RNR NAK), the ones behind it answered out of sequence. The NAK
 // for those must not cancel the receiver-not-ready wait, or the flow never
 // sends again.
-TEST_F(NicTest, SequenceNakDuringAReceiverNotReadyWaitKeepsItsTimer)
+TEST_P(NicTest, SequenceNakDuringAReceiverNotReadyWaitKeepsItsTimer)
 {
 	build("ideal", nullptr, 2, no_unexpected);
 	std::vector<std::vector<uint8_t>> data, bufs(4);
@@ -590,7 +608,7 @@ TEST_F(NicTest, SequenceNakDuringAReceiverNotReadyWaitKeepsItsTimer)
 // Registering and deregistering many times over: deleted key-table slots
 // are reclaimed, so a remote access naming an unknown key still ends (in
 // a remote access error) instead of searching the table forever.
-TEST_F(NicTest, ManyRegistrationCyclesKeepTheKeyTableUsable)
+TEST_P(NicTest, ManyRegistrationCyclesKeepTheKeyTableUsable)
 {
 	build("ideal");
 	std::vector<uint8_t> target(64), data = pattern(64, 5);
@@ -618,7 +636,7 @@ TEST_F(NicTest, ManyRegistrationCyclesKeepTheKeyTableUsable)
 	nic_mr_dereg(kept);
 }
 
-TEST_F(NicTest, MultiReceiveBufferTakesWholeMessages)
+TEST_P(NicTest, MultiReceiveBufferTakesWholeMessages)
 {
 	build("ideal", nullptr, 3);
 	std::vector<uint8_t> big(1000, 0);
@@ -642,7 +660,7 @@ TEST_F(NicTest, MultiReceiveBufferTakesWholeMessages)
 	EXPECT_EQ(c0.len + c1.len, 750u);
 }
 
-TEST_F(NicTest, PeekClaimAndCancel)
+TEST_P(NicTest, PeekClaimAndCancel)
 {
 	build("ideal");
 	auto a = pattern(100, 1);
@@ -693,7 +711,7 @@ void heavy_loss(nm_config *cfg)
 	cfg->seed = 5;
 }
 
-TEST_F(NicTest, DatagramsAreLostAsTheNetworkLosesThem)
+TEST_P(NicTest, DatagramsAreLostAsTheNetworkLosesThem)
 {
 	build("roce-100g", heavy_loss);
 	nic_qp *ua, *ub;
@@ -733,13 +751,15 @@ struct Fatal {
 	nic_status why = NIC_OK;
 };
 
-TEST_F(NicTest, ConnectedQpGoesIntoErrorAndFlushes)
+TEST_P(NicTest, ConnectedQpGoesIntoErrorAndFlushes)
 {
 	build("roce-100g", link_down_long);
 	nic_qp *a, *b;
 	static Fatal fatal;
 	static Collected got_a;
 	static nic_qp_ops ops = kOps;
+	fatal = {};
+	got_a = {};
 	ops.send_done = on_send;
 	ops.qp_fatal = [](void *, nic_status why) {
 		fatal.calls++;
@@ -782,10 +802,11 @@ struct Mads {
 	std::vector<std::pair<uint32_t, std::vector<uint8_t>>> got;
 };
 
-TEST_F(NicTest, ManagementDatagramsReachTheHandler)
+TEST_P(NicTest, ManagementDatagramsReachTheHandler)
 {
 	build("ideal");
 	static Mads mads;
+	mads = {};
 	nic_set_mad_handler(nodes[1].n,
 			    [](void *ctx, nic *, uint32_t src, const void *mad,
 			       size_t len) {
@@ -804,7 +825,7 @@ TEST_F(NicTest, ManagementDatagramsReachTheHandler)
 	EXPECT_EQ(mads.got[0].second, mad);
 }
 
-TEST_F(NicTest, SameSeedSameTimeline)
+TEST_P(NicTest, SameSeedSameTimeline)
 {
 	std::vector<nm_time_ns> first;
 	for (int round = 0; round < 2; round++) {
@@ -833,5 +854,10 @@ TEST_F(NicTest, SameSeedSameTimeline)
 		world = nullptr;
 	}
 }
+
+INSTANTIATE_TEST_SUITE_P(Memory, NicTest, ::testing::Bool(),
+			 [](const ::testing::TestParamInfo<bool> &info) {
+				 return info.param ? "Arena" : "ProcessMemory";
+			 });
 
 }  // namespace

@@ -1,0 +1,133 @@
+// With the model in an arena, traffic takes no memory from the C library:
+// everything the NICs and the network keep lives where every process of a
+// shared fabric can reach it (MULTIPROCESS.md). The test binary counts the
+// C library's allocations itself.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include <netmodel/nm_preset.h>
+#include "providers/sim/nic/nic.h"
+
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t count, size_t size);
+void *__libc_realloc(void *ptr, size_t size);
+}
+
+namespace {
+
+bool counting;
+long allocations;
+
+}  // namespace
+
+extern "C" void *malloc(size_t size)
+{
+	allocations += counting;
+	return __libc_malloc(size);
+}
+
+extern "C" void *calloc(size_t count, size_t size)
+{
+	allocations += counting;
+	return __libc_calloc(count, size);
+}
+
+extern "C" void *realloc(void *ptr, size_t size)
+{
+	allocations += counting;
+	return __libc_realloc(ptr, size);
+}
+
+namespace {
+
+std::vector<nic_completion> *completions;
+
+void on_completion(void *, const nic_completion *c)
+{
+	completions->push_back(*c);
+}
+const nic_qp_ops kOps = {on_completion, on_completion, on_completion, nullptr};
+
+TEST(NicArena, TrafficAllocatesOnlyInTheArena)
+{
+	nm_config cfg;
+	nm_error err;
+	ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
+	cfg.impair.loss_rate = 0.05;
+	cfg.impair.duplicate_rate = 0.02;
+	nic_transport_params tp;
+	nic_transport_defaults(&tp);
+	fs_arena *arena = fs_arena_private(size_t(1) << 30);
+	ASSERT_NE(arena, nullptr);
+	nic_world *world = nullptr;
+	ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
+	nic *n[2];
+	nic_qp *qp[2];
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(nic_open(world, NIC_HOST_ANY, &n[i], &err), 0);
+		ASSERT_EQ(nic_qp_create(n[i], NIC_QP_RD, &kOps, nullptr, &qp[i]),
+			  0);
+	}
+	const int kMessages = 200;
+	const size_t kSize = 5000; /* several packets each */
+	std::vector<uint8_t> src(kSize * kMessages), dst(kSize * kMessages);
+	for (size_t i = 0; i < src.size(); i++)
+		src[i] = uint8_t(i * 7 + 1);
+	std::vector<nic_completion> got;
+	got.reserve(4 * kMessages);
+	completions = &got;
+
+	counting = true;
+	for (int i = 0; i < kMessages; i++) {
+		nic_wr wr = {};
+		wr.wr_id = i;
+		wr.opcode = NIC_WR_SEND;
+		wr.peer = {nic_host(n[1]), nic_qp_num(qp[1])};
+		wr.sge_count = 1;
+		wr.sge[0].addr = &src[i * kSize];
+		wr.sge[0].len = kSize;
+		ASSERT_EQ(nic_post_send(qp[0], &wr), 0);
+		/* The second half arrive unexpected: their receives are
+		 * posted later. */
+		if (i < kMessages / 2) {
+			nic_recv r = {};
+			r.cookie = i;
+			r.source = NIC_ANY_SOURCE;
+			r.sge_count = 1;
+			r.sge[0].addr = &dst[i * kSize];
+			r.sge[0].len = kSize;
+			ASSERT_EQ(nic_post_recv(qp[1], &r), 0);
+		}
+	}
+	nic_world_run_until(world, nullptr, nullptr, 200000);
+	for (int i = kMessages / 2; i < kMessages; i++) {
+		nic_recv r = {};
+		r.cookie = i;
+		r.source = NIC_ANY_SOURCE;
+		r.sge_count = 1;
+		r.sge[0].addr = &dst[i * kSize];
+		r.sge[0].len = kSize;
+		ASSERT_EQ(nic_post_recv(qp[1], &r), 0);
+	}
+	nic_world_run_until(world, nullptr, nullptr, NM_TIME_NEVER);
+	counting = false;
+
+	EXPECT_EQ(allocations, 0) << "the model allocated outside its arena";
+	EXPECT_EQ(got.size(), 2u * kMessages);
+	EXPECT_TRUE(src == dst);
+	nic_stats st;
+	nic_world_stats(world, &st);
+	EXPECT_GT(st.packets_dropped, 0u); /* the loss really happened */
+	for (int i = 0; i < 2; i++) {
+		nic_qp_destroy(qp[i]);
+		nic_close(n[i]);
+	}
+	nic_world_destroy(world);
+	EXPECT_EQ(fs_arena_used(arena), 0u);
+	fs_arena_detach(arena);
+}
+
+}  // namespace

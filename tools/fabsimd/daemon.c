@@ -334,6 +334,7 @@ static void accept_new(struct daemon *d)
 		c->pidfd = -1;
 		c->pid = cred.pid;
 		c->uid = cred.uid;
+		c->since_ms = fabsimd_now_ms();
 		d->conns++;
 	}
 }
@@ -429,19 +430,39 @@ void fabsimd_daemon_main(const struct fabsimd_daemon_config *cfg,
 		size_t n = 0;
 		int timeout = -1;
 		uint64_t now = fabsimd_now_ms();
+		uint64_t limit = (uint64_t)d->cfg.idle_timeout_ms;
+		uint64_t wake = UINT64_MAX; /* when something is due */
+		bool unused;
 
+		/* Silent that long: a connection must not keep us alive. */
+		for (size_t i = 0; i < CONN_MAX; i++) {
+			struct conn *c = &d->conn[i];
+
+			if (c->role != CONN_NEW)
+				continue;
+			if (now >= c->since_ms + limit) {
+				fabsimd_log_fd(d->log_fd, "pid %d connected "
+					       "but said nothing for %d ms; "
+					       "closed", c->pid,
+					       d->cfg.idle_timeout_ms);
+				close_conn(d, c);
+			} else if (c->since_ms + limit < wake) {
+				wake = c->since_ms + limit;
+			}
+		}
+		unused = !d->cfg.persistent && !d->members;
 		if (d->stopping ||
-		    (!d->cfg.persistent && !d->members && !d->conns &&
-		     (d->ever_attached ||
-		      now >= d->started_ms + (uint64_t)d->cfg.idle_timeout_ms))) {
+		    (unused && !d->conns &&
+		     (d->ever_attached || now >= d->started_ms + limit))) {
 			if (try_exit(d))
 				break;
-			timeout = 5; /* the lock was busy: soon again */
-		} else if (!d->cfg.persistent && !d->members &&
-			   !d->ever_attached) {
-			timeout = (int)(d->started_ms + (uint64_t)d->cfg.idle_timeout_ms -
-					now);
+			wake = now + 5; /* the lock was busy: soon again */
+		} else if (unused && !d->ever_attached &&
+			   d->started_ms + limit < wake) {
+			wake = d->started_ms + limit;
 		}
+		if (wake != UINT64_MAX)
+			timeout = wake > now ? (int)(wake - now) : 0;
 		d->pfd[n] = (struct pollfd){ .fd = d->listen_fd,
 					     .events = POLLIN };
 		d->pfd_conn[n++] = -1;

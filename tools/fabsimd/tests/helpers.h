@@ -106,6 +106,7 @@ inline bool wait_notice(fabsimd_session *s, fabsimd_notice_kind kind,
 class FabricTest : public ::testing::Test {
 protected:
 	std::string dir;
+	std::string tag; // random, to make fabric names unique
 	std::set<std::string> fabrics;
 
 	void SetUp() override
@@ -116,6 +117,15 @@ protected:
 		ASSERT_NE(mkdtemp(&tmpl[0]), nullptr) << tmpl << ": "
 						       << strerror(errno);
 		dir = tmpl + "/run";
+		unsigned char r[5] = {};
+		FILE *u = fopen("/dev/urandom", "rb");
+		ASSERT_NE(u, nullptr);
+		ASSERT_EQ(fread(r, 1, sizeof(r), u), sizeof(r));
+		fclose(u);
+		char hex[16];
+		snprintf(hex, sizeof(hex), "%02x%02x%02x%02x%02x", r[0], r[1],
+			 r[2], r[3], r[4]);
+		tag = hex;
 		setenv("FABSIM_RUNTIME_DIR", dir.c_str(), 1);
 		setenv("FABSIM_IDLE_TIMEOUT_MS", "3000", 1);
 		unsetenv("FI_SIM_FABRIC");
@@ -127,10 +137,15 @@ protected:
 			fabsimd_stop(f.c_str(), nullptr, nullptr, 0);
 	}
 
+	// A fabric name of this test process: shared-memory names are per
+	// user and fabric, not per runtime directory, and tests run in
+	// parallel (in PID namespaces: pids repeat).
 	const char *fabric(const char *name)
 	{
-		fabrics.insert(name);
-		return name;
+		std::string own = std::string(name) + "-" + tag;
+		if (strchr(name, '-'))
+			own = name; // already one of ours
+		return fabrics.insert(own).first->c_str();
 	}
 
 	std::string file(const std::string &fabric, const char *ext)

@@ -69,6 +69,9 @@ void nic_world_destroy(struct nic_world *world);
 
 void nic_world_lock(struct nic_world *world);
 void nic_world_unlock(struct nic_world *world);
+/* True once a process died holding the lock of a shared world: its state
+ * cannot be trusted, every call should fail (-FI_EIO). */
+bool nic_world_broken(const struct nic_world *world);
 /* For condition-variable waits under the world lock. */
 pthread_mutex_t *nic_world_mutex(struct nic_world *world);
 
@@ -108,6 +111,7 @@ struct nic_stats {
 	uint64_t retry_exhausted;  /* peers given up on */
 	uint64_t ud_no_buffer;     /* datagrams dropped: no receive posted */
 	uint64_t threads_out_of_time; /* program threads that stayed away */
+	uint64_t dma_failures;     /* host memory another process could not reach */
 };
 
 /* ---- Threads and virtual time (nic_sched.c) --------------------------------

@@ -131,7 +131,43 @@ enum nic_thread_state {
 	NIC_THREAD_ABSENT,  /* away from the fabric too long: out of time */
 };
 
+/* A process using the world, and the calls into its glue that wait for it
+ * (nic_proc.c). */
+struct nic_call;
+struct nic_timer;
+struct nic_proc {
+	pid_t             pid;
+	struct nic_call  *calls, *calls_tail;
+	struct nic_proc  *next;
+};
+
+/* This process (cached; forks are followed). */
+extern pid_t nic_cached_pid;
+pid_t nic_find_self_pid(void);
+static inline pid_t nic_self_pid(void)
+{
+	return nic_cached_pid ? nic_cached_pid : nic_find_self_pid();
+}
+struct nic_proc *nic_proc_self(struct nic_world *world);
+struct nic_proc *nic_proc_of(struct nic_world *world, pid_t pid);
+static inline bool nic_proc_is_self(const struct nic_proc *proc)
+{
+	return proc->pid == nic_self_pid();
+}
+static inline bool nic_proc_has_calls(const struct nic_proc *proc)
+{
+	return proc->calls != NULL;
+}
+/* Runs the calls waiting for this process (lock held). */
+void nic_proc_drain(struct nic_world *world);
+/* Drops what waits for a QP or NIC that its owner is destroying. */
+void nic_proc_forget_qp(struct nic_qp *qp);
+void nic_proc_forget_nic(struct nic *nic);
+void nic_procs_free(struct nic_world *world);
+
 struct nic_thread {
+	pid_t                  pid;        /* its process */
+	struct nic_proc       *proc;
 	pthread_t              id;
 	enum nic_thread_state  state;
 	uint64_t               calls;      /* entries into the fabric */
@@ -152,6 +188,8 @@ struct nic_world {
 	uint64_t          signals;     /* bumped when work or completions appear */
 	struct nic_thread *threads;
 	struct nic_thread *last_thread; /* the last one that entered */
+	struct nic_proc  *procs;       /* nic_proc.c */
+	struct nic_timer *timers;      /* the glue's, not yet run */
 	int               sleepers;    /* threads blocked on `activity` */
 	nm_config         cfg;
 	struct nic_transport_params transport;
@@ -171,7 +209,21 @@ struct nic_world {
 	struct nic_pending *free_pendings;
 	struct nic_stats  stats;
 	struct nic_recorder *rec;        /* trace files, when recording */
+	bool              broken;        /* a process died holding the lock */
+	/* Packets carry copies of their payload, in the world's memory,
+	 * rather than pointers into the sender's (any process may read
+	 * them). */
+	bool              stage_payload;
 };
+
+/* Host memory of the process that opened `nic` (nic_dma.c). */
+void nic_dma_read(const struct nic *nic, void *dst, const void *src,
+		  size_t len);
+void nic_dma_write(const struct nic *nic, void *dst, const void *src,
+		   size_t len);
+
+/* The lock was found abandoned by a dead process (EOWNERDEAD). */
+void nic_world_owner_died(struct nic_world *world);
 
 /* Schedules fn at now + delay, ordered by the host where it happens. */
 int nic_schedule(struct nic *nic, nm_time_ns delay, nm_event_fn fn, void *ctx,
@@ -194,8 +246,10 @@ struct nic {
 	struct nic_pkt     *raw_head, *raw_tail; /* datagrams, MADs */
 	uint32_t            port_queued;
 	int                 refs;
-	nic_mad_fn          mad_fn;
+	struct nic_proc    *owner;        /* whose memory it reaches */
+	nic_mad_fn          mad_fn;       /* in mad_owner's process */
 	void               *mad_ctx;
+	struct nic_proc    *mad_owner;
 	uint32_t            mad_psn;     /* QP1's next send PSN */
 	uint32_t            host;
 	struct in_addr      ipv4;
@@ -332,8 +386,9 @@ struct nic_qp {
 	enum nic_qp_type      type;
 	uint32_t              qpn;
 	uint32_t              gen;
-	const struct nic_qp_ops *ops;
+	const struct nic_qp_ops *ops;     /* ops and ctx: in owner's process */
 	void                 *ctx;
+	struct nic_proc      *owner;
 	struct nic_peer       rc_peer;
 	bool                  rc_connected;
 	bool                  in_error;
@@ -400,6 +455,13 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow);
 /* ---- Completion delivery ----------------------------------------------------------- */
 
 enum nic_pending_kind { NIC_PENDING_SEND, NIC_PENDING_RECV, NIC_PENDING_REMOTE };
+
+/* Calls into the glue, in the process that owns the object (nic_proc.c). */
+void nic_call_done(struct nic_qp *qp, enum nic_pending_kind which,
+		   const struct nic_completion *c);
+void nic_call_fatal(struct nic_qp *qp, enum nic_status why);
+void nic_call_mad(struct nic *nic, uint32_t src_host, const void *mad,
+		  size_t len);
 
 /* Delivers c to the glue after `delay` of virtual time (the NIC's CQE
  * latency), in the order scheduled. */

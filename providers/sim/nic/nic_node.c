@@ -56,6 +56,12 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 				    "host %u is outside the topology (%u hosts)",
 				    host, world->host_count);
 	} else if (world->hosts[host]) {
+		/* A NIC reaches the memory of the process that opened it. */
+		if (!nic_proc_is_self(world->hosts[host]->owner))
+			return nm_error_set(err, -EADDRINUSE,
+					    "host %u is taken by process %d",
+					    host,
+					    (int)world->hosts[host]->owner->pid);
 		world->hosts[host]->refs++;
 		*out = world->hosts[host];
 		return 0;
@@ -64,6 +70,7 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 	if (!nic)
 		return -ENOMEM;
 	nic->world = world;
+	nic->owner = nic_proc_self(world);
 	nic->host = host;
 	nic->ipv4 = host_ipv4(host);
 	nic->next_key = 1;
@@ -87,6 +94,7 @@ void nic_close(struct nic *nic)
 	if (!nic || --nic->refs > 0)
 		return;
 	nic->world->hosts[nic->host] = NULL;
+	nic_proc_forget_nic(nic);
 	while (nic->raw_head) {
 		struct nic_pkt *pkt = nic->raw_head;
 
@@ -126,6 +134,7 @@ void nic_set_mad_handler(struct nic *nic, nic_mad_fn fn, void *ctx)
 {
 	nic->mad_fn = fn;
 	nic->mad_ctx = ctx;
+	nic->mad_owner = fn ? nic_proc_self(nic->world) : NULL;
 }
 
 /* MADs travel as UD sends to queue pair 1, with the GSI Q_Key. */

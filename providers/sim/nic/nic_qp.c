@@ -97,18 +97,9 @@ static void deliver_pending(nm_engine *engine, void *ctx, uint64_t arg)
 
 	unlink_pending(qp, p);
 	p->c.time = nm_engine_now(engine);
-	switch (p->kind) {
-	case NIC_PENDING_SEND:
+	if (p->kind == NIC_PENDING_SEND)
 		qp->outstanding--;
-		qp->ops->send_done(qp->ctx, &p->c);
-		break;
-	case NIC_PENDING_RECV:
-		qp->ops->recv_done(qp->ctx, &p->c);
-		break;
-	case NIC_PENDING_REMOTE:
-		qp->ops->remote_done(qp->ctx, &p->c);
-		break;
-	}
+	nic_call_done(qp, p->kind, &p->c);
 	pending_put(qp->nic->world, p);
 }
 
@@ -241,6 +232,7 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 	qp->type = type;
 	qp->ops = ops;
 	qp->ctx = ctx;
+	qp->owner = nic_proc_self(nic->world);
 	qp->matcher.arena = nic->world->arena;
 	qp->gen = ++nic->qp_gen;
 	ret = qpn_alloc(nic, qp);
@@ -279,6 +271,7 @@ void nic_qp_destroy(struct nic_qp *qp)
 	}
 	fs_mem_free(arena, qp->flows);
 	nic_match_release(qp);
+	nic_proc_forget_qp(qp);
 	qp->nic->qps.slots[qp->qpn - NIC_QPN_BASE] = NULL;
 	fs_mem_free(arena, qp);
 }
@@ -507,8 +500,7 @@ void nic_qp_fail(struct nic_qp *qp, enum nic_status why)
 		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next)
 			nic_req_flush(f);
 	nic_match_flush(qp);
-	if (qp->ops->qp_fatal)
-		qp->ops->qp_fatal(qp->ctx, why);
+	nic_call_fatal(qp, why);
 }
 
 void nic_qp_set_error(struct nic_qp *qp)

@@ -105,8 +105,8 @@ static size_t atomic_offset(const struct nic_wr *wr, size_t seg)
 
 /* Scatters original values, `offset` bytes into an atomic's result, over
  * its result buffers. */
-static void land_result(const struct nic_atomic *a, size_t offset,
-			const void *data, size_t len)
+static void land_result(const struct nic *nic, const struct nic_atomic *a,
+			size_t offset, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 
@@ -118,7 +118,7 @@ static void land_result(const struct nic_atomic *a, size_t offset,
 			continue;
 		}
 		n = room - offset < len ? room - offset : len;
-		memcpy((uint8_t *)a->result[i].addr + offset, p, n);
+		nic_dma_write(nic, (uint8_t *)a->result[i].addr + offset, p, n);
 		offset = 0;
 		p += n;
 		len -= n;
@@ -229,7 +229,7 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 		skip -= sge[i].len;
 		i++;
 	}
-	if (sge[i].len - skip >= len) {
+	if (sge[i].len - skip >= len && !world->stage_payload) {
 		pkt = nic_pkt_alloc(world, false);
 		pkt->payload = (const uint8_t *)sge[i].addr + skip;
 		pkt->payload_len = (uint32_t)len;
@@ -241,7 +241,8 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 
 		if (n > len - done)
 			n = len - done;
-		memcpy(pkt->owned + done, (const uint8_t *)sge[i].addr + skip, n);
+		nic_dma_read(flow->qp->nic, pkt->owned + done,
+			     (const uint8_t *)sge[i].addr + skip, n);
 		done += n;
 	}
 	pkt->payload_len = (uint32_t)len;
@@ -726,7 +727,8 @@ static void read_land(struct nic_flow *flow, struct nic_swqe *w,
 		}
 		size_t n = sl - at < len ? sl - at : len;
 
-		memcpy((uint8_t *)w->wr.sge[i].addr + at, src, n);
+		nic_dma_write(flow->qp->nic, (uint8_t *)w->wr.sge[i].addr + at,
+			      src, n);
 		src += n;
 		len -= n;
 		at = 0;
@@ -773,9 +775,10 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	if (w->wr.opcode == NIC_WR_READ) {
 		read_land(flow, w, pkt);
 	} else if (pkt->opcode == NIC_OP_ATOMIC_ACK) {
-		land_result(&w->wr.atomic, 0, &pkt->atomic_orig, 8);
+		land_result(flow->qp->nic, &w->wr.atomic, 0, &pkt->atomic_orig,
+			    8);
 	} else {
-		land_result(&w->wr.atomic,
+		land_result(flow->qp->nic, &w->wr.atomic,
 			    atomic_offset(&w->wr, pkt->psn - w->psn_first),
 			    pkt->payload, pkt->payload_len);
 	}

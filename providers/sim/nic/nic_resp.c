@@ -120,7 +120,8 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 	pkt->aeth_msn = job->msn;
 	/* The NIC reads target memory as it sends. */
 	if (len)
-		memcpy(pkt->owned, job->src + job->sent, len);
+		nic_dma_read(flow->qp->nic, pkt->owned, job->src + job->sent,
+			     len);
 	pkt->payload_len = (uint32_t)len;
 	job->sent += len;
 	if (job->sent >= job->len) {
@@ -185,11 +186,11 @@ static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 			nak(qp, flow, req, req->psn, NIC_AETH_NAK_REM_ACCESS);
 			return;
 		}
-		memcpy(&orig, dst, 8);
+		nic_dma_read(qp->nic, &orig, dst, 8);
 		uint64_t value = req->opcode == NIC_OP_FETCH_ADD ?
 					 orig + req->atomic_swap :
 				 orig == req->atomic_cmp ? req->atomic_swap : orig;
-		memcpy(dst, &value, 8);
+		nic_dma_write(qp->nic, dst, &value, 8);
 		remember(flow, req->psn, &orig, 8);
 	}
 	pkt = reply(qp, req, false);
@@ -248,12 +249,22 @@ static void fabsim_atomic(struct nic_qp *qp, struct nic_flow *flow,
 		     nic_mr_check_remote(qp->nic, h->key, h->addr, size,
 					 NIC_ACCESS_REMOTE_ATOMIC, &dst) :
 		     NIC_REM_INV_REQ_ERR;
-	if (st == NIC_OK &&
-	    !nic_atomic_apply(h->atomic_datatype, h->atomic_op, h->count, dst,
-			      req->payload,
-			      compare ? (const uint8_t *)req->payload + size : NULL,
-			      result))
-		st = NIC_REM_INV_REQ_ERR;
+	if (st == NIC_OK) {
+		_Alignas(16) uint8_t target[NIC_ATOMIC_MAX_BYTES];
+
+		/* Read, compute, write back: target memory may be another
+		 * process's. */
+		nic_dma_read(qp->nic, target, dst, size);
+		if (nic_atomic_apply(h->atomic_datatype, h->atomic_op,
+				     h->count, target, req->payload,
+				     compare ? (const uint8_t *)req->payload +
+						       size :
+					       NULL,
+				     result))
+			nic_dma_write(qp->nic, dst, target, size);
+		else
+			st = NIC_REM_INV_REQ_ERR;
+	}
 	if (st != NIC_OK) {
 		nak(qp, flow, req, req->psn,
 		    st == NIC_REM_ACCESS_ERR ? NIC_AETH_NAK_REM_ACCESS
@@ -339,8 +350,8 @@ static bool write_packet(struct nic_qp *qp, struct nic_flow *flow,
 	if (pkt->payload_len > rx->total - rx->offset)
 		return false; /* more data than the RETH announced */
 	if (pkt->payload_len)
-		memcpy(rx->write_dst + rx->offset, pkt->payload,
-		       pkt->payload_len);
+		nic_dma_write(qp->nic, rx->write_dst + rx->offset,
+			      pkt->payload, pkt->payload_len);
 	rx->offset += pkt->payload_len;
 	if (nic_op_is_last(pkt->opcode)) {
 		struct nic_completion c = {
@@ -462,10 +473,10 @@ void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
 
 	if (pkt->dst.qpn == 1) {
 		/* General services: the connection manager's MADs. */
-		if (nic->mad_fn && pkt->qkey == NIC_GSI_QKEY &&
+		if (pkt->qkey == NIC_GSI_QKEY &&
 		    pkt->opcode == NIC_OP_UD_SEND_ONLY)
-			nic->mad_fn(nic->mad_ctx, nic, pkt->src.host,
-				    pkt->payload, pkt->payload_len);
+			nic_call_mad(nic, pkt->src.host, pkt->payload,
+				     pkt->payload_len);
 		return;
 	}
 	if (!qp)

@@ -36,6 +36,9 @@ void nic_sched_init(struct nic_world *world)
 	/* Real-time waits must not jump with the wall clock. */
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	/* Threads of other processes may wait on it too. */
+	if (world->arena)
+		pthread_condattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
 	pthread_cond_init(&world->activity, &attr);
 	pthread_condattr_destroy(&attr);
 	world->threads = NULL;
@@ -53,17 +56,26 @@ void nic_sched_fini(struct nic_world *world)
 	}
 }
 
+/* Thread ids are only unique within a process: entries are found by both. */
+static bool is_me(const struct nic_thread *t, pid_t pid, pthread_t me)
+{
+	return t->pid == pid && pthread_equal(t->id, me);
+}
+
 static struct nic_thread *lookup(struct nic_world *world)
 {
 	pthread_t me = pthread_self();
+	pid_t pid = nic_self_pid();
 	struct nic_thread *t;
 
 	for (t = world->threads; t; t = t->next)
-		if (pthread_equal(t->id, me))
+		if (is_me(t, pid, me))
 			return t;
 	t = fs_mem_calloc(world->arena, 1, sizeof(*t));
 	if (!t)
 		abort(); /* a thread the scheduler cannot see would break time */
+	t->pid = pid;
+	t->proc = nic_proc_self(world);
 	t->id = me;
 	t->next = world->threads;
 	world->threads = t;
@@ -77,7 +89,7 @@ static struct nic_thread *thread_self(struct nic_world *world)
 {
 	struct nic_thread *t = world->last_thread;
 
-	if (!t || !pthread_equal(t->id, pthread_self())) {
+	if (!t || !is_me(t, nic_self_pid(), pthread_self())) {
 		t = lookup(world);
 		world->last_thread = t;
 	}
@@ -90,6 +102,9 @@ void nic_sched_enter(struct nic_world *world)
 
 	t->calls++;
 	t->state = NIC_THREAD_RUNNING;
+	/* What other processes' runs left for us arrives now. */
+	if (nic_proc_has_calls(t->proc))
+		nic_proc_drain(world);
 }
 
 /* Threads of the process, from /proc (0 when unknown). */
@@ -110,10 +125,11 @@ static long process_threads(void)
 
 static bool unseen_threads(const struct nic_world *world)
 {
+	pid_t pid = nic_self_pid();
 	long known = 0;
 
 	for (const struct nic_thread *t = world->threads; t; t = t->next)
-		known++;
+		known += t->pid == pid;
 	return process_threads() > known;
 }
 
@@ -165,6 +181,8 @@ static bool sleep_real(struct nic_world *world, int ms)
 	world->sleepers++;
 	ret = pthread_cond_timedwait(&world->activity,
 				     &world->lock, &until);
+	if (ret == EOWNERDEAD)
+		nic_world_owner_died(world);
 	world->sleepers--;
 	return ret != ETIMEDOUT;
 }
@@ -176,9 +194,19 @@ static void set_running(struct nic_thread *t)
 	t->state = NIC_THREAD_RUNNING;
 }
 
+/* Whether a waiting thread's condition holds. Another process's condition
+ * cannot be evaluated here (it reads that process's memory): that thread
+ * is woken when calls wait for its process, and looks itself. */
+static bool wait_ready(const struct nic_thread *t)
+{
+	if (t->pid != nic_self_pid())
+		return nic_proc_has_calls(t->proc);
+	return t->ready && t->ready(t->ctx);
+}
+
 static bool wait_over(const struct nic_thread *t, nm_time_ns now)
 {
-	return (t->ready && t->ready(t->ctx)) || now >= t->deadline;
+	return wait_ready(t) || now >= t->deadline;
 }
 
 /* True when no thread but `self` runs the program. Running threads silent
@@ -234,8 +262,7 @@ static bool someone_can_go(void *arg)
 	if (w->pollers && w->world->signals != w->signals)
 		return true;
 	for (struct nic_thread *t = w->world->threads; t; t = t->next)
-		if (t->state == NIC_THREAD_WAITING && t->ready &&
-		    t->ready(t->ctx))
+		if (t->state == NIC_THREAD_WAITING && wait_ready(t))
 			return true;
 	return false;
 }
@@ -312,6 +339,8 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 	self->deadline = deadline;
 	wake_all(world);
 	for (;;) {
+		if (nic_proc_has_calls(self->proc))
+			nic_proc_drain(world);
 		if (ready && ready(ctx)) {
 			end = NIC_WAIT_READY;
 			break;

@@ -78,9 +78,22 @@ int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
 	if (!world)
 		return -ENOMEM;
 	world->arena = arena;
+	world->stage_payload = arena != NULL;
 	world->cfg = *cfg;
 	world->transport = *transport;
-	pthread_mutex_init(&world->lock, NULL);
+	if (arena) {
+		pthread_mutexattr_t attr;
+
+		/* Every process mapping the arena takes it; one dying with it
+		 * must not leave the others blocked. */
+		pthread_mutexattr_init(&attr);
+		pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+		pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+		pthread_mutex_init(&world->lock, &attr);
+		pthread_mutexattr_destroy(&attr);
+	} else {
+		pthread_mutex_init(&world->lock, NULL);
+	}
 	nic_sched_init(world);
 	ret = nm_engine_create_in(arena, &world->engine);
 	if (!ret)
@@ -133,6 +146,7 @@ void nic_world_destroy(struct nic_world *world)
 		nm_engine_destroy(world->engine);
 	free_all_packets(world, world->all_pkts);
 	nic_recycled_free(world);
+	nic_procs_free(world);
 	fs_mem_free(world->arena, world->hosts);
 	nic_sched_fini(world);
 	pthread_mutex_destroy(&world->lock);
@@ -141,7 +155,21 @@ void nic_world_destroy(struct nic_world *world)
 
 void nic_world_lock(struct nic_world *world)
 {
-	pthread_mutex_lock(&world->lock);
+	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
+		nic_world_owner_died(world);
+}
+
+void nic_world_owner_died(struct nic_world *world)
+{
+	/* A process died in the middle of a step: the state may be half
+	 * changed. Nobody may run it any more. */
+	pthread_mutex_consistent(&world->lock);
+	world->broken = true;
+}
+
+bool nic_world_broken(const struct nic_world *world)
+{
+	return world->broken;
 }
 
 void nic_world_unlock(struct nic_world *world)
@@ -220,19 +248,6 @@ int nic_world_set_loss(struct nic_world *world, double rate)
 	}
 	world->cfg.impair = params;
 	return 0;
-}
-
-int nic_world_schedule(struct nic_world *world, uint32_t host,
-		       nm_time_ns delay, nm_event_fn fn, void *ctx,
-		       nm_event_id *id)
-{
-	return nm_engine_schedule_after(world->engine, delay, host, fn, ctx, 0,
-					id);
-}
-
-void nic_world_cancel(struct nic_world *world, nm_event_id id)
-{
-	nm_engine_cancel(world->engine, id);
 }
 
 bool nic_world_next_event(struct nic_world *world, nm_time_ns *when)

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The processes that share a world, and the calls the NIC makes into the
+ * layer above.
+ *
+ * A world may live in memory that several processes map (MULTIPROCESS.md):
+ * any of them runs the model's events, but the glue it calls back — CQs,
+ * connection managers, timers — lives in the process that created the QP,
+ * opened the NIC or scheduled the timer, behind pointers only that process
+ * can follow. So every call into the glue goes to its owner: at once when
+ * the owner is the process running the event (always, in a single process),
+ * otherwise as a record on the owner's list, which the owner drains the next
+ * time one of its threads enters the world — as a program learns of a real
+ * NIC's work when it reads the NIC's queues. Records keep the order of the
+ * events that made them.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <netmodel/nm_code.h>
+
+#include "nic_internal.h"
+
+enum nic_call_kind {
+	NIC_CALL_DONE,  /* a completion for a QP */
+	NIC_CALL_FATAL, /* an RC QP failed */
+	NIC_CALL_MAD,   /* a management datagram for a NIC's handler */
+	NIC_CALL_TIMER, /* a timer of the glue fired */
+};
+
+struct nic_call {
+	enum nic_call_kind kind;
+	struct nic_call   *next;
+	union {
+		struct {
+			struct nic_qp        *qp;
+			enum nic_pending_kind which;
+			struct nic_completion c;
+		} done;
+		struct {
+			struct nic_qp  *qp;
+			enum nic_status why;
+		} fatal;
+		struct {
+			struct nic *nic;
+			uint32_t    src_host;
+			size_t      len;
+			uint8_t     data[NIC_MAD_MAX];
+		} mad;
+		struct nic_timer *timer;
+	} u;
+};
+
+/* A timer of the glue: runs fn(ctx) in the owner's process. */
+struct nic_timer {
+	struct nic_proc  *owner;
+	nm_code           fn;  /* nm_event_fn, in the library */
+	void             *ctx; /* the owner's */
+	nm_event_id       id;  /* the engine event, also the glue's handle */
+	struct nic_timer *next;
+};
+
+/* ---- This process ------------------------------------------------------------ */
+
+pid_t nic_cached_pid;
+
+static void forget_pid(void)
+{
+	nic_cached_pid = 0;
+}
+
+static void watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, forget_pid);
+}
+
+pid_t nic_find_self_pid(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, watch_forks);
+	nic_cached_pid = getpid();
+	return nic_cached_pid;
+}
+
+struct nic_proc *nic_proc_of(struct nic_world *world, pid_t pid)
+{
+	struct nic_proc *p;
+
+	for (p = world->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	p = fs_mem_calloc(world->arena, 1, sizeof(*p));
+	if (!p)
+		abort(); /* a process the world cannot name would lose calls */
+	p->pid = pid;
+	p->next = world->procs;
+	world->procs = p;
+	return p;
+}
+
+struct nic_proc *nic_proc_self(struct nic_world *world)
+{
+	pid_t me = nic_self_pid();
+	struct nic_proc *p = world->procs;
+
+	/* A single process: the first entry is it. */
+	if (p && p->pid == me)
+		return p;
+	return nic_proc_of(world, me);
+}
+
+static void queue_call(struct nic_world *world, struct nic_proc *owner,
+		       struct nic_call *call)
+{
+	call->next = NULL;
+	if (owner->calls_tail)
+		owner->calls_tail->next = call;
+	else
+		owner->calls = call;
+	owner->calls_tail = call;
+	/* A thread of the owner may be polling or waiting: let it look. */
+	nic_sched_posted(world);
+}
+
+static struct nic_call *new_call(struct nic_world *world,
+				 enum nic_call_kind kind)
+{
+	struct nic_call *call = fs_mem_calloc(world->arena, 1, sizeof(*call));
+
+	if (!call)
+		abort(); /* a completion must not be lost */
+	call->kind = kind;
+	return call;
+}
+
+/* ---- Calls ------------------------------------------------------------------- */
+
+static void run_done(struct nic_qp *qp, enum nic_pending_kind which,
+		     const struct nic_completion *c)
+{
+	switch (which) {
+	case NIC_PENDING_SEND:
+		qp->ops->send_done(qp->ctx, c);
+		break;
+	case NIC_PENDING_RECV:
+		qp->ops->recv_done(qp->ctx, c);
+		break;
+	case NIC_PENDING_REMOTE:
+		qp->ops->remote_done(qp->ctx, c);
+		break;
+	}
+}
+
+void nic_call_done(struct nic_qp *qp, enum nic_pending_kind which,
+		   const struct nic_completion *c)
+{
+	struct nic_world *world = qp->nic->world;
+	struct nic_call *call;
+
+	if (nic_proc_is_self(qp->owner)) {
+		run_done(qp, which, c);
+		return;
+	}
+	call = new_call(world, NIC_CALL_DONE);
+	call->u.done.qp = qp;
+	call->u.done.which = which;
+	call->u.done.c = *c;
+	queue_call(world, qp->owner, call);
+}
+
+void nic_call_fatal(struct nic_qp *qp, enum nic_status why)
+{
+	struct nic_world *world = qp->nic->world;
+	struct nic_call *call;
+
+	if (!qp->ops->qp_fatal)
+		return;
+	if (nic_proc_is_self(qp->owner)) {
+		qp->ops->qp_fatal(qp->ctx, why);
+		return;
+	}
+	call = new_call(world, NIC_CALL_FATAL);
+	call->u.fatal.qp = qp;
+	call->u.fatal.why = why;
+	queue_call(world, qp->owner, call);
+}
+
+void nic_call_mad(struct nic *nic, uint32_t src_host, const void *mad,
+		  size_t len)
+{
+	struct nic_call *call;
+
+	if (!nic->mad_fn || !nic->mad_owner)
+		return;
+	if (nic_proc_is_self(nic->mad_owner)) {
+		nic->mad_fn(nic->mad_ctx, nic, src_host, mad, len);
+		return;
+	}
+	call = new_call(nic->world, NIC_CALL_MAD);
+	call->u.mad.nic = nic;
+	call->u.mad.src_host = src_host;
+	call->u.mad.len = len < NIC_MAD_MAX ? len : NIC_MAD_MAX;
+	memcpy(call->u.mad.data, mad, call->u.mad.len);
+	queue_call(nic->world, nic->mad_owner, call);
+}
+
+/* ---- Timers of the glue ---------------------------------------------------------- */
+
+static void unlink_timer(struct nic_world *world, struct nic_timer *timer)
+{
+	struct nic_timer **p = &world->timers;
+
+	while (*p && *p != timer)
+		p = &(*p)->next;
+	if (*p)
+		*p = timer->next;
+}
+
+static void run_timer(struct nic_world *world, struct nic_timer *timer)
+{
+	nm_event_fn fn = NM_CODE_AS(nm_event_fn, timer->fn);
+	void *ctx = timer->ctx;
+
+	unlink_timer(world, timer);
+	fs_mem_free(world->arena, timer);
+	fn(world->engine, ctx, 0);
+}
+
+static void timer_fired(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct nic_timer *timer = ctx;
+	struct nic_world *world = (struct nic_world *)(uintptr_t)arg;
+	struct nic_call *call;
+
+	(void)engine;
+	if (nic_proc_is_self(timer->owner)) {
+		run_timer(world, timer);
+		return;
+	}
+	call = new_call(world, NIC_CALL_TIMER);
+	call->u.timer = timer;
+	queue_call(world, timer->owner, call);
+}
+
+int nic_world_schedule(struct nic_world *world, uint32_t host,
+		       nm_time_ns delay, nm_event_fn fn, void *ctx,
+		       nm_event_id *id)
+{
+	struct nic_timer *timer = fs_mem_calloc(world->arena, 1, sizeof(*timer));
+	int ret;
+
+	if (!timer)
+		return -ENOMEM;
+	timer->owner = nic_proc_self(world);
+	timer->fn = NM_CODE(fn);
+	timer->ctx = ctx;
+	ret = nm_engine_schedule_after(world->engine, delay, host, timer_fired,
+				       timer, (uintptr_t)world, &timer->id);
+	if (ret) {
+		fs_mem_free(world->arena, timer);
+		return ret;
+	}
+	timer->next = world->timers;
+	world->timers = timer;
+	if (id)
+		*id = timer->id;
+	return 0;
+}
+
+/* Drops the calls on `proc`'s list that `drop` selects. */
+static void purge_calls(struct nic_world *world, struct nic_proc *proc,
+			bool (*drop)(const struct nic_call *, const void *),
+			const void *what)
+{
+	struct nic_call **p = &proc->calls, *last = NULL;
+
+	while (*p) {
+		struct nic_call *call = *p;
+
+		if (drop(call, what)) {
+			*p = call->next;
+			if (call->kind == NIC_CALL_TIMER) {
+				unlink_timer(world, call->u.timer);
+				fs_mem_free(world->arena, call->u.timer);
+			}
+			fs_mem_free(world->arena, call);
+		} else {
+			last = call;
+			p = &call->next;
+		}
+	}
+	proc->calls_tail = last;
+}
+
+static bool is_timer(const struct nic_call *call, const void *what)
+{
+	return call->kind == NIC_CALL_TIMER && call->u.timer->id ==
+					       *(const nm_event_id *)what;
+}
+
+void nic_world_cancel(struct nic_world *world, nm_event_id id)
+{
+	struct nic_timer *timer;
+
+	for (timer = world->timers; timer; timer = timer->next)
+		if (timer->id == id)
+			break;
+	if (!timer)
+		return; /* ran already */
+	if (nm_engine_cancel(world->engine, id) == 0) {
+		unlink_timer(world, timer);
+		fs_mem_free(world->arena, timer);
+		return;
+	}
+	/* Fired, waiting on its owner's list. */
+	purge_calls(world, timer->owner, is_timer, &id);
+}
+
+/* ---- The owner's side ---------------------------------------------------------------- */
+
+void nic_proc_drain(struct nic_world *world)
+{
+	struct nic_proc *self = nic_proc_self(world);
+
+	while (self->calls) {
+		struct nic_call *call = self->calls;
+
+		self->calls = call->next;
+		if (!self->calls)
+			self->calls_tail = NULL;
+		switch (call->kind) {
+		case NIC_CALL_DONE:
+			run_done(call->u.done.qp, call->u.done.which,
+				 &call->u.done.c);
+			break;
+		case NIC_CALL_FATAL:
+			call->u.fatal.qp->ops->qp_fatal(call->u.fatal.qp->ctx,
+							call->u.fatal.why);
+			break;
+		case NIC_CALL_MAD: {
+			struct nic *nic = call->u.mad.nic;
+
+			if (nic->mad_fn)
+				nic->mad_fn(nic->mad_ctx, nic,
+					    call->u.mad.src_host,
+					    call->u.mad.data, call->u.mad.len);
+			break;
+		}
+		case NIC_CALL_TIMER:
+			run_timer(world, call->u.timer);
+			break;
+		}
+		fs_mem_free(world->arena, call);
+	}
+}
+
+static bool is_for_qp(const struct nic_call *call, const void *qp)
+{
+	return (call->kind == NIC_CALL_DONE && call->u.done.qp == qp) ||
+	       (call->kind == NIC_CALL_FATAL && call->u.fatal.qp == qp);
+}
+
+void nic_proc_forget_qp(struct nic_qp *qp)
+{
+	purge_calls(qp->nic->world, qp->owner, is_for_qp, qp);
+}
+
+static bool is_for_nic(const struct nic_call *call, const void *nic)
+{
+	return call->kind == NIC_CALL_MAD && call->u.mad.nic == nic;
+}
+
+void nic_proc_forget_nic(struct nic *nic)
+{
+	if (nic->mad_owner)
+		purge_calls(nic->world, nic->mad_owner, is_for_nic, nic);
+}
+
+static bool any_call(const struct nic_call *call, const void *what)
+{
+	(void)call;
+	(void)what;
+	return true;
+}
+
+void nic_procs_free(struct nic_world *world)
+{
+	while (world->procs) {
+		struct nic_proc *p = world->procs;
+		world->procs = p->next;
+		purge_calls(world, p, any_call, NULL);
+		fs_mem_free(world->arena, p);
+	}
+	while (world->timers) {
+		struct nic_timer *t = world->timers;
+
+		world->timers = t->next;
+		fs_mem_free(world->arena, t);
+	}
+}

@@ -473,7 +473,9 @@ int sim_cm_listen(struct sim_pep *pep)
 	nm_error err;
 	int ret;
 
-	if (src && simulated_ip(src->sin_addr))
+	if (world->shared)
+		host = sim_shared_node(world->shared);
+	else if (src && simulated_ip(src->sin_addr))
 		host = nic_world_host_of_ipv4(world->nic, src->sin_addr);
 	ret = nic_open(world->nic, host, &pep->nic, &err);
 	if (ret) {

@@ -142,6 +142,8 @@ static uint32_t host_for(struct sim_world *world, const struct fi_info *info)
 {
 	const struct sockaddr_in *src = info->src_addr;
 
+	if (world->shared)
+		return sim_shared_node(world->shared);
 	if (info->handle)
 		return sim_cm_handle_host(info->handle);
 	if (src && info->addr_format == FI_SOCKADDR_IN &&

@@ -82,6 +82,22 @@ static const struct sim_param {
 	{ "pcap_log", P_STRING, 0,
 	  "with FI_SIM_PCAP: also this text file, one line per frame "
 	  "recorded, the NIC's own view of the packet (default: none)" },
+	{ "fabric", P_STRING, 0,
+	  "join the simulated fabric of this name shared by the user's "
+	  "processes (started on demand; `fabsim fabric status` shows it) "
+	  "instead of a private one (default: none)" },
+	{ "node", P_STRING, 0,
+	  "with FI_SIM_FABRIC: the host this process is on the shared fabric; "
+	  "else the launcher's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, "
+	  "PMIX_RANK, SLURM_PROCID) (default: none)" },
+	{ "nodes", P_STRING, 0,
+	  "with FI_SIM_FABRIC: processes the shared fabric waits for before "
+	  "its clock starts, so that results do not depend on who started "
+	  "first; else the launcher's job size (OMPI_COMM_WORLD_SIZE, "
+	  "PMI_SIZE, PMIX_SIZE, SLURM_NTASKS) (default: none)" },
+	{ "shared_memory_mb", P_STRING, 0,
+	  "with FI_SIM_FABRIC: address space the shared fabric reserves, in "
+	  "MiB; pages are used as touched (default 1024)" },
 };
 
 static void param_upper(const char *name, char *buf, size_t len)

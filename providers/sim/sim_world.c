@@ -20,6 +20,9 @@ int sim_world_get(const char *name, struct sim_world **out)
 	nm_error err;
 	int ret = 0;
 
+	/* On a shared fabric, every fabric this process opens is that one. */
+	if (sim_shared_fabric_name())
+		name = sim_shared_fabric_name();
 	pthread_mutex_lock(&worlds_lock);
 	for (w = worlds; w; w = w->next)
 		if (!strcmp(w->name, name))
@@ -35,6 +38,25 @@ int sim_world_get(const char *name, struct sim_world **out)
 	if (!w) {
 		ret = -FI_ENOMEM;
 		goto out;
+	}
+	if (sim_shared_fabric_name()) {
+		ret = sim_shared_attach(name, &cfg, &transport, &w->shared,
+					&w->nic);
+		if (ret) {
+			free(w);
+			goto out;
+		}
+		if (record.path) {
+			FI_WARN(&sim_prov, FI_LOG_FABRIC,
+				"FI_SIM_PCAP=%s: recording a shared fabric is "
+				"not supported yet; nothing is recorded\n",
+				record.path);
+			sim_record_config_free(&record);
+		}
+		/* The others now wait for this process when it runs. */
+		sim_lock(w);
+		sim_unlock(w);
+		goto named;
 	}
 	ret = nic_world_create(&cfg, &transport, &w->nic, &err);
 	if (ret) {
@@ -64,6 +86,7 @@ int sim_world_get(const char *name, struct sim_world **out)
 		FI_INFO(&sim_prov, FI_LOG_FABRIC, "fabric %s: recording to %s%s\n",
 			name, record.path, record.per_node ? " (per node)" : "");
 	}
+named:
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->refs = 1;
 	w->seed = cfg.seed;
@@ -91,6 +114,16 @@ void sim_world_put(struct sim_world *world)
 			p = &(*p)->next;
 		*p = world->next;
 		sim_vclock_detach(world);
+		if (world->shared) {
+			/* The others go on with the world. */
+			nic_world_lock(world->nic);
+			nic_world_leave(world->nic);
+			nic_world_unlock(world->nic);
+			sim_shared_detach(world->shared);
+			free(world);
+			pthread_mutex_unlock(&worlds_lock);
+			return;
+		}
 		{
 			nm_error err;
 

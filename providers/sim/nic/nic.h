@@ -69,6 +69,13 @@ void nic_world_destroy(struct nic_world *world);
 
 void nic_world_lock(struct nic_world *world);
 void nic_world_unlock(struct nic_world *world);
+/* A shared world's clock stays at its start until `count` processes have
+ * joined it (or a while has passed: a member that never comes must not
+ * hang the others), so that what they compute does not depend on who
+ * started first. Lock held. */
+void nic_world_expect_processes(struct nic_world *world, uint32_t count);
+/* This process stops using a world others go on with (lock held). */
+void nic_world_leave(struct nic_world *world);
 /* True once a process died holding the lock of a shared world: its state
  * cannot be trusted, every call should fail (-FI_EIO). */
 bool nic_world_broken(const struct nic_world *world);

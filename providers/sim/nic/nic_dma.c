@@ -11,6 +11,7 @@
  * own checks (registration, bounds) come first, so only a dying owner
  * meets it.
  */
+#define _GNU_SOURCE /* process_vm_readv */
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>

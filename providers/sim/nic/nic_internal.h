@@ -137,6 +137,7 @@ struct nic_call;
 struct nic_timer;
 struct nic_proc {
 	pid_t             pid;
+	bool              gone;       /* left: calls for it are dropped */
 	struct nic_call  *calls, *calls_tail;
 	struct nic_proc  *next;
 };
@@ -164,9 +165,14 @@ void nic_proc_drain(struct nic_world *world);
 void nic_proc_forget_qp(struct nic_qp *qp);
 void nic_proc_forget_nic(struct nic *nic);
 void nic_procs_free(struct nic_world *world);
+/* This process leaves the world (its NICs closed): it is no longer waited
+ * for, and what would still be called back in it is dropped. */
+void nic_proc_leave(struct nic_world *world);
+void nic_sched_leave(struct nic_world *world);
 
 struct nic_thread {
 	pid_t                  pid;        /* its process */
+	pid_t                  tid;        /* the kernel's id of the thread */
 	struct nic_proc       *proc;
 	pthread_t              id;
 	enum nic_thread_state  state;
@@ -189,6 +195,11 @@ struct nic_world {
 	struct nic_thread *threads;
 	struct nic_thread *last_thread; /* the last one that entered */
 	struct nic_proc  *procs;       /* nic_proc.c */
+	uint32_t          proc_count;
+	/* The clock waits until this many processes have joined (a shared
+	 * fabric's start), for at most NIC_JOIN_WAIT_MS of real time. */
+	uint32_t          procs_expected;
+	struct timespec   join_wait_since;
 	struct nic_timer *timers;      /* the glue's, not yet run */
 	int               sleepers;    /* threads blocked on `activity` */
 	nm_config         cfg;

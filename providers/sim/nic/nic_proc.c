@@ -98,6 +98,7 @@ struct nic_proc *nic_proc_of(struct nic_world *world, pid_t pid)
 	p->pid = pid;
 	p->next = world->procs;
 	world->procs = p;
+	world->proc_count++;
 	return p;
 }
 
@@ -112,9 +113,21 @@ struct nic_proc *nic_proc_self(struct nic_world *world)
 	return nic_proc_of(world, me);
 }
 
+static void unlink_timer(struct nic_world *world, struct nic_timer *timer);
+static bool any_call(const struct nic_call *call, const void *what);
+
 static void queue_call(struct nic_world *world, struct nic_proc *owner,
 		       struct nic_call *call)
 {
+	if (owner->gone) {
+		/* Its process left without closing everything. */
+		if (call->kind == NIC_CALL_TIMER) {
+			unlink_timer(world, call->u.timer);
+			fs_mem_free(world->arena, call->u.timer);
+		}
+		fs_mem_free(world->arena, call);
+		return;
+	}
 	call->next = NULL;
 	if (owner->calls_tail)
 		owner->calls_tail->next = call;
@@ -355,6 +368,14 @@ void nic_proc_drain(struct nic_world *world)
 		}
 		fs_mem_free(world->arena, call);
 	}
+}
+
+void nic_proc_leave(struct nic_world *world)
+{
+	struct nic_proc *self = nic_proc_self(world);
+
+	purge_calls(world, self, any_call, NULL);
+	self->gone = true;
 }
 
 static bool is_for_qp(const struct nic_call *call, const void *qp)

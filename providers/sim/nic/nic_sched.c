@@ -21,6 +21,8 @@
  * entry. Everything here runs with the world lock held.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -75,6 +77,7 @@ static struct nic_thread *lookup(struct nic_world *world)
 	if (!t)
 		abort(); /* a thread the scheduler cannot see would break time */
 	t->pid = pid;
+	t->tid = (pid_t)syscall(SYS_gettid);
 	t->proc = nic_proc_self(world);
 	t->id = me;
 	t->next = world->threads;
@@ -139,6 +142,10 @@ static bool unseen_threads(const struct nic_world *world)
 #define NIC_SLICE_MS 10
 /* Real time a wait gives absent threads when nothing is left to simulate. */
 #define NIC_IDLE_WAIT_MS 1000
+/* Real time a wait with nothing due gives another process that is away
+ * from the fabric (e.g. exchanging addresses out of band) to come back,
+ * before the clock jumps without it. */
+#define NIC_AWAY_GRACE_MS 1000
 
 /* The real monotonic clock, from the kernel: under `fabsim run
  * --virtual-clock` the program's clock_gettime reads virtual time. */
@@ -209,6 +216,65 @@ static bool wait_over(const struct nic_thread *t, nm_time_ns now)
 	return wait_ready(t) || now >= t->deadline;
 }
 
+/* A thread of another process that the kernel says is running or ready to
+ * run: it is computing, not blocked outside the fabric, and keeps its
+ * place in time however long the machine takes to give it a CPU (a busy
+ * machine must not change what a run computes). Threads of this process
+ * are judged by their calls alone, as before. */
+static bool computing(const struct nic_thread *t)
+{
+	char path[64], buf[512];
+	const char *state;
+	ssize_t n;
+	int fd;
+
+	if (t->pid == nic_self_pid() || !t->tid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid,
+		 (int)t->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false; /* gone: certainly not computing */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')'. */
+	state = strrchr(buf, ')');
+	return state && state[1] == ' ' && state[2] == 'R';
+}
+
+/* Real time the clock waits for the processes a shared fabric expects. */
+#define NIC_JOIN_WAIT_MS 10000
+
+void nic_world_expect_processes(struct nic_world *world, uint32_t count)
+{
+	if (count > world->procs_expected)
+		world->procs_expected = count;
+}
+
+/* Still waiting for expected processes to join. */
+static bool joining(struct nic_world *world)
+{
+	struct timespec real;
+
+	if (world->proc_count >= world->procs_expected)
+		return false;
+	real_now(&real);
+	if (!world->join_wait_since.tv_sec)
+		world->join_wait_since = real;
+	if (ms_between(&world->join_wait_since, &real) < NIC_JOIN_WAIT_MS)
+		return true;
+	fprintf(stderr, "fabsim: %u of the %u processes the shared fabric "
+			"expects joined in %d s; its clock starts without "
+			"the others\n",
+		world->proc_count, world->procs_expected,
+		NIC_JOIN_WAIT_MS / 1000);
+	world->procs_expected = 0;
+	return false;
+}
+
 /* True when no thread but `self` runs the program. Running threads silent
  * for NIC_ABSENT_MS are taken out of time here. */
 static bool others_idle(struct nic_world *world, struct nic_thread *self)
@@ -216,6 +282,9 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self)
 	nm_time_ns now = nic_world_now(world);
 	struct timespec real = { 0 };
 	bool idle = true;
+
+	if (joining(world))
+		return false;
 
 	for (struct nic_thread *t = world->threads; t; t = t->next) {
 		if (t == self)
@@ -237,7 +306,8 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self)
 				t->seen_at = real;
 				idle = false;
 			} else if (ms_between(&t->seen_at, &real) >=
-				   NIC_ABSENT_MS) {
+					   NIC_ABSENT_MS &&
+				   !computing(t)) {
 				t->state = NIC_THREAD_ABSENT;
 				world->stats.threads_out_of_time++;
 			} else {
@@ -296,7 +366,7 @@ void nic_sched_poll(struct nic_world *world)
 	nm_time_ns next;
 
 	self->state = NIC_THREAD_POLLING;
-	if (world->threads == self && !self->next) {
+	if (world->threads == self && !self->next && !joining(world)) {
 		/* The only thread: nobody to wait for or to stop for. */
 		nic_world_run_instant(world);
 		return;
@@ -306,6 +376,18 @@ void nic_sched_poll(struct nic_world *world)
 	    !nic_world_next_event(world, &next))
 		return;
 	advance(world, next);
+}
+
+/* A thread of another process is out of time: what it will post could
+ * still change what happens before our deadline. */
+static bool other_process_away(const struct nic_world *world)
+{
+	pid_t pid = nic_self_pid();
+
+	for (const struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->pid != pid && t->state == NIC_THREAD_ABSENT)
+			return true;
+	return false;
 }
 
 /* True when the next run would only move the clock: no event is due before
@@ -329,7 +411,7 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 				   nm_time_ns deadline, bool settle)
 {
 	struct nic_thread *self = thread_self(world);
-	struct timespec idle_since = { 0 }, real;
+	struct timespec idle_since = { 0 }, away_since = { 0 }, real;
 	bool unseen_had_time = false;
 	enum nic_wait_end end;
 
@@ -358,6 +440,15 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 			unseen_had_time = true;
 			sleep_real(world, NIC_ABSENT_MS);
 			continue;
+		}
+		if (nothing_due(world) && other_process_away(world)) {
+			real_now(&real);
+			if (!away_since.tv_sec)
+				away_since = real;
+			if (ms_between(&away_since, &real) < NIC_AWAY_GRACE_MS) {
+				sleep_real(world, NIC_SLICE_MS);
+				continue;
+			}
 		}
 		if (advance(world, NM_TIME_NEVER) != NM_RUN_IDLE) {
 			idle_since.tv_sec = 0;
@@ -390,4 +481,24 @@ void nic_sched_sleep(struct nic_world *world, nm_time_ns ns)
 	nic_sched_wait(world, NULL, NULL,
 		       ns > NM_TIME_NEVER - 1 - now ? NM_TIME_NEVER - 1 : now + ns,
 		       false);
+}
+
+void nic_sched_leave(struct nic_world *world)
+{
+	pid_t pid = nic_self_pid();
+	struct nic_thread **p = &world->threads;
+
+	while (*p) {
+		struct nic_thread *t = *p;
+
+		if (t->pid != pid) {
+			p = &t->next;
+			continue;
+		}
+		*p = t->next;
+		if (world->last_thread == t)
+			world->last_thread = NULL;
+		fs_mem_free(world->arena, t);
+	}
+	wake_all(world); /* nobody waits for this process any more */
 }

@@ -167,6 +167,12 @@ void nic_world_owner_died(struct nic_world *world)
 	world->broken = true;
 }
 
+void nic_world_leave(struct nic_world *world)
+{
+	nic_proc_leave(world);
+	nic_sched_leave(world);
+}
+
 bool nic_world_broken(const struct nic_world *world)
 {
 	return world->broken;

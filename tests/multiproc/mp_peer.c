@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * One node of an all-to-all over a shared simulated fabric: a plain
+ * libfabric program, started once per node as its own process.
+ *
+ *   FI_PROVIDER=sim FI_SIM_FABRIC=NAME FI_SIM_NODE=i \
+ *       mp_peer DIR NODES MESSAGES SIZE
+ *
+ * Each node publishes its endpoint address and the key of a target region
+ * as a file in DIR (the out-of-band exchange real programs do with
+ * sockets or a launcher), reads the others', then to every peer: sends
+ * MESSAGES tagged messages of SIZE bytes, writes SIZE bytes into the
+ * peer's region with fi_write, and sends a last "done" message. It checks
+ * every payload and its own region, and prints one line:
+ *   node I: ok, DIGEST, T ns, D dropped
+ * where DIGEST sums the order, sources, tags and virtual times of its
+ * receive completions — equal across runs when the fabric is
+ * deterministic —, T is the virtual time at the end and D the packets the
+ * fabric lost so far. MP_TRACE=1 also prints every completion on stderr.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_ext_fabsim.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#define MAX_NODES 64
+#define DONE_TAG  (1ull << 40)
+
+static int node;
+
+#define CHECK(call)                                                          \
+	do {                                                                 \
+		int ret_ = (int)(call);                                      \
+		if (ret_ < 0) {                                              \
+			fprintf(stderr, "node %d: %s: %s\n", node, #call,    \
+				fi_strerror(-ret_));                         \
+			exit(2);                                             \
+		}                                                            \
+	} while (0)
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "node %d: %s\n", node, what);
+	exit(1);
+}
+
+struct published {
+	char     addr[64];
+	size_t   addrlen;
+	uint64_t key;
+	uint64_t base;
+};
+
+static void publish(const char *dir, const struct published *me)
+{
+	char tmp[512], path[512];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/.node%d.tmp", dir, node);
+	snprintf(path, sizeof(path), "%s/node%d", dir, node);
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(me, sizeof(*me), 1, f) != 1 || fclose(f))
+		fail("cannot write the address file");
+	if (rename(tmp, path))
+		fail("cannot publish the address file");
+}
+
+static void fetch(const char *dir, int peer, struct published *out)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/node%d", dir, peer);
+	for (int waited = 0; waited < 30000; waited += 5) {
+		FILE *f = fopen(path, "rb");
+
+		if (f) {
+			size_t n = fread(out, sizeof(*out), 1, f);
+
+			fclose(f);
+			if (n == 1)
+				return;
+		}
+		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+	}
+	fail("a peer never published its address");
+}
+
+static void cq_failed(struct fid_cq *cq, ssize_t n)
+{
+	struct fi_cq_err_entry err = { 0 };
+
+	if (n == -FI_EAVAIL && fi_cq_readerr(cq, &err, 0) == 1)
+		fprintf(stderr, "node %d: completion error: %s (%s)\n", node,
+			fi_strerror(err.err),
+			fi_cq_strerror(cq, err.prov_errno, err.err_data, NULL,
+				       0));
+	else
+		fprintf(stderr, "node %d: fi_cq_sread: %s\n", node,
+			fi_strerror((int)-n));
+	exit(1);
+}
+
+static uint8_t pattern(int src, int dst, int msg, size_t i)
+{
+	return (uint8_t)(src * 31 + dst * 7 + msg * 13 + i);
+}
+
+int main(int argc, char **argv)
+{
+	struct fi_info *hints, *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	struct fid_mr *mr;
+	struct fabsim_ops_v1 *sim;
+	struct published me = { 0 }, peers[MAX_NODES];
+	fi_addr_t addr[MAX_NODES];
+	const char *env = getenv("FI_SIM_NODE");
+	int nodes, messages;
+	size_t size;
+	uint8_t *region, *sendbuf, *recvbuf;
+	uint64_t digest = 0;
+
+	if (argc != 5 || !env)
+		fail("usage: FI_SIM_NODE=i mp_peer DIR NODES MESSAGES SIZE");
+	node = atoi(env);
+	nodes = atoi(argv[2]);
+	messages = atoi(argv[3]);
+	size = (size_t)atol(argv[4]);
+	if (nodes < 2 || nodes > MAX_NODES || node >= nodes || messages < 1 ||
+	    size < 1)
+		fail("bad arguments");
+
+	hints = fi_allocinfo();
+	hints->caps = FI_TAGGED | FI_RMA;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	hints->fabric_attr->prov_name = strdup("sim");
+	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+	CHECK(fi_domain(fabric, info, &domain, NULL));
+	CHECK(fi_av_open(domain, &(struct fi_av_attr){ .type = FI_AV_TABLE },
+			 &av, NULL));
+	CHECK(fi_cq_open(domain,
+			 &(struct fi_cq_attr){ .format = FI_CQ_FORMAT_TAGGED,
+					       .size = 4096,
+					       .wait_obj = FI_WAIT_UNSPEC },
+			 &cq, NULL));
+	CHECK(fi_endpoint(domain, info, &ep, NULL));
+	CHECK(fi_ep_bind(ep, &av->fid, 0));
+	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_enable(ep));
+	CHECK(fi_open_ops(&domain->fid, FABSIM_OPS_V1, 0, (void **)&sim, NULL));
+	if (sim->host(&domain->fid) != (uint32_t)node)
+		fail("the domain is not on the node FI_SIM_NODE names");
+
+	/* One target region: peer p writes at p * size. */
+	region = calloc((size_t)nodes, size);
+	sendbuf = malloc(size);
+	recvbuf = malloc(size * (size_t)(nodes - 1) * (size_t)messages);
+	if (!region || !sendbuf || !recvbuf)
+		fail("out of memory");
+	CHECK(fi_mr_reg(domain, region, (size_t)nodes * size,
+			FI_REMOTE_WRITE | FI_SEND | FI_RECV | FI_WRITE, 0, 1, 0,
+			&mr, NULL));
+	me.addrlen = sizeof(me.addr);
+	CHECK(fi_getname(&ep->fid, me.addr, &me.addrlen));
+	me.key = fi_mr_key(mr);
+	/* Remote addresses: virtual, or offsets into the region. */
+	me.base = info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+			  (uint64_t)(uintptr_t)region : 0;
+	publish(argv[1], &me);
+	for (int p = 0; p < nodes; p++) {
+		if (p == node)
+			continue;
+		fetch(argv[1], p, &peers[p]);
+		if (fi_av_insert(av, peers[p].addr, 1, &addr[p], 0, NULL) != 1)
+			fail("fi_av_insert");
+	}
+
+	/* Receives first: messages from p land in their own slots. */
+	struct fid_mr *rmr, *smr;
+	size_t per_peer = size * (size_t)messages;
+	int slot = 0;
+	uint64_t done_buf[MAX_NODES];
+
+	CHECK(fi_mr_reg(domain, recvbuf, per_peer * (size_t)(nodes - 1),
+			FI_RECV, 0, 2, 0, &rmr, NULL));
+	CHECK(fi_mr_reg(domain, sendbuf, size, FI_SEND | FI_WRITE, 0, 3, 0,
+			&smr, NULL));
+	for (int p = 0; p < nodes; p++) {
+		if (p == node)
+			continue;
+		for (int m = 0; m < messages; m++)
+			CHECK(fi_trecv(ep, recvbuf + per_peer * slot + size * m,
+				       size, fi_mr_desc(rmr), addr[p],
+				       (uint64_t)p << 20 | (uint64_t)m, 0,
+				       NULL));
+		CHECK(fi_trecv(ep, &done_buf[p], sizeof(done_buf[p]), NULL,
+			       addr[p], DONE_TAG | (uint64_t)p, 0, NULL));
+		slot++;
+	}
+
+	/* Then sends, one at a time per completion to keep it simple. */
+	long expect_recv = (long)(nodes - 1) * (messages + 1);
+	long got_recv = 0, pending_tx = 0;
+	struct fi_cq_tagged_entry e;
+
+	for (int p = 0; p < nodes; p++) {
+		uint64_t word = (uint64_t)node;
+
+		if (p == node)
+			continue;
+		/* The messages, the write, then "done" once it landed. */
+		for (int m = 0; m <= messages + 1; m++) {
+			for (size_t i = 0; i < size; i++)
+				sendbuf[i] = pattern(node, p, m, i);
+			if (m < messages)
+				CHECK(fi_tsend(ep, sendbuf, size,
+					       fi_mr_desc(smr), addr[p],
+					       (uint64_t)node << 20 |
+						       (uint64_t)m,
+					       NULL));
+			else if (m == messages)
+				CHECK(fi_write(ep, sendbuf, size,
+					       fi_mr_desc(smr), addr[p],
+					       peers[p].base +
+						       (uint64_t)node * size,
+					       peers[p].key, NULL));
+			else
+				CHECK(fi_tsend(ep, &word, sizeof(word), NULL,
+					       addr[p],
+					       DONE_TAG | (uint64_t)node,
+					       NULL));
+			pending_tx++;
+			/* Wait for it to complete, taking receives as they
+			 * come. */
+			while (pending_tx) {
+				ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 10000);
+
+				if (n == -FI_EAGAIN)
+					continue;
+				if (n < 0)
+					cq_failed(cq, n);
+				if (getenv("MP_TRACE"))
+					fprintf(stderr, "n%d %s %llx %llu\n", node,
+						e.flags & FI_RECV ? "rx" : "tx",
+						(unsigned long long)e.tag,
+						(unsigned long long)sim->now_ns(&domain->fid));
+				if (e.flags & FI_RECV) {
+					got_recv++;
+					digest = digest * 1000003u + e.tag;
+					digest = digest * 1000003u +
+						 sim->now_ns(&domain->fid);
+				} else {
+					pending_tx--;
+				}
+			}
+		}
+	}
+	while (got_recv < expect_recv) {
+		ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 10000);
+
+		if (n == -FI_EAGAIN)
+			continue;
+		if (n < 0)
+			cq_failed(cq, n);
+		if (e.flags & FI_RECV) {
+			got_recv++;
+			digest = digest * 1000003u + e.tag;
+			digest = digest * 1000003u + sim->now_ns(&domain->fid);
+		}
+	}
+
+	/* Every payload, and every peer's write into our region. */
+	slot = 0;
+	for (int p = 0; p < nodes; p++) {
+		if (p == node)
+			continue;
+		for (int m = 0; m < messages; m++)
+			for (size_t i = 0; i < size; i++)
+				if (recvbuf[per_peer * slot + size * m + i] !=
+				    pattern(p, node, m, i))
+					fail("a message arrived damaged");
+		for (size_t i = 0; i < size; i++)
+			if (region[(size_t)p * size + i] !=
+			    pattern(p, node, messages, i))
+				fail("a peer's write is missing or damaged");
+		if (done_buf[p] != (uint64_t)p)
+			fail("a done message is wrong");
+		slot++;
+	}
+	struct fabsim_stats st = { .size = sizeof(st) };
+
+	CHECK(sim->stats(&domain->fid, &st));
+	printf("node %d: ok, %016" PRIx64 ", %" PRIu64 " ns, %" PRIu64
+	       " dropped\n",
+	       node, digest, sim->now_ns(&domain->fid), st.packets_dropped);
+	fflush(stdout);
+
+	/* Out of band, as programs end with a barrier: nobody closes its NIC
+	 * while a peer may still need it to acknowledge. */
+	struct published bye = me;
+
+	bye.key = ~0ull;
+	{
+		char sub[512];
+
+		snprintf(sub, sizeof(sub), "%s/bye", argv[1]);
+		mkdir(sub, 0700);
+		publish(sub, &bye);
+		for (int p = 0; p < nodes; p++)
+			if (p != node)
+				fetch(sub, p, &peers[p]);
+	}
+
+	fi_close(&ep->fid);
+	fi_close(&mr->fid);
+	fi_close(&rmr->fid);
+	fi_close(&smr->fid);
+	fi_close(&cq->fid);
+	fi_close(&av->fid);
+	fi_close(&domain->fid);
+	fi_close(&fabric->fid);
+	fi_freeinfo(info);
+	free(region);
+	free(sendbuf);
+	free(recvbuf);
+	return 0;
+}

@@ -140,6 +140,9 @@ void sim_world_put(struct sim_world *world);
  * (nic_sched.c) until it waits. */
 void sim_lock(struct sim_world *world);
 void sim_unlock(struct sim_world *world);
+/* For a poll that finds nothing to do when the lock is busy: takes it and
+ * returns true, or returns false (shared fabrics, lock held elsewhere). */
+bool sim_poll_lock(struct sim_world *world);
 
 /* FI_WAIT_FD objects (sim_waitfd.c): fd is -1 for other wait objects. */
 int sim_waitfd_open(enum fi_wait_obj wait_obj, int *fd);

@@ -179,6 +179,7 @@ struct nic_thread {
 	uint64_t               calls;      /* entries into the fabric */
 	uint64_t               calls_seen; /* ... when last looked at */
 	struct timespec        seen_at;    /* ... and when (real time) */
+	uint32_t               silent_looks; /* looks since, finding none */
 	/* While waiting: what for, and until when. */
 	bool                 (*ready)(void *ctx);
 	void                  *ctx;
@@ -189,6 +190,7 @@ struct nic_thread {
 struct nic_world {
 	fs_arena         *arena;      /* where the model's state lives (NULL: malloc) */
 	pthread_mutex_t   lock;
+	bool              locked;     /* a hint for pollers: someone holds it */
 	/* The program's threads (nic_sched.c). */
 	pthread_cond_t    activity;    /* a thread may now move time */
 	uint64_t          signals;     /* bumped when work or completions appear */

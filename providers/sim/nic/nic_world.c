@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * The world: one simulated fabric's clock, network and NICs. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,10 +154,67 @@ void nic_world_destroy(struct nic_world *world)
 	fs_mem_free(world->arena, world);
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/* Turns a waiting process spends on a held lock before it sleeps: the
+ * holder of a shared world is usually another process running a few
+ * events on the other CPU, and a futex sleep and wake-up costs more. */
+#define NIC_LOCK_SPINS 2000
+
 void nic_world_lock(struct nic_world *world)
 {
+	if (world->arena) {
+		for (int i = 0; i < NIC_LOCK_SPINS; i++) {
+			if (nic_world_trylock(world))
+				return;
+			/* The holder may be waiting for this CPU. */
+			if (i % 64 == 63)
+				sched_yield();
+			else
+				cpu_relax();
+		}
+	}
 	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
 		nic_world_owner_died(world);
+	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+}
+
+bool nic_world_nothing_for_me(struct nic_world *world)
+{
+	struct nic_proc *self = world->procs;
+	pid_t me = nic_self_pid();
+
+	/* Read without the lock: entries are only ever added at the head
+	 * and never freed while the world lives. */
+	while (self && self->pid != me)
+		self = __atomic_load_n(&self->next, __ATOMIC_ACQUIRE);
+	if (!self || __atomic_load_n(&self->calls, __ATOMIC_ACQUIRE))
+		return false;
+	return nm_engine_pending(world->engine) == 0;
+}
+
+bool nic_world_trylock(struct nic_world *world)
+{
+	int ret;
+
+	/* Look before trying: a failed try still claims the cache line
+	 * that the holder is using. */
+	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED))
+		return false;
+	ret = pthread_mutex_trylock(&world->lock);
+	if (ret == EOWNERDEAD)
+		nic_world_owner_died(world);
+	if (ret != 0 && ret != EOWNERDEAD)
+		return false;
+	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+	return true;
 }
 
 void nic_world_owner_died(struct nic_world *world)
@@ -180,6 +238,7 @@ bool nic_world_broken(const struct nic_world *world)
 
 void nic_world_unlock(struct nic_world *world)
 {
+	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&world->lock);
 }
 

@@ -30,6 +30,10 @@ static const struct {
 	{ "--config", "FI_SIM_CONFIG" },
 	{ "--seed", "FI_SIM_SEED" },
 	{ "--loss", "FI_SIM_LOSS_RATE" },
+	{ "--fabric", "FI_SIM_FABRIC" },
+	{ "--node", "FI_SIM_NODE" },
+	{ "--nodes", "FI_SIM_NODES" },
+	{ "--pcap", "FI_SIM_PCAP" },
 };
 
 static int usage(FILE *out)
@@ -41,6 +45,14 @@ static int usage(FILE *out)
 		"  --config FILE     JSON network configuration\n"
 		"  --seed N          seed of the simulation's randomness\n"
 		"  --loss RATE       packet loss rate on every link, 0..1\n"
+		"  --fabric NAME     join the shared fabric NAME: processes run "
+		"with the\n"
+		"                    same NAME share one simulated network "
+		"(fabsim fabric)\n"
+		"  --node N          with --fabric: this process is host N\n"
+		"  --nodes N         with --fabric: the clock starts once N "
+		"processes joined\n"
+		"  --pcap FILE       record the simulated wire into FILE\n"
 		"  --virtual-clock   the program's clock_gettime/gettimeofday "
 		"read virtual time\n");
 	return 2;

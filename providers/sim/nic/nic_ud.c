@@ -15,11 +15,14 @@ struct ud_send {
 	nm_event_id      event;
 };
 
-static void gather(const struct nic_wr *wr, uint8_t *out)
+/* The NIC reads the payload from its owner's memory when it sends. */
+static void gather(const struct nic *nic, const struct nic_wr *wr,
+		   uint8_t *out)
 {
 	for (size_t i = 0; i < wr->sge_count; i++) {
 		if (wr->sge[i].len)
-			memcpy(out, wr->sge[i].addr, wr->sge[i].len);
+			nic_dma_read(nic, out, wr->sge[i].addr,
+				     wr->sge[i].len);
 		out += wr->sge[i].len;
 	}
 }
@@ -50,7 +53,7 @@ static void ud_ready(nm_engine *engine, void *ctx, uint64_t arg)
 	pkt->psn = qp->ud_psn;
 	qp->ud_psn = (qp->ud_psn + 1) & 0xffffff;
 	pkt->imm = w->wr.imm;
-	gather(&w->wr, pkt->owned);
+	gather(qp->nic, &w->wr, pkt->owned);
 	pkt->payload_len = (uint32_t)w->len;
 	nic_tx_raw(qp->nic, pkt);
 	for (size_t i = 0; i < w->wr.sge_count; i++)

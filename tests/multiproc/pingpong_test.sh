@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Debian's own fi_pingpong (libfabric-bin), unmodified, as a server and a
+# client process on one shared simulated fabric through `fabsim run
+# --virtual-clock`: for msg, rdm and dgram endpoints and sizes from 64 B to
+# 1 MiB, the latency and bandwidth it prints are the network model's
+# (`fabsim model`), within 1%; its data checks (-c) pass.
+set -euo pipefail
+fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
+pingpong=$(command -v fi_pingpong || true)
+if [ -z "$pingpong" ]; then
+	echo "SKIP: fi_pingpong is not installed (Debian package libfabric-bin)"
+	exit 0
+fi
+cd "$TEST_TMPDIR"
+export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
+preset=roce-100g
+model=$("$fabsim" model --preset $preset)
+# The control port of this run (loopback only): away from other runs.
+port=$(( 20000 + ($$ % 20000) ))
+
+# model_us SIZE: the model's post-to-completion latency for SIZE bytes.
+model_us() { awk -v s="$1" '$1 == s && NF == 3 { print $2 }' <<<"$model"; }
+
+# within_1pct GOT WANT
+within_1pct() {
+	awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d;
+		exit !(d <= 0.01 * w) }'
+}
+
+fail=0
+run=0
+for ep in msg rdm dgram; do
+	sizes="64 1024 65536 1048576"
+	# A datagram is one packet at most.
+	[ $ep = dgram ] && sizes="64 1024 4096"
+	for size in $sizes; do
+		run=$((run + 1))
+		fabric="pp$$x$run"
+		iters=200
+		[ $size -ge 65536 ] && iters=20
+		common=(--fabric "$fabric" --preset $preset --virtual-clock --nodes 2)
+		"$fabsim" run "${common[@]}" --node 0 -- "$pingpong" -e $ep \
+			-S $size -I $iters -c -B $port >server.out 2>&1 &
+		server=$!
+		sleep 0.2
+		if ! out=$(timeout 60 "$fabsim" run "${common[@]}" --node 1 -- \
+				"$pingpong" -e $ep -S $size -I $iters -c -P $port \
+				127.0.0.1 2>&1); then
+			echo "FAIL: $ep $size: the client failed:"
+			echo "$out"
+			cat server.out
+			fail=1
+		fi
+		timeout 30 tail --pid=$server -f /dev/null || kill $server
+		wait $server || { echo "FAIL: $ep $size: the server failed:"; cat server.out; fail=1; }
+		line=$(grep -E '^[0-9]+[kmg]? ' <<<"$out" | tail -1 || true)
+		got_us=$(awk '{ print $7 }' <<<"$line")
+		got_mbs=$(awk '{ print $6 }' <<<"$line")
+		want_us=$(model_us $size)
+		want_mbs=$(awk -v s=$size -v t="$want_us" 'BEGIN { printf "%.2f", s / t }')
+		echo "$ep $size B: fi_pingpong ${got_us:-?} us ${got_mbs:-?} MB/s; model $want_us us $want_mbs MB/s"
+		if [ -z "$got_us" ] || ! within_1pct "$got_us" "$want_us" ||
+		   ! within_1pct "$got_mbs" "$want_mbs"; then
+			echo "FAIL: $ep $size: not the model's figures"
+			fail=1
+		fi
+	done
+done
+[ $fail -eq 0 ] && echo PASS
+exit $fail

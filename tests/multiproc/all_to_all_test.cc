@@ -194,3 +194,25 @@ TEST(AllToAll, SixteenProcessesUnderLossGiveTheSameResultsTwice)
 }
 
 }  // namespace
+
+namespace {
+
+// A process killed mid-run: its peers' operations towards it fail as they
+// would with a real dead peer (no acknowledgement ever comes: FI_ETIMEDOUT),
+// and the others finish their exchange with each other.
+TEST(AllToAll, AKilledProcessGivesItsPeersTimeoutsAndTheOthersFinish)
+{
+	FabricRun run = RunFabric(4, 5, 1000, {"MP_DEAD=3"});
+	ASSERT_EQ(run.status.size(), 4u);
+	EXPECT_TRUE(WIFSIGNALED(run.status[3]) && WTERMSIG(run.status[3]) == SIGKILL)
+		<< run.all;
+	for (int i = 0; i < 3; i++) {
+		EXPECT_TRUE(WIFEXITED(run.status[i]) && WEXITSTATUS(run.status[i]) == 0)
+			<< "node " << i << ":\n" << run.all;
+		EXPECT_NE(run.lines[i].find("send to node 3 failed: Connection timed out"),
+			  std::string::npos)
+			<< run.lines[i];
+	}
+}
+
+}  // namespace

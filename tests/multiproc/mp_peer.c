@@ -18,6 +18,7 @@
  * fabric lost so far. MP_TRACE=1 also prints every completion on stderr.
  */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,9 @@
 #define DONE_TAG  (1ull << 40)
 
 static int node;
+/* MP_DEAD=k: node k dies (SIGKILL) once its receives are posted; the
+ * others expect their first send to k to fail and nothing from k. */
+static int dead = -1;
 
 #define CHECK(call)                                                          \
 	do {                                                                 \
@@ -138,6 +142,8 @@ int main(int argc, char **argv)
 	if (argc != 5 || !env)
 		fail("usage: FI_SIM_NODE=i mp_peer DIR NODES MESSAGES SIZE");
 	node = atoi(env);
+	if (getenv("MP_DEAD"))
+		dead = atoi(getenv("MP_DEAD"));
 	nodes = atoi(argv[2]);
 	messages = atoi(argv[3]);
 	size = (size_t)atol(argv[4]);
@@ -208,6 +214,10 @@ int main(int argc, char **argv)
 	for (int p = 0; p < nodes; p++) {
 		if (p == node)
 			continue;
+		if (p == dead) {
+			slot++;
+			continue;
+		}
 		for (int m = 0; m < messages; m++)
 			CHECK(fi_trecv(ep, recvbuf + per_peer * slot + size * m,
 				       size, fi_mr_desc(rmr), addr[p],
@@ -218,8 +228,12 @@ int main(int argc, char **argv)
 		slot++;
 	}
 
+	if (node == dead)
+		raise(SIGKILL);
+
 	/* Then sends, one at a time per completion to keep it simple. */
-	long expect_recv = (long)(nodes - 1) * (messages + 1);
+	long expect_recv = (long)(nodes - 1 - (dead >= 0)) * (messages + 1);
+	const char *dead_error = NULL;
 	long got_recv = 0, pending_tx = 0;
 	struct fi_cq_tagged_entry e;
 
@@ -228,6 +242,33 @@ int main(int argc, char **argv)
 
 		if (p == node)
 			continue;
+		if (p == dead) {
+			/* A dead peer: the send must fail, as it would with a
+			 * real one (no acknowledgement ever comes). */
+			struct fi_cq_err_entry err = { 0 };
+
+			CHECK(fi_tsend(ep, sendbuf, size, fi_mr_desc(smr),
+				       addr[p], (uint64_t)node << 20, NULL));
+			for (;;) {
+				ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 10000);
+
+				if (n == -FI_EAGAIN)
+					continue;
+				if (n == -FI_EAVAIL &&
+				    fi_cq_readerr(cq, &err, 0) == 1)
+					break;
+				if (n < 0)
+					cq_failed(cq, n);
+				if (!(e.flags & FI_RECV))
+					fail("a send to the dead peer succeeded");
+				got_recv++;
+				digest = digest * 1000003u + e.tag;
+				digest = digest * 1000003u +
+					 sim->now_ns(&domain->fid);
+			}
+			dead_error = fi_strerror(err.err);
+			continue;
+		}
 		/* The messages, the write, then "done" once it landed. */
 		for (int m = 0; m <= messages + 1; m++) {
 			for (size_t i = 0; i < size; i++)
@@ -294,6 +335,10 @@ int main(int argc, char **argv)
 	for (int p = 0; p < nodes; p++) {
 		if (p == node)
 			continue;
+		if (p == dead) {
+			slot++;
+			continue;
+		}
 		for (int m = 0; m < messages; m++)
 			for (size_t i = 0; i < size; i++)
 				if (recvbuf[per_peer * slot + size * m + i] !=
@@ -311,8 +356,11 @@ int main(int argc, char **argv)
 
 	CHECK(sim->stats(&domain->fid, &st));
 	printf("node %d: ok, %016" PRIx64 ", %" PRIu64 " ns, %" PRIu64
-	       " dropped\n",
+	       " dropped",
 	       node, digest, sim->now_ns(&domain->fid), st.packets_dropped);
+	if (dead_error)
+		printf(", send to node %d failed: %s", dead, dead_error);
+	printf("\n");
 	fflush(stdout);
 
 	/* Out of band, as programs end with a barrier: nobody closes its NIC
@@ -327,7 +375,7 @@ int main(int argc, char **argv)
 		mkdir(sub, 0700);
 		publish(sub, &bye);
 		for (int p = 0; p < nodes; p++)
-			if (p != node)
+			if (p != node && p != dead)
 				fetch(sub, p, &peers[p]);
 	}
 

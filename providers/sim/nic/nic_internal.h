@@ -168,6 +168,8 @@ void nic_procs_free(struct nic_world *world);
 /* This process leaves the world (its NICs closed): it is no longer waited
  * for, and what would still be called back in it is dropped. */
 void nic_proc_leave(struct nic_world *world);
+/* Another process ended without leaving: its NICs go off the network. */
+void nic_proc_died(struct nic_world *world, struct nic_proc *proc);
 void nic_sched_leave(struct nic_world *world);
 
 struct nic_thread {
@@ -202,6 +204,8 @@ struct nic_world {
 	 * fabric's start), for at most NIC_JOIN_WAIT_MS of real time. */
 	uint32_t          procs_expected;
 	struct timespec   join_wait_since;
+	uint32_t          looks;         /* scheduler passes, to space checks */
+	struct timespec   peers_checked; /* when processes were last checked */
 	struct nic_timer *timers;      /* the glue's, not yet run */
 	int               sleepers;    /* threads blocked on `activity` */
 	nm_config         cfg;
@@ -260,6 +264,7 @@ struct nic {
 	uint32_t            port_queued;
 	int                 refs;
 	struct nic_proc    *owner;        /* whose memory it reaches */
+	bool                dead;         /* its process died: off the network */
 	nic_mad_fn          mad_fn;       /* in mad_owner's process */
 	void               *mad_ctx;
 	struct nic_proc    *mad_owner;

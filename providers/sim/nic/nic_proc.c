@@ -378,6 +378,18 @@ void nic_proc_leave(struct nic_world *world)
 	self->gone = true;
 }
 
+void nic_proc_died(struct nic_world *world, struct nic_proc *proc)
+{
+	purge_calls(world, proc, any_call, NULL);
+	proc->gone = true;
+	/* Its NICs leave the network as a host that lost power: what is sent
+	 * to them is lost, they send nothing; their peers find out the way
+	 * real peers do, by timeouts. */
+	for (uint32_t h = 0; h < world->host_count; h++)
+		if (world->hosts[h] && world->hosts[h]->owner == proc)
+			world->hosts[h]->dead = true;
+}
+
 static bool is_for_qp(const struct nic_call *call, const void *qp)
 {
 	return (call->kind == NIC_CALL_DONE && call->u.done.qp == qp) ||

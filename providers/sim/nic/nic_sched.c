@@ -21,6 +21,7 @@
  * entry. Everything here runs with the world lock held.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <string.h>
 #include <stdio.h>
@@ -286,6 +287,68 @@ static bool joining(struct nic_world *world)
 	return false;
 }
 
+/* How often the other processes of a shared world are checked for life. */
+#define NIC_PEER_CHECK_MS 100
+
+/* A process that has ended (a zombie too: its parent has not reaped it). */
+static bool process_gone(pid_t pid)
+{
+	char path[32], buf[256];
+	const char *state;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	state = strrchr(buf, ')');
+	return state && (state[2] == 'Z' || state[2] == 'X');
+}
+
+/* Processes that died without leaving: their threads stop holding the
+ * clock, their NICs go off the network (the fabric goes on). */
+static void bury_dead_processes(struct nic_world *world)
+{
+	pid_t me = nic_self_pid();
+	struct timespec real;
+
+	if (++world->looks % 64)
+		return;
+	real_now(&real);
+	if (world->peers_checked.tv_sec &&
+	    ms_between(&world->peers_checked, &real) < NIC_PEER_CHECK_MS)
+		return;
+	world->peers_checked = real;
+	for (struct nic_proc *p = world->procs; p; p = p->next) {
+		if (p->gone || p->pid == me || !process_gone(p->pid))
+			continue;
+		fprintf(stderr, "fabsim: process %d left the shared fabric "
+				"without closing it (died?); its hosts are off "
+				"the network\n", (int)p->pid);
+		nic_proc_died(world, p);
+		for (struct nic_thread **t = &world->threads; *t;) {
+			struct nic_thread *dead = *t;
+
+			if (dead->pid != p->pid) {
+				t = &dead->next;
+				continue;
+			}
+			*t = dead->next;
+			if (world->last_thread == dead)
+				world->last_thread = NULL;
+			fs_mem_free(world->arena, dead);
+		}
+	}
+}
+
 /* True when no thread but `self` runs the program. Running threads silent
  * for NIC_ABSENT_MS are taken out of time here. */
 static bool others_idle(struct nic_world *world, struct nic_thread *self)
@@ -294,6 +357,8 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self)
 	struct timespec real = { 0 };
 	bool idle = true;
 
+	if (world->proc_count > 1)
+		bury_dead_processes(world);
 	if (joining(world))
 		return false;
 

@@ -68,6 +68,8 @@ static void send_now(struct nic *nic, struct nic_pkt *pkt)
 
 static void kick(struct nic *nic)
 {
+	if (nic->dead)
+		return; /* a powered-off host sends nothing */
 	while (nic->port_queued < NIC_TX_SLOTS && nic->raw_head) {
 		struct nic_pkt *pkt = nic->raw_head;
 

@@ -27,7 +27,7 @@ static void deliver(void *ctx, const nm_packet *np)
 
 	if (np->flags & NM_PKT_CORRUPTED) {
 		world->stats.packets_corrupted++;
-	} else if (nic) {
+	} else if (nic && !nic->dead) {
 		world->stats.packets_received++;
 		nic_resp_receive(nic, pkt);
 	}

@@ -351,7 +351,8 @@ static void bury_dead_processes(struct nic_world *world)
 
 /* True when no thread but `self` runs the program. Running threads silent
  * for NIC_ABSENT_MS are taken out of time here. */
-static bool others_idle(struct nic_world *world, struct nic_thread *self)
+static bool others_idle(struct nic_world *world, struct nic_thread *self,
+			bool polling)
 {
 	nm_time_ns now = nic_world_now(world);
 	struct timespec real = { 0 };
@@ -385,9 +386,9 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self)
 				idle = false;
 				break;
 			}
-			/* Most silences are short: read the clock only
-			 * every so many looks. */
-			if (++t->silent_looks % 64) {
+			/* Most silences are short: a busy poller reads the
+			 * clock only every so many looks. */
+			if (polling && ++t->silent_looks % 64) {
 				idle = false;
 				break;
 			}
@@ -463,7 +464,7 @@ void nic_sched_poll(struct nic_world *world)
 		return;
 	}
 	wake_all(world); /* waiters held back by this thread may go on */
-	if (!others_idle(world, self) ||
+	if (!others_idle(world, self, true) ||
 	    !nic_world_next_event(world, &next))
 		return;
 	advance(world, next);
@@ -522,7 +523,7 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 			end = NIC_WAIT_TIMEOUT;
 			break;
 		}
-		if (!others_idle(world, self)) {
+		if (!others_idle(world, self, false)) {
 			sleep_real(world, NIC_SLICE_MS);
 			continue;
 		}

@@ -108,9 +108,13 @@ struct nic_proc *nic_proc_self(struct nic_world *world)
 	struct nic_proc *p = world->procs;
 
 	/* A single process: the first entry is it. */
-	if (p && p->pid == me)
+	if (p && p->pid == me && !p->gone)
 		return p;
-	return nic_proc_of(world, me);
+	p = nic_proc_of(world, me);
+	/* Back after leaving (a program may close its fabric and open it
+	 * again). */
+	p->gone = false;
+	return p;
 }
 
 static void unlink_timer(struct nic_world *world, struct nic_timer *timer);

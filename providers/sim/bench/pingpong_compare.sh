@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bazel run -c opt //providers/sim/bench:pingpong_compare [-- ITERATIONS [SIZES...]]
+#
+# Wall-clock time per transfer of Debian's fi_pingpong (libfabric-bin)
+# between two processes on this machine, side by side in one run:
+# sim (two processes on one shared fabric, through fabsim run; real time,
+# not the virtual clock) next to Debian's own libfabric with its shm and
+# tcp providers. Each figure is the client's usec/xfer, best of three.
+set -euo pipefail
+fabsim="${RUNFILES_DIR:-$0.runfiles}/fabsim/tools/fabsim"
+iters=${1:-10000}
+shift || true
+sizes=${*:-64 1024 65536}
+command -v fi_pingpong >/dev/null ||
+	{ echo "fi_pingpong is not installed (Debian package libfabric-bin)"; exit 1; }
+export FABSIM_RUNTIME_DIR=$(mktemp -d)
+trap 'rm -rf "$FABSIM_RUNTIME_DIR"' EXIT
+port=$(( 30000 + ($$ % 20000) ))
+
+# one_run PROVIDER SIZE: the client's usec/xfer.
+one_run() {
+	local prov=$1 size=$2 server client out
+	if [ "$prov" = sim ]; then
+		local f="bench$$x$RANDOM"
+		server=("$fabsim" run --fabric "$f" --node 0 -- fi_pingpong)
+		client=("$fabsim" run --fabric "$f" --node 1 -- fi_pingpong)
+	else
+		server=(fi_pingpong -p "$prov")
+		client=(fi_pingpong -p "$prov")
+	fi
+	"${server[@]}" -e rdm -S "$size" -I "$iters" -B $port >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.3
+	out=$(timeout 120 "${client[@]}" -e rdm -S "$size" -I "$iters" -P $port \
+		127.0.0.1 2>&1) || true
+	wait $pid 2>/dev/null || true
+	awk '/^[0-9]+[kmg]? / { print $7 }' <<<"$out" | tail -1
+}
+
+best_of_3() {
+	local best=""
+	for _ in 1 2 3; do
+		local v
+		v=$(one_run "$1" "$2")
+		[ -z "$v" ] && continue
+		if [ -z "$best" ] || awk -v a="$v" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+			best=$v
+		fi
+	done
+	echo "${best:-failed}"
+}
+
+echo "fi_pingpong -e rdm, $iters iterations, usec/xfer (client, best of 3)"
+printf "%10s %10s %10s %10s %14s %14s\n" bytes sim shm tcp "sim/tcp" "sim/shm"
+for size in $sizes; do
+	sim=$(best_of_3 sim "$size")
+	shm=$(best_of_3 shm "$size")
+	tcp=$(best_of_3 tcp "$size")
+	printf "%10s %10s %10s %10s %14s %14s\n" "$size" "$sim" "$shm" "$tcp" \
+		"$(awk -v a="$sim" -v b="$tcp" 'BEGIN { printf "%.2f", a / b }')" \
+		"$(awk -v a="$sim" -v b="$shm" 'BEGIN { printf "%.2f", a / b }')"
+done

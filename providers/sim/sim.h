@@ -128,6 +128,7 @@ struct sim_shared;
 const char *sim_shared_fabric_name(void);
 int sim_shared_attach(const char *fabric, const nm_config *cfg,
 		      const struct nic_transport_params *transport,
+		      const struct sim_record_config *record,
 		      struct sim_shared **out, struct nic_world **world);
 void sim_shared_detach(struct sim_shared *shared);
 /* The node (host) this process is on the shared fabric. */

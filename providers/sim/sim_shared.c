@@ -84,6 +84,7 @@ static nm_code library_check(void)
 
 static int build_world(struct sim_shared *sh, const nm_config *cfg,
 		       const struct nic_transport_params *transport,
+		       const struct sim_record_config *record,
 		       struct nic_world **world)
 {
 	struct shared_root *root;
@@ -100,6 +101,25 @@ static int build_world(struct sim_shared *sh, const nm_config *cfg,
 			sh->fabric, err.msg);
 		fs_arena_free(sh->arena, root);
 		return sim_errno(ret);
+	}
+	if (record->path) {
+		/* The creator starts the recording; every member writes the
+		 * packets it simulates into the same files. */
+		struct nic_record_params rp = {
+			.path = record->path,
+			.per_node = record->per_node,
+			.snaplen = record->snaplen,
+			.log_path = record->log_path,
+		};
+
+		ret = nic_world_record(*world, &rp, &err);
+		if (ret) {
+			FI_WARN(&sim_prov, FI_LOG_FABRIC, "FI_SIM_PCAP=%s: %s\n",
+				record->path, err.msg);
+			nic_world_destroy(*world);
+			fs_arena_free(sh->arena, root);
+			return sim_errno(ret);
+		}
 	}
 	root->world = *world;
 	snprintf(root->preset, sizeof(root->preset), "%s", cfg->preset);
@@ -151,6 +171,7 @@ static int find_world(struct sim_shared *sh, const nm_config *cfg,
 
 static int map_segment(struct sim_shared *sh, const nm_config *cfg,
 		       const struct nic_transport_params *transport,
+		       const struct sim_record_config *record,
 		       struct nic_world **world)
 {
 	char name[128], err[256];
@@ -161,14 +182,24 @@ static int map_segment(struct sim_shared *sh, const nm_config *cfg,
 		return -FI_EINVAL;
 	for (int tries = 0; tries < 3; tries++) {
 		ret = fs_arena_attach(name, &sh->arena, err, sizeof(err));
-		if (ret == 0)
-			return find_world(sh, cfg, world);
+		if (ret == 0) {
+			ret = find_world(sh, cfg, world);
+			if (!ret && record->path &&
+			    !nic_world_record_error(*world, NULL) &&
+			    !nic_world_recording(*world))
+				FI_WARN(&sim_prov, FI_LOG_FABRIC,
+					"FI_SIM_PCAP=%s: shared fabric %s was "
+					"started without recording (the first "
+					"process decides); nothing is recorded\n",
+					record->path, sh->fabric);
+			return ret;
+		}
 		if (ret != -ENOENT)
 			break;
 		ret = fs_arena_create(name, shared_capacity(), &sh->arena, err,
 				      sizeof(err));
 		if (ret == 0) {
-			ret = build_world(sh, cfg, transport, world);
+			ret = build_world(sh, cfg, transport, record, world);
 			if (ret)
 				fs_arena_detach(sh->arena);
 			return ret;
@@ -212,6 +243,7 @@ static uint32_t expected_processes(void)
 
 int sim_shared_attach(const char *fabric, const nm_config *cfg,
 		      const struct nic_transport_params *transport,
+		      const struct sim_record_config *record,
 		      struct sim_shared **out, struct nic_world **world)
 {
 	struct fabsimd_member_info me = { 0 };
@@ -255,7 +287,7 @@ int sim_shared_attach(const char *fabric, const nm_config *cfg,
 		ret = ret == -EADDRINUSE ? -FI_EADDRINUSE : sim_errno(ret);
 		goto fail;
 	}
-	ret = map_segment(sh, cfg, transport, world);
+	ret = map_segment(sh, cfg, transport, record, world);
 	if (ret) {
 		fabsimd_detach(sh->session);
 		goto fail;

@@ -41,18 +41,11 @@ int sim_world_get(const char *name, struct sim_world **out)
 		goto out;
 	}
 	if (sim_shared_fabric_name()) {
-		ret = sim_shared_attach(name, &cfg, &transport, &w->shared,
-					&w->nic);
+		ret = sim_shared_attach(name, &cfg, &transport, &record,
+					&w->shared, &w->nic);
 		if (ret) {
 			free(w);
 			goto out;
-		}
-		if (record.path) {
-			FI_WARN(&sim_prov, FI_LOG_FABRIC,
-				"FI_SIM_PCAP=%s: recording a shared fabric is "
-				"not supported yet; nothing is recorded\n",
-				record.path);
-			sim_record_config_free(&record);
 		}
 		/* The others now wait for this process when it runs. */
 		sim_lock(w);
@@ -116,8 +109,17 @@ void sim_world_put(struct sim_world *world)
 		*p = world->next;
 		sim_vclock_detach(world);
 		if (world->shared) {
-			/* The others go on with the world. */
+			nm_error err;
+
+			/* The others go on with the world; the last one out
+			 * completes its trace files. */
 			nic_world_lock(world->nic);
+			if (nic_world_others_present(world->nic))
+				nic_world_record_leave(world->nic);
+			else if (nic_world_record_stop(world->nic, &err))
+				FI_WARN(&sim_prov, FI_LOG_FABRIC,
+					"fabric %s: %s\n", world->name,
+					err.msg);
 			nic_world_leave(world->nic);
 			nic_world_unlock(world->nic);
 			sim_shared_detach(world->shared);

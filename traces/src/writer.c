@@ -3,6 +3,7 @@
  * tv_usec field carries nanoseconds. Nothing in the file depends on the host (no wall-clock time,
  * no time zone), so the same packets give the same bytes. */
 #include <errno.h>
+#include <stdbool.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ struct tr_writer {
 	pcap_t *dead;
 	pcap_dumper_t *dumper;
 	char *vbuf;     /* the stream's buffer, when the writer opened the stream */
+	bool shared;    /* other writers append to the file too */
 	uint32_t snaplen;
 	tr_writer_stats stats;
 	uint8_t buf[TR_FRAME_MAX]; /* tr_trace_write_built builds here */
@@ -92,6 +94,33 @@ int tr_writer_open(tr_writer **out, const char *path, uint32_t snaplen, tr_error
 	return 0;
 }
 
+int tr_writer_open_shared(tr_writer **out, const char *path, uint32_t snaplen, tr_error *err)
+{
+	tr_writer *w;
+	int ret = create(&w, snaplen, err);
+
+	*out = NULL;
+	if (ret)
+		return ret;
+	/* libpcap writes the header into an empty file and checks it in another one. */
+	w->dumper = pcap_dump_open_append(w->dead, path);
+	if (!w->dumper) {
+		ret = tr_error_set(err, -EIO, "cannot append to trace %s: %s", path,
+				   pcap_geterr(w->dead));
+		destroy(w);
+		return ret;
+	}
+	w->shared = true;
+	if (fflush(pcap_dump_file(w->dumper)) != 0) {
+		ret = tr_error_set(err, -EIO, "cannot write to trace %s: %s", path, strerror(errno));
+		pcap_dump_close(w->dumper);
+		destroy(w);
+		return ret;
+	}
+	*out = w;
+	return 0;
+}
+
 int tr_writer_fopen(tr_writer **out, FILE *f, uint32_t snaplen, tr_error *err)
 {
 	tr_writer *w;
@@ -122,6 +151,9 @@ static void dump(tr_writer *w, uint64_t ts_ns, const uint8_t *frame, uint32_t le
 	h.ts.tv_usec = (suseconds_t)(ts_ns % 1000000000u);
 	h.caplen = len < w->snaplen ? len : w->snaplen;
 	h.len = len;
+	/* Another writer may have appended since: write at the end. */
+	if (w->shared)
+		fseek(pcap_dump_file(w->dumper), 0, SEEK_END);
 	pcap_dump((u_char *)w->dumper, &h, frame);
 	w->stats.written_bytes += 16u + h.caplen;
 }
@@ -144,6 +176,9 @@ int tr_trace_write_packet(tr_writer *w, uint64_t ts_ns, const void *frame, uint3
 	dump(w, ts_ns, frame, len);
 	w->stats.frames++;
 	w->stats.frame_bytes += len;
+	/* What a shared file's next writer finds must be whole. */
+	if (w->shared && pcap_dump_flush(w->dumper) != 0)
+		return tr_error_set(err, -EIO, "writing the trace failed (disk full?)");
 	return 0;
 }
 

@@ -111,6 +111,34 @@ TEST(Writer, SamePacketsSameBytes) {
   EXPECT_TRUE(fa == trtest::ReadFile(c));
 }
 
+// Several writers appending to one file, one at a time in turn (as the processes of a shared
+// fabric do under its lock): one header, every record in the order written, the same bytes as
+// one writer would give.
+TEST(Writer, SharedFileTakesTurnsOfSeveralWriters) {
+  auto list = trtest::Conversation();
+  std::string one = trtest::TempPath("shared_one.pcap");
+  ASSERT_TRUE(trtest::WriteTrace(one, list));
+  std::string path = trtest::TempPath("shared.pcap");
+  trtest::WriteFile(path, Bytes{});  // an empty file: the first writer writes the header
+  tr_writer* w[3];
+  tr_error err;
+  for (auto& x : w) ASSERT_EQ(0, tr_writer_open_shared(&x, path.c_str(), 0, &err)) << err.msg;
+  for (size_t i = 0; i < list.size(); i++) {
+    const auto& p = list[i];
+    ASSERT_EQ(0, tr_trace_write_packet(w[i % 3], p.ts_ns, p.frame.data(),
+                                       static_cast<uint32_t>(p.frame.size()), p.flags, &p.where,
+                                       &err))
+        << err.msg;
+  }
+  for (auto& x : w) ASSERT_EQ(0, tr_writer_close(x, &err)) << err.msg;
+  EXPECT_TRUE(trtest::ReadFile(one) == trtest::ReadFile(path));
+  // A file that is not a nanosecond Ethernet pcap is refused.
+  std::string other = Save("shared_other.pcap", Bytes(100, 0x5a));
+  tr_writer* bad = nullptr;
+  EXPECT_EQ(-EIO, tr_writer_open_shared(&bad, other.c_str(), 0, &err));
+  EXPECT_NE(std::string(err.msg).find("shared_other.pcap"), std::string::npos) << err.msg;
+}
+
 TEST(Writer, HeadersOnlySnapLength) {
   auto list = trtest::Conversation();
   std::string path = trtest::TempPath("headers.pcap");

@@ -175,6 +175,13 @@ int nic_world_record(struct nic_world *world,
 /* Writes what is pending and closes the files (nic_world_destroy does it
  * too). 0, or the first error recording met, with its message. */
 int nic_world_record_stop(struct nic_world *world, nm_error *err);
+/* Whether the world records its wire. */
+bool nic_world_recording(const struct nic_world *world);
+/* Whether processes other than this one still use the world (lock held). */
+bool nic_world_others_present(struct nic_world *world);
+/* This process stops writing the files of a world others go on recording
+ * (its handles close; the recording goes on). */
+void nic_world_record_leave(struct nic_world *world);
 /* The first error recording met so far (0: none). */
 int nic_world_record_error(const struct nic_world *world, nm_error *err);
 

@@ -182,6 +182,7 @@ struct nic_thread {
 	uint64_t               calls_seen; /* ... when last looked at */
 	struct timespec        seen_at;    /* ... and when (real time) */
 	uint32_t               silent_looks; /* looks since, finding none */
+	uint64_t               acked;      /* POLLING: world->signals it saw */
 	/* While waiting: what for, and until when. */
 	bool                 (*ready)(void *ctx);
 	void                  *ctx;
@@ -193,6 +194,7 @@ struct nic_world {
 	fs_arena         *arena;      /* where the model's state lives (NULL: malloc) */
 	pthread_mutex_t   lock;
 	bool              locked;     /* a hint for pollers: someone holds it */
+	uint64_t          identity;   /* tells this world from earlier ones */
 	/* The program's threads (nic_sched.c). */
 	pthread_cond_t    activity;    /* a thread may now move time */
 	uint64_t          signals;     /* bumped when work or completions appear */

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -380,6 +381,16 @@ void nic_proc_leave(struct nic_world *world)
 
 	purge_calls(world, self, any_call, NULL);
 	self->gone = true;
+}
+
+bool nic_world_others_present(struct nic_world *world)
+{
+	pid_t me = nic_self_pid();
+
+	for (struct nic_proc *p = world->procs; p; p = p->next)
+		if (p->pid != me && !p->gone && kill(p->pid, 0) == 0)
+			return true;
+	return false;
 }
 
 void nic_proc_died(struct nic_world *world, struct nic_proc *proc)

@@ -37,6 +37,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@
 #include "nic_internal.h"
 
 struct nic_rec_frame {
+	fs_arena *arena;     /* where it lives (the world's) */
 	uint32_t refs;
 	uint32_t len;        /* on the wire */
 	uint32_t caplen;     /* bytes held: min(len, snap length) */
@@ -65,7 +67,7 @@ struct rec_entry {
 };
 
 struct rec_file {
-	tr_writer        *w;
+	char             *path;
 	uint32_t          host;       /* NIC_HOST_ANY: the whole fabric */
 	struct rec_entry *ring;
 	uint64_t          head, tail; /* ids of the records waiting */
@@ -101,13 +103,15 @@ struct rec_copy {
 
 struct nic_recorder {
 	struct nic_world  *world;
+	fs_arena          *arena;     /* the world's: the state may be shared */
+	bool               shared;    /* files written by several processes */
 	bool               per_node;
 	uint32_t           snaplen;
 	struct rec_file   *all;
 	struct rec_file  **hosts;     /* per node, by host id */
 	bool              *host_failed;
 	char              *base;      /* per node: path without ".pcap" */
-	FILE              *log;
+	char              *log_path;  /* NULL: no log */
 	struct rec_copy   *copies;
 	size_t             ncopies, capcopies;
 	struct rec_pair  **pairs;     /* per node: open hash by key */
@@ -123,13 +127,136 @@ static void fail(struct nic_recorder *rec, int code, const char *what,
 		nm_error_set(&rec->error, code, "recording: %s: %s", what, msg);
 }
 
+static char *rec_strdup(struct nic_recorder *rec, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *copy = fs_mem_alloc(rec->arena, n);
+
+	if (copy)
+		memcpy(copy, s, n);
+	return copy;
+}
+
+/* ---- This process's handles ------------------------------------------------------
+ * The recorder's state lives with the world, which several processes may
+ * share; the files are written through handles of the process that writes,
+ * opened as it first writes (files several processes append to, one at a
+ * time under the world's lock: tr_writer_open_shared). */
+
+struct local_handle {
+	const struct nic_recorder *rec;
+	const struct rec_file     *file; /* NULL: the log */
+	tr_writer                 *w;
+	FILE                      *log;
+	struct local_handle       *next;
+};
+
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct local_handle *handles;
+
+static struct local_handle *handle_find(const struct nic_recorder *rec,
+					const struct rec_file *file)
+{
+	for (struct local_handle *h = handles; h; h = h->next)
+		if (h->rec == rec && h->file == file)
+			return h;
+	return NULL;
+}
+
+static int handle_add(const struct nic_recorder *rec,
+		      const struct rec_file *file, tr_writer *w, FILE *log)
+{
+	struct local_handle *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->rec = rec;
+	h->file = file;
+	h->w = w;
+	h->log = log;
+	pthread_mutex_lock(&handles_lock);
+	h->next = handles;
+	handles = h;
+	pthread_mutex_unlock(&handles_lock);
+	return 0;
+}
+
+static tr_writer *writer_of(struct nic_recorder *rec, struct rec_file *f)
+{
+	struct local_handle *h;
+	tr_writer *w = NULL;
+	tr_error terr;
+	int ret;
+
+	pthread_mutex_lock(&handles_lock);
+	h = handle_find(rec, f);
+	pthread_mutex_unlock(&handles_lock);
+	if (h)
+		return h->w;
+	ret = tr_writer_open_shared(&w, f->path, rec->snaplen, &terr);
+	if (ret || handle_add(rec, f, w, NULL)) {
+		fail(rec, ret ? ret : -ENOMEM, "a trace", ret ? terr.msg :
+			  "out of memory");
+		tr_writer_close(w, NULL);
+		return NULL;
+	}
+	return w;
+}
+
+static FILE *log_of(struct nic_recorder *rec)
+{
+	struct local_handle *h;
+	FILE *log;
+
+	pthread_mutex_lock(&handles_lock);
+	h = handle_find(rec, NULL);
+	pthread_mutex_unlock(&handles_lock);
+	if (h)
+		return h->log;
+	log = fopen(rec->log_path, "a");
+	if (!log || handle_add(rec, NULL, NULL, log)) {
+		fail(rec, -EIO, "the log", strerror(errno));
+		if (log)
+			fclose(log);
+		return NULL;
+	}
+	return log;
+}
+
+/* Closes this process's handles on `file` of rec (every one: file NULL
+ * and all true). */
+static void handles_close(struct nic_recorder *rec, const struct rec_file *file,
+			  bool all)
+{
+	struct local_handle **p, *h;
+
+	pthread_mutex_lock(&handles_lock);
+	for (p = &handles; (h = *p);) {
+		if (h->rec != rec || (!all && h->file != file)) {
+			p = &h->next;
+			continue;
+		}
+		*p = h->next;
+		if (h->w) {
+			tr_error terr;
+
+			if (tr_writer_close(h->w, &terr))
+				fail(rec, -EIO, "closing a trace", terr.msg);
+		}
+		if (h->log && fclose(h->log))
+			fail(rec, -EIO, "the log", strerror(errno));
+		free(h);
+	}
+	pthread_mutex_unlock(&handles_lock);
+}
+
 /* ---- Frames ------------------------------------------------------------------- */
 
 void nic_rec_frame_put(struct nic_rec_frame *frame)
 {
 	if (frame && --frame->refs == 0) {
-		free(frame->log);
-		free(frame);
+		fs_mem_free(frame->arena, frame->log);
+		fs_mem_free(frame->arena, frame);
 	}
 }
 
@@ -205,7 +332,7 @@ static void to_wire(const struct nic_world *world, const struct nic_pkt *pkt,
 
 /* The log line's description of a packet, from the NIC's own fields (not
  * from the frame): what a test compares the decoded trace with. */
-static char *describe(const struct nic_pkt *pkt)
+static char *describe(struct nic_recorder *rec, const struct nic_pkt *pkt)
 {
 	char buf[512];
 	size_t n = 0;
@@ -254,7 +381,7 @@ static char *describe(const struct nic_pkt *pkt)
 			    h->atomic_datatype, h->count, h->atomic_fetch);
 	}
 #undef ADD
-	return strdup(buf);
+	return rec_strdup(rec, buf);
 }
 
 void nic_record_transmit(struct nic_recorder *rec, struct nic_pkt *pkt)
@@ -276,7 +403,7 @@ void nic_record_transmit(struct nic_recorder *rec, struct nic_pkt *pkt)
 		return;
 	}
 	caplen = len < rec->snaplen ? (uint32_t)len : rec->snaplen;
-	frame = malloc(sizeof(*frame) + caplen);
+	frame = fs_mem_alloc(rec->arena, sizeof(*frame) + caplen);
 	if (!frame) {
 		fail(rec, -ENOMEM, "a frame", "out of memory");
 		return;
@@ -292,18 +419,19 @@ void nic_record_transmit(struct nic_recorder *rec, struct nic_pkt *pkt)
 		built = tr_packet_build(&p, rec->scratch, TR_FRAME_MAX, &err);
 	if (built < 0) {
 		fail(rec, built, "building a frame", err.msg);
-		free(frame);
+		fs_mem_free(rec->arena, frame);
 		return;
 	}
 	if (caplen != len && len <= caplen + 4)
 		memcpy(frame->data, rec->scratch, caplen);
+	frame->arena = rec->arena;
 	frame->refs = 1;
 	frame->len = (uint32_t)len;
 	frame->caplen = caplen;
 	frame->src_host = pkt->src.host;
 	frame->dst_host = pkt->dst.host;
 	frame->retransmit = pkt->flags & NIC_PKT_RETRANSMIT;
-	frame->log = rec->log ? describe(pkt) : NULL;
+	frame->log = rec->log_path ? describe(rec, pkt) : NULL;
 	pkt->rec_frame = frame;
 }
 
@@ -311,7 +439,8 @@ void nic_record_transmit(struct nic_recorder *rec, struct nic_pkt *pkt)
 static struct nic_rec_frame *damaged(struct nic_recorder *rec,
 				     struct nic_rec_frame *frame)
 {
-	struct nic_rec_frame *d = malloc(sizeof(*d) + frame->caplen);
+	struct nic_rec_frame *d = fs_mem_alloc(rec->arena,
+					       sizeof(*d) + frame->caplen);
 
 	if (!d) {
 		fail(rec, -ENOMEM, "a frame", "out of memory");
@@ -319,7 +448,7 @@ static struct nic_rec_frame *damaged(struct nic_recorder *rec,
 	}
 	memcpy(d, frame, sizeof(*d) + frame->caplen);
 	d->refs = 1;
-	d->log = frame->log ? strdup(frame->log) : NULL;
+	d->log = frame->log ? rec_strdup(rec, frame->log) : NULL;
 	if (d->caplen == d->len)
 		for (uint32_t i = d->len - 4; i < d->len; i++)
 			d->data[i] = (uint8_t)~d->data[i];
@@ -331,7 +460,8 @@ static struct nic_rec_frame *damaged(struct nic_recorder *rec,
 static struct rec_file *file_open(struct nic_recorder *rec, const char *path,
 				  uint32_t host, nm_error *err)
 {
-	struct rec_file *f = calloc(1, sizeof(*f));
+	struct rec_file *f = fs_mem_calloc(rec->arena, 1, sizeof(*f));
+	tr_writer *w = NULL;
 	tr_error terr;
 	int ret;
 
@@ -339,13 +469,25 @@ static struct rec_file *file_open(struct nic_recorder *rec, const char *path,
 		return NULL;
 	f->host = host;
 	f->cap = 64;
-	f->ring = calloc(f->cap, sizeof(*f->ring));
-	ret = f->ring ? tr_writer_open(&f->w, path, rec->snaplen, &terr)
-		      : tr_error_set(&terr, -ENOMEM, "out of memory");
+	f->ring = fs_mem_calloc(rec->arena, f->cap, sizeof(*f->ring));
+	f->path = rec_strdup(rec, path);
+	if (!f->ring || !f->path)
+		ret = tr_error_set(&terr, -ENOMEM, "out of memory");
+	else if (!rec->shared)
+		ret = tr_writer_open(&w, path, rec->snaplen, &terr);
+	else if (truncate(path, 0) && errno != ENOENT)
+		ret = tr_error_set(&terr, -errno, "cannot create trace %s: %s",
+				   path, strerror(errno));
+	else
+		ret = tr_writer_open_shared(&w, path, rec->snaplen, &terr);
+	if (!ret && handle_add(rec, f, w, NULL))
+		ret = tr_error_set(&terr, -ENOMEM, "out of memory");
 	if (ret) {
 		nm_error_set(err, ret, "recording: %s", terr.msg);
-		free(f->ring);
-		free(f);
+		tr_writer_close(w, NULL);
+		fs_mem_free(rec->arena, f->ring);
+		fs_mem_free(rec->arena, f->path);
+		fs_mem_free(rec->arena, f);
 		return NULL;
 	}
 	return f;
@@ -354,16 +496,21 @@ static struct rec_file *file_open(struct nic_recorder *rec, const char *path,
 static void write_entry(struct nic_recorder *rec, struct rec_file *f,
 			struct rec_entry *e)
 {
+	tr_writer *w = writer_of(rec, f);
+	FILE *log = rec->log_path ? log_of(rec) : NULL;
 	tr_error err;
 	int ret;
 
-	ret = tr_trace_write_packet(f->w, e->ts, e->frame->data, e->frame->len,
-				    e->flags, e->flags ? &e->where : NULL, &err);
+	ret = w ? tr_trace_write_packet(w, e->ts, e->frame->data,
+					e->frame->len, e->flags,
+					e->flags ? &e->where : NULL, &err) :
+		  -EIO;
 	if (ret) {
-		fail(rec, ret, "writing a frame", err.msg);
+		if (w)
+			fail(rec, ret, "writing a frame", err.msg);
 	} else {
 		f->frames += e->flags ? 2 : 1;
-		if (rec->log) {
+		if (log) {
 			char flags[64] = "-", host[16] = "fabric";
 
 			if (e->flags)
@@ -371,14 +518,17 @@ static void write_entry(struct nic_recorder *rec, struct rec_file *f,
 						  sizeof(flags));
 			if (f->host != NIC_HOST_ANY)
 				snprintf(host, sizeof(host), "%u", f->host);
-			fprintf(rec->log, "file=%s frame=%" PRIu64 " t=%" PRIu64
+			fprintf(log, "file=%s frame=%" PRIu64 " t=%" PRIu64
 				" mark=%s", host, f->frames, e->ts, flags);
 			if (e->flags)
-				fprintf(rec->log, " where=%d/%d/%d/%u",
+				fprintf(log, " where=%d/%d/%d/%u",
 					(int)e->where.node, (int)e->where.port,
 					(int)e->where.link, e->where.reason);
-			fprintf(rec->log, " %s\n",
+			fprintf(log, " %s\n",
 				e->frame->log ? e->frame->log : "?");
+			/* The next line may come from another process. */
+			if (rec->shared)
+				fflush(log);
 		}
 	}
 	nic_rec_frame_put(e->frame);
@@ -407,7 +557,8 @@ static uint64_t push(struct nic_recorder *rec, struct rec_file *f,
 
 	if (f->tail - f->head == f->cap) {
 		uint64_t cap = f->cap * 2;
-		struct rec_entry *ring = calloc(cap, sizeof(*ring));
+		struct rec_entry *ring = fs_mem_calloc(rec->arena, cap,
+						       sizeof(*ring));
 
 		if (!ring) {
 			fail(rec, -ENOMEM, "the record queue", "out of memory");
@@ -415,7 +566,7 @@ static uint64_t push(struct nic_recorder *rec, struct rec_file *f,
 		}
 		for (uint64_t id = f->head; id != f->tail; id++)
 			ring[id & (cap - 1)] = f->ring[id & (f->cap - 1)];
-		free(f->ring);
+		fs_mem_free(rec->arena, f->ring);
 		f->ring = ring;
 		f->cap = cap;
 	}
@@ -494,7 +645,7 @@ static struct rec_pair *pair_get(struct nic_recorder *rec, uint32_t src,
 
 	if (rec->npairs * 2 >= rec->cappairs) {
 		size_t cap = rec->cappairs ? rec->cappairs * 2 : 64;
-		struct rec_pair **t = calloc(cap, sizeof(*t));
+		struct rec_pair **t = fs_mem_calloc(rec->arena, cap, sizeof(*t));
 
 		if (!t) {
 			fail(rec, -ENOMEM, "flows", "out of memory");
@@ -510,7 +661,7 @@ static struct rec_pair *pair_get(struct nic_recorder *rec, uint32_t src,
 				;
 			t[i] = q;
 		}
-		free(rec->pairs);
+		fs_mem_free(rec->arena, rec->pairs);
 		rec->pairs = t;
 		rec->cappairs = cap;
 	}
@@ -518,7 +669,7 @@ static struct rec_pair *pair_get(struct nic_recorder *rec, uint32_t src,
 	     i = (i + 1) & (rec->cappairs - 1))
 		if (rec->pairs[i]->key == key)
 			return rec->pairs[i];
-	rec->pairs[i] = calloc(1, sizeof(**rec->pairs));
+	rec->pairs[i] = fs_mem_calloc(rec->arena, 1, sizeof(**rec->pairs));
 	if (!rec->pairs[i]) {
 		fail(rec, -ENOMEM, "flows", "out of memory");
 		return NULL;
@@ -533,7 +684,8 @@ static uint64_t pair_depart(struct nic_recorder *rec, struct rec_pair *q)
 {
 	if (q->tail - q->head == q->cap) {
 		uint64_t cap = q->cap ? q->cap * 2 : 16;
-		struct rec_pend *ring = calloc(cap, sizeof(*ring));
+		struct rec_pend *ring = fs_mem_calloc(rec->arena, cap,
+						      sizeof(*ring));
 
 		if (!ring) {
 			fail(rec, -ENOMEM, "flows", "out of memory");
@@ -541,7 +693,7 @@ static uint64_t pair_depart(struct nic_recorder *rec, struct rec_pair *q)
 		}
 		for (uint64_t id = q->head; id != q->tail; id++)
 			ring[id & (cap - 1)] = q->ring[id & (q->cap - 1)];
-		free(q->ring);
+		fs_mem_free(rec->arena, q->ring);
 		q->ring = ring;
 		q->cap = cap;
 	}
@@ -640,11 +792,11 @@ static void pairs_flush(struct nic_recorder *rec)
 			continue;
 		for (uint64_t id = q->head; id != q->tail; id++)
 			nic_rec_frame_put(q->ring[id & (q->cap - 1)].frame);
-		free(q->ring);
-		free(q);
+		fs_mem_free(rec->arena, q->ring);
+		fs_mem_free(rec->arena, q);
 	}
 	free(all);
-	free(rec->pairs);
+	fs_mem_free(rec->arena, rec->pairs);
 	rec->pairs = NULL;
 	rec->cappairs = rec->npairs = 0;
 }
@@ -669,7 +821,8 @@ static void add_copy(struct nic_recorder *rec, const nm_packet *np,
 {
 	if (rec->ncopies == rec->capcopies) {
 		size_t cap = rec->capcopies ? rec->capcopies * 2 : 16;
-		struct rec_copy *c = realloc(rec->copies, cap * sizeof(*c));
+		struct rec_copy *c = fs_mem_realloc(rec->arena, rec->copies,
+						    cap * sizeof(*c));
 
 		if (!c) {
 			fail(rec, -ENOMEM, "copies", "out of memory");
@@ -836,17 +989,22 @@ int nic_world_record(struct nic_world *world,
 				    "(headers only) .. %u (0: full frames)",
 				    params->snaplen, TR_SNAPLEN_HEADERS,
 				    TR_SNAPLEN_FULL);
-	rec = calloc(1, sizeof(*rec));
+	rec = fs_mem_calloc(world->arena, 1, sizeof(*rec));
 	if (!rec)
 		return nm_error_set(err, -ENOMEM, "recording: out of memory");
 	rec->world = world;
+	rec->arena = world->arena;
+	/* A world in an arena may be run by several processes. */
+	rec->shared = world->arena != NULL;
 	rec->per_node = params->per_node;
 	rec->snaplen = snaplen;
-	rec->scratch = malloc(TR_FRAME_MAX);
-	rec->hosts = calloc(world->host_count, sizeof(*rec->hosts));
-	rec->host_failed = calloc(world->host_count, sizeof(*rec->host_failed));
+	rec->scratch = fs_mem_alloc(rec->arena, TR_FRAME_MAX);
+	rec->hosts = fs_mem_calloc(rec->arena, world->host_count,
+				   sizeof(*rec->hosts));
+	rec->host_failed = fs_mem_calloc(rec->arena, world->host_count,
+					 sizeof(*rec->host_failed));
 	len = strlen(params->path);
-	rec->base = strdup(params->path);
+	rec->base = rec_strdup(rec, params->path);
 	if (!rec->scratch || !rec->hosts || !rec->host_failed || !rec->base) {
 		nic_record_close(rec, NULL);
 		return nm_error_set(err, -ENOMEM, "recording: out of memory");
@@ -888,10 +1046,14 @@ int nic_world_record(struct nic_world *world,
 			}
 	}
 	if (params->log_path && params->log_path[0]) {
-		rec->log = fopen(params->log_path, "w");
-		if (!rec->log) {
-			int e = errno;
+		FILE *log = fopen(params->log_path, "w");
 
+		rec->log_path = rec_strdup(rec, params->log_path);
+		if (!log || !rec->log_path || handle_add(rec, NULL, NULL, log)) {
+			int e = log ? ENOMEM : errno;
+
+			if (log)
+				fclose(log);
 			nm_error_set(err, -e, "recording: cannot create log %s: %s",
 				     params->log_path, strerror(e));
 			nic_record_close(rec, NULL);
@@ -908,7 +1070,6 @@ int nic_world_record(struct nic_world *world,
 
 static int close_file(struct nic_recorder *rec, struct rec_file *f)
 {
-	tr_error terr;
 	int ret;
 
 	if (!f)
@@ -916,11 +1077,11 @@ static int close_file(struct nic_recorder *rec, struct rec_file *f)
 	/* What is still in flight left its sender: write it as sent. */
 	for (; f->head != f->tail; f->head++)
 		write_entry(rec, f, &f->ring[f->head & (f->cap - 1)]);
-	ret = tr_writer_close(f->w, &terr);
-	if (ret)
-		fail(rec, ret, "closing a trace", terr.msg);
-	free(f->ring);
-	free(f);
+	handles_close(rec, f, false);
+	ret = rec->error.code;
+	fs_mem_free(rec->arena, f->ring);
+	fs_mem_free(rec->arena, f->path);
+	fs_mem_free(rec->arena, f);
 	return ret;
 }
 
@@ -934,18 +1095,29 @@ int nic_record_close(struct nic_recorder *rec, nm_error *err)
 	close_file(rec, rec->all);
 	for (uint32_t h = 0; rec->hosts && h < rec->world->host_count; h++)
 		close_file(rec, rec->hosts[h]);
-	if (rec->log && fclose(rec->log))
-		fail(rec, -EIO, "the log", strerror(errno));
+	handles_close(rec, NULL, true);
 	ret = rec->error.code;
 	if (ret && err)
 		*err = rec->error;
-	free(rec->copies);
-	free(rec->hosts);
-	free(rec->host_failed);
-	free(rec->base);
-	free(rec->scratch);
-	free(rec);
+	fs_mem_free(rec->arena, rec->copies);
+	fs_mem_free(rec->arena, rec->hosts);
+	fs_mem_free(rec->arena, rec->host_failed);
+	fs_mem_free(rec->arena, rec->base);
+	fs_mem_free(rec->arena, rec->log_path);
+	fs_mem_free(rec->arena, rec->scratch);
+	fs_mem_free(rec->arena, rec);
 	return ret;
+}
+
+bool nic_world_recording(const struct nic_world *world)
+{
+	return world->rec != NULL;
+}
+
+void nic_world_record_leave(struct nic_world *world)
+{
+	if (world->rec)
+		handles_close(world->rec, NULL, true);
 }
 
 int nic_world_record_stop(struct nic_world *world, nm_error *err)

@@ -35,6 +35,13 @@
 void nic_sched_init(struct nic_world *world)
 {
 	pthread_condattr_t attr;
+	struct timespec now;
+
+	/* Different for every world ever made here or elsewhere (the
+	 * kernel's clock: the program's may read virtual time). */
+	syscall(SYS_clock_gettime, CLOCK_REALTIME, &now);
+	world->identity = ((uint64_t)now.tv_sec * 1000000000u + now.tv_nsec) ^
+			  ((uint64_t)getpid() << 40) ^ (uintptr_t)world;
 
 	/* Real-time waits must not jump with the wall clock. */
 	pthread_condattr_init(&attr);
@@ -93,7 +100,7 @@ static struct nic_thread *thread_self(struct nic_world *world)
 {
 	/* Processes sharing the world take turns, so the shared cache misses;
 	 * each thread also remembers its own entry. */
-	static __thread struct nic_world *mine_in;
+	static __thread uint64_t mine_in; /* the world's identity */
 	static __thread struct nic_thread *mine;
 	struct nic_thread *t = world->last_thread;
 	pid_t pid = nic_self_pid();
@@ -101,9 +108,13 @@ static struct nic_thread *thread_self(struct nic_world *world)
 
 	if (t && is_me(t, pid, me))
 		return t;
-	t = mine_in == world && mine && is_me(mine, pid, me) ? mine :
-							       lookup(world);
-	mine_in = world;
+	/* The identity, not the address: a new world may reuse a freed
+	 * one's memory, and with it the address of this thread's old
+	 * entry. */
+	t = mine_in == world->identity && mine && is_me(mine, pid, me) ?
+		    mine :
+		    lookup(world);
+	mine_in = world->identity;
 	mine = t;
 	world->last_thread = t;
 	return t;
@@ -368,6 +379,16 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 			continue;
 		switch (t->state) {
 		case NIC_THREAD_POLLING:
+			/* Another process's poller is idle only if its last
+			 * poll saw the latest work or completion: one that
+			 * polled and then went to do something else (talk out
+			 * of band) must not let time run on without it. (The
+			 * threads of one program keep the old rule: a poller
+			 * starved of CPU would hold them all.) */
+			if (t->pid != nic_self_pid() &&
+			    t->acked != world->signals)
+				idle = false;
+			break;
 		case NIC_THREAD_ABSENT:
 			break;
 		case NIC_THREAD_WAITING:
@@ -458,6 +479,7 @@ void nic_sched_poll(struct nic_world *world)
 	nm_time_ns next;
 
 	self->state = NIC_THREAD_POLLING;
+	self->acked = world->signals;
 	if (world->threads == self && !self->next && !joining(world)) {
 		/* The only thread: nobody to wait for or to stop for. */
 		nic_world_run_instant(world);

@@ -43,6 +43,12 @@ typedef struct tr_writer_stats {
  * TR_SNAPLEN_FULL (0 means full). */
 int tr_writer_open(tr_writer **out, const char *path, uint32_t snaplen, tr_error *err);
 
+/* A file several writers (in several processes) append to, one at a time — each holding a lock
+ * of its own while it writes: the first writer into an empty or new file writes the header, each
+ * record goes at the end of the file as it is then and is flushed at once. -EIO when the file
+ * holds something that is not a nanosecond Ethernet pcap. */
+int tr_writer_open_shared(tr_writer **out, const char *path, uint32_t snaplen, tr_error *err);
+
 /* Same on an open stream, which the writer then owns (tr_writer_close closes it). */
 int tr_writer_fopen(tr_writer **out, FILE *f, uint32_t snaplen, tr_error *err);
 

@@ -118,21 +118,12 @@ struct sim_world {
 	struct sim_conn  *conns;
 	uint32_t          next_comm_id;
 	struct nic_transport_params transport;
-	struct sim_shared *shared;  /* shared with other processes (sim_shared.c) */
+	struct shared_world *shared; /* shared with other processes */
 	struct sim_world *next;
 };
 
-/* A world shared with other processes (sim_shared.c). */
-struct sim_shared;
-/* FI_SIM_FABRIC, when set: the shared fabric this process joins. */
-const char *sim_shared_fabric_name(void);
-int sim_shared_attach(const char *fabric, const nm_config *cfg,
-		      const struct nic_transport_params *transport,
-		      const struct sim_record_config *record,
-		      struct sim_shared **out, struct nic_world **world);
-void sim_shared_detach(struct sim_shared *shared);
-/* The node (host) this process is on the shared fabric. */
-uint32_t sim_shared_node(const struct sim_shared *shared);
+/* A world shared with other processes (providers/sim/shared). */
+struct shared_world;
 
 int sim_world_get(const char *name, struct sim_world **out);
 void sim_world_put(struct sim_world *world);

@@ -22,6 +22,7 @@
 
 #include <fabsim/fi_stubs.h>
 
+#include "shared/shared_world.h"
 #include "sim.h"
 #include "sim_cm_mad.h"
 
@@ -474,7 +475,7 @@ int sim_cm_listen(struct sim_pep *pep)
 	int ret;
 
 	if (world->shared)
-		host = sim_shared_node(world->shared);
+		host = shared_world_node(world->shared);
 	else if (src && simulated_ip(src->sin_addr))
 		host = nic_world_host_of_ipv4(world->nic, src->sin_addr);
 	ret = nic_open(world->nic, host, &pep->nic, &err);

@@ -8,6 +8,7 @@
 
 #include <fabsim/fi_stubs.h>
 
+#include "shared/shared_world.h"
 #include "sim.h"
 
 static int domain_close(struct fid *fid)
@@ -143,7 +144,7 @@ static uint32_t host_for(struct sim_world *world, const struct fi_info *info)
 	const struct sockaddr_in *src = info->src_addr;
 
 	if (world->shared)
-		return sim_shared_node(world->shared);
+		return shared_world_node(world->shared);
 	if (info->handle)
 		return sim_cm_handle_host(info->handle);
 	if (src && info->addr_format == FI_SOCKADDR_IN &&

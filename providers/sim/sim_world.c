@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/shared_world.h"
 #include "sim.h"
 
 static pthread_mutex_t worlds_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -22,8 +23,8 @@ int sim_world_get(const char *name, struct sim_world **out)
 	int ret = 0;
 
 	/* On a shared fabric, every fabric this process opens is that one. */
-	if (sim_shared_fabric_name())
-		name = sim_shared_fabric_name();
+	if (shared_world_fabric())
+		name = shared_world_fabric();
 	pthread_mutex_lock(&worlds_lock);
 	for (w = worlds; w; w = w->next)
 		if (!strcmp(w->name, name))
@@ -40,16 +41,35 @@ int sim_world_get(const char *name, struct sim_world **out)
 		ret = -FI_ENOMEM;
 		goto out;
 	}
-	if (sim_shared_fabric_name()) {
-		ret = sim_shared_attach(name, &cfg, &transport, &record,
-					&w->shared, &w->nic);
+	if (shared_world_fabric()) {
+		struct nic_record_params rp = {
+			.path = record.path,
+			.per_node = record.per_node,
+			.snaplen = record.snaplen,
+			.log_path = record.log_path,
+		};
+		char why[256], note[256];
+
+		ret = shared_world_attach(name, &cfg, &transport, &rp,
+					  &w->shared, &w->nic, why, sizeof(why),
+					  note, sizeof(note));
 		if (ret) {
+			FI_WARN(&sim_prov, FI_LOG_FABRIC,
+				"shared fabric %s: %s\n", name, why);
 			free(w);
+			ret = ret == -EADDRINUSE ? -FI_EADDRINUSE :
+						   sim_errno(ret);
 			goto out;
 		}
-		/* The others now wait for this process when it runs. */
-		sim_lock(w);
-		sim_unlock(w);
+		if (note[0])
+			FI_WARN(&sim_prov, FI_LOG_FABRIC,
+				"shared fabric %s: %s\n", name, note);
+		FI_INFO(&sim_prov, FI_LOG_FABRIC,
+			"shared fabric %s: node %u (from %s), coordinator "
+			"pid %d\n",
+			name, shared_world_node(w->shared),
+			shared_world_node_source(w->shared),
+			shared_world_coordinator(w->shared));
 		goto named;
 	}
 	ret = nic_world_create(&cfg, &transport, &w->nic, &err);
@@ -109,20 +129,14 @@ void sim_world_put(struct sim_world *world)
 		*p = world->next;
 		sim_vclock_detach(world);
 		if (world->shared) {
-			nm_error err;
+			char why[256];
 
 			/* The others go on with the world; the last one out
 			 * completes its trace files. */
-			nic_world_lock(world->nic);
-			if (nic_world_others_present(world->nic))
-				nic_world_record_leave(world->nic);
-			else if (nic_world_record_stop(world->nic, &err))
+			if (shared_world_detach(world->shared, world->nic, why,
+						sizeof(why)))
 				FI_WARN(&sim_prov, FI_LOG_FABRIC,
-					"fabric %s: %s\n", world->name,
-					err.msg);
-			nic_world_leave(world->nic);
-			nic_world_unlock(world->nic);
-			sim_shared_detach(world->shared);
+					"fabric %s: %s\n", world->name, why);
 			free(world);
 			pthread_mutex_unlock(&worlds_lock);
 			return;

@@ -72,6 +72,11 @@ struct sv_world {
 	struct sv_device  *devs;
 	unsigned           ndev;
 	struct sv_waitable *waitables;
+	struct shared_world *shared;   /* FI_SIM_FABRIC: one node of a shared
+					* fabric, this process's device */
+	uint64_t           posts;      /* completions and events handed in */
+	pthread_t          waker;      /* shared: see sv_world.c */
+	bool               waker_stop;
 };
 
 extern struct sv_world sv_world;

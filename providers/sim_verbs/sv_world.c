@@ -5,7 +5,11 @@
  * model's transport defaults.
  *
  * Devices: FABSIM_VERBS_DEVICES (default 1) simulated RoCE NICs, device i
- * on host i of the topology (10.0.0.<i+1>).
+ * on host i of the topology (10.0.0.<i+1>). With FI_SIM_FABRIC=NAME the
+ * process joins the fabric shared by the processes that name it instead
+ * (providers/sim/shared): one device, on the host its node identity names
+ * (FI_SIM_NODE or the launcher's rank), and FI_SIM_PCAP records the wire
+ * of the whole fabric (the first process decides).
  *
  * Virtual time moves when the application waits: an empty ibv_poll_cq
  * runs the events of the next instant, and a wait for an event (a
@@ -23,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "providers/sim/shared/shared_world.h"
 #include "sv.h"
 
 struct sv_world sv_world;
@@ -87,6 +92,75 @@ static void device_fill(struct sv_device *d, unsigned index)
 		 dev->name);
 }
 
+static void *waker_main(void *unused);
+static void waker_stop(void);
+
+/* The process leaves a shared fabric as it exits: the last one out
+ * completes the trace. */
+static void leave_shared(void)
+{
+	char why[256];
+
+	if (!sv_world.shared)
+		return;
+	waker_stop();
+	for (unsigned i = 0; i < sv_world.ndev; i++) {
+		nic_world_lock(sv_world.nic);
+		nic_close(sv_world.devs[i].nic);
+		nic_world_unlock(sv_world.nic);
+	}
+	sv_world.ndev = 0;
+	if (shared_world_detach(sv_world.shared, sv_world.nic, why,
+				sizeof(why)))
+		fprintf(stderr, "fabsim verbs: %s\n", why);
+	sv_world.shared = NULL;
+}
+
+static void join_shared(const struct nic_transport_params *tp)
+{
+	const char *fabric = shared_world_fabric();
+	struct nic_record_params rp = {
+		.path = getenv("FI_SIM_PCAP"),
+		.log_path = getenv("FI_SIM_PCAP_LOG"),
+	};
+	char why[256], note[256];
+	nm_error err;
+	int ret;
+
+	if (rp.path && !*rp.path)
+		rp.path = NULL;
+	ret = shared_world_attach(fabric, &sv_world.cfg, tp, &rp,
+				  &sv_world.shared, &sv_world.nic, why,
+				  sizeof(why), note, sizeof(note));
+	if (ret) {
+		fail(ret, "shared fabric: %s", why);
+		return;
+	}
+	if (note[0])
+		fprintf(stderr, "fabsim verbs: shared fabric %s: %s\n", fabric,
+			note);
+	sv_world.devs = calloc(1, sizeof(*sv_world.devs));
+	if (!sv_world.devs) {
+		fail(-ENOMEM, "%s", "out of memory");
+		return;
+	}
+	nic_world_lock(sv_world.nic);
+	ret = nic_open(sv_world.nic, shared_world_node(sv_world.shared),
+		       &sv_world.devs[0].nic, &err);
+	nic_world_unlock(sv_world.nic);
+	if (ret) {
+		fail(ret, "cannot attach a NIC: %s", err.msg);
+		return;
+	}
+	device_fill(&sv_world.devs[0], 0);
+	sv_world.ndev = 1;
+	if (pthread_create(&sv_world.waker, NULL, waker_main, NULL)) {
+		fail(-EAGAIN, "%s", "cannot start the waker thread");
+		return;
+	}
+	atexit(leave_shared);
+}
+
 static void build(void)
 {
 	struct nic_transport_params tp;
@@ -106,6 +180,10 @@ static void build(void)
 	/* A verbs RC queue pair has no buffer for messages nobody posted a
 	 * receive for: the sender is told receiver-not-ready and retries. */
 	tp.unexpected_bytes = 0;
+	if (shared_world_fabric()) {
+		join_shared(&tp);
+		return;
+	}
 	ret = nic_world_create(&sv_world.cfg, &tp, &sv_world.nic, &err);
 	if (ret) {
 		fail(ret, "cannot build the network: %s", err.msg);
@@ -232,8 +310,47 @@ static void waitable_fini(struct sv_waitable *w)
 
 static void posted(void)
 {
+	sv_world.posts++;
 	nic_sched_posted(sv_world.nic);
 	update_all();
+}
+
+/* ---- Waking a process that waits on a descriptor (shared fabric) -------------------
+ * A program that waits for verbs events in poll()/epoll() on our descriptors
+ * is outside the fabric; in one process, whatever makes them readable runs
+ * in the process itself. On a shared fabric another process may run the
+ * event that brings this one a completion or a connection request: it can
+ * only leave it on this process's list (nic_proc.c). A thread of ours waits
+ * inside the fabric for exactly that, takes it in and makes the descriptors
+ * readable. */
+
+static bool waker_ready(void *arg)
+{
+	return sv_world.waker_stop || sv_world.posts != *(const uint64_t *)arg;
+}
+
+static void *waker_main(void *unused)
+{
+	(void)unused;
+	sv_lock();
+	while (!sv_world.waker_stop) {
+		uint64_t seen = sv_world.posts;
+
+		nic_sched_wait(sv_world.nic, waker_ready, &seen, NM_TIME_NEVER,
+			       false);
+		update_all();
+	}
+	sv_unlock();
+	return NULL;
+}
+
+static void waker_stop(void)
+{
+	sv_lock();
+	sv_world.waker_stop = true;
+	nic_sched_posted(sv_world.nic);
+	sv_unlock();
+	pthread_join(sv_world.waker, NULL);
 }
 
 /* ---- Virtual time -------------------------------------------------------------------- */

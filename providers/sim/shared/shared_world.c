@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * A NIC world shared by several processes (shared_world.h).
+ *
+ * Order matters: a member attaches to the coordinator before it maps the
+ * segment, so that the coordinator's clean-up of a stale segment (at its
+ * start, under its lock) can never remove a live one.
+ */
+#include "shared_world.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arena/arena.h>
+#include <fabsimd/fabsimd.h>
+#include <netmodel/nm_code.h>
+
+#define SHARED_MAGIC 0x66736d77726c6432ull /* "fsmwrld2" */
+/* Address space the segment reserves; tmpfs pages are only used when
+ * touched. FI_SIM_SHARED_MEMORY_MB overrides it. */
+#define SHARED_DEFAULT_MB 1024
+/* How long an attaching process waits for the creator to build the
+ * world. */
+#define SHARED_BUILD_WAIT_MS 5000
+
+/* The root of the segment. */
+struct shared_root {
+	uint64_t          magic;
+	struct nic_world *world;
+	char              preset[NM_CONFIG_NAME_MAX];
+	uint64_t          seed;
+	nm_code           library_check; /* the same library in every member */
+};
+
+struct shared_world {
+	struct fabsimd_session *session;
+	fs_arena               *arena;
+	uint32_t                node;
+	const char             *node_source;
+	char                    fabric[FABSIMD_FABRIC_MAX + 1];
+};
+
+static int say(char *buf, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf && len) {
+		va_start(ap, fmt);
+		vsnprintf(buf, len, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+const char *shared_world_fabric(void)
+{
+	const char *name = getenv("FI_SIM_FABRIC");
+
+	return name && *name ? name : NULL;
+}
+
+static size_t shared_capacity(void)
+{
+	const char *mb = getenv("FI_SIM_SHARED_MEMORY_MB");
+	long v = mb && *mb ? strtol(mb, NULL, 10) : SHARED_DEFAULT_MB;
+
+	if (v < 16)
+		v = 16;
+	return (size_t)v << 20;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Differs when two members run different builds of the library: their
+ * code numbers (nm_code) would not agree. */
+static nm_code library_check(void)
+{
+	return NM_CODE(shared_world_attach);
+}
+
+/* How many processes the fabric should wait for before its clock starts:
+ * FI_SIM_NODES, else the launcher's job size; 0 when nothing says. */
+static uint32_t expected_processes(char *note, size_t notelen)
+{
+	static const char *const vars[] = {
+		"FI_SIM_NODES", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
+		"SLURM_NTASKS",
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		unsigned long n;
+
+		if (!v || !*v)
+			continue;
+		n = strtoul(v, &end, 10);
+		if (*end || n > FABSIMD_MEMBERS_MAX) {
+			say(note, notelen, 0,
+			    "%s=%s is not a process count (1 to %d); ignored",
+			    vars[i], v, FABSIMD_MEMBERS_MAX);
+			continue;
+		}
+		return (uint32_t)n;
+	}
+	return 0;
+}
+
+static int build_world(struct shared_world *sw, const nm_config *cfg,
+		       const struct nic_transport_params *transport,
+		       const struct nic_record_params *record,
+		       struct nic_world **world, char *err, size_t errlen)
+{
+	struct shared_root *root;
+	nm_error e;
+	int ret;
+
+	root = fs_arena_calloc(sw->arena, 1, sizeof(*root));
+	if (!root)
+		return say(err, errlen, -ENOMEM, "out of shared memory");
+	ret = nic_world_create_in(sw->arena, cfg, transport, world, &e);
+	if (ret) {
+		fs_arena_free(sw->arena, root);
+		return say(err, errlen, ret, "cannot build the network: %s",
+			   e.msg);
+	}
+	if (record && record->path) {
+		/* The creator starts the recording; every member writes the
+		 * packets it simulates into the same files. */
+		ret = nic_world_record(*world, record, &e);
+		if (ret) {
+			nic_world_destroy(*world);
+			fs_arena_free(sw->arena, root);
+			return say(err, errlen, ret, "FI_SIM_PCAP=%s: %s",
+				   record->path, e.msg);
+		}
+	}
+	root->world = *world;
+	snprintf(root->preset, sizeof(root->preset), "%s", cfg->preset);
+	root->seed = cfg->seed;
+	root->library_check = library_check();
+	root->magic = SHARED_MAGIC;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	fs_arena_set_root(sw->arena, root);
+	return 0;
+}
+
+static int find_world(struct shared_world *sw, const nm_config *cfg,
+		      const struct nic_record_params *record,
+		      struct nic_world **world, char *err, size_t errlen,
+		      char *note, size_t notelen)
+{
+	struct shared_root *root = NULL;
+
+	for (long waited = 0; waited < SHARED_BUILD_WAIT_MS; waited += 10) {
+		root = fs_arena_root(sw->arena);
+		if (root)
+			break;
+		sleep_ms(10);
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!root || root->magic != SHARED_MAGIC)
+		return say(err, errlen, -EIO,
+			   "its creator never finished building it (a crashed "
+			   "run? `fabsim fabric stop %s` clears it)",
+			   sw->fabric);
+	if (root->library_check != library_check())
+		return say(err, errlen, -EINVAL,
+			   "its members run different builds of fabsim's "
+			   "libraries; use the same one everywhere");
+	if (strcmp(root->preset, cfg->preset) || root->seed != cfg->seed)
+		say(note, notelen, 0,
+		    "it runs preset %s, seed %llu (set by the process that "
+		    "created it); this process asked for %s, seed %llu",
+		    root->preset, (unsigned long long)root->seed, cfg->preset,
+		    (unsigned long long)cfg->seed);
+	if (record && record->path && !nic_world_recording(root->world))
+		say(note, notelen, 0,
+		    "FI_SIM_PCAP=%s: the fabric was started without recording "
+		    "(the first process decides); nothing is recorded",
+		    record->path);
+	*world = root->world;
+	return 0;
+}
+
+static int map_segment(struct shared_world *sw, const nm_config *cfg,
+		       const struct nic_transport_params *transport,
+		       const struct nic_record_params *record,
+		       struct nic_world **world, char *err, size_t errlen,
+		       char *note, size_t notelen)
+{
+	char name[128];
+	int ret;
+
+	ret = fabsimd_segment_name(sw->fabric, name, sizeof(name));
+	if (ret < 0)
+		return say(err, errlen, ret, "bad fabric name");
+	for (int tries = 0; tries < 3; tries++) {
+		ret = fs_arena_attach(name, &sw->arena, err, errlen);
+		if (ret == 0) {
+			ret = find_world(sw, cfg, record, world, err, errlen,
+					 note, notelen);
+			if (ret)
+				fs_arena_detach(sw->arena);
+			return ret;
+		}
+		if (ret != -ENOENT)
+			return ret;
+		ret = fs_arena_create(name, shared_capacity(), &sw->arena, err,
+				      errlen);
+		if (ret == 0) {
+			ret = build_world(sw, cfg, transport, record, world,
+					  err, errlen);
+			if (ret)
+				fs_arena_detach(sw->arena);
+			return ret;
+		}
+		if (ret != -EEXIST)
+			return ret;
+		/* Another member created it meanwhile: attach to theirs. */
+	}
+	return ret;
+}
+
+int shared_world_attach(const char *fabric, const nm_config *cfg,
+			const struct nic_transport_params *transport,
+			const struct nic_record_params *record,
+			struct shared_world **out, struct nic_world **world,
+			char *err, size_t errlen, char *note, size_t notelen)
+{
+	struct fabsimd_member_info me = { 0 };
+	struct shared_world *sw;
+	int ret;
+
+	if (note && notelen)
+		note[0] = '\0';
+	sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return say(err, errlen, -ENOMEM, "out of memory");
+	snprintf(sw->fabric, sizeof(sw->fabric), "%s", fabric);
+	ret = fabsimd_node_identity(&sw->node, &sw->node_source, err, errlen);
+	if (ret == -ENOENT) {
+		ret = say(err, errlen, -EINVAL,
+			  "this process has no node identity: set FI_SIM_NODE "
+			  "(`fabsim run --node N`), or start it with a "
+			  "launcher that sets a rank");
+		goto fail;
+	} else if (ret) {
+		goto fail;
+	}
+	if (sw->node >= cfg->topology.hosts) {
+		ret = say(err, errlen, -EINVAL,
+			  "node %u (from %s) is outside the topology's %u hosts "
+			  "(FI_SIM_TOPOLOGY_HOSTS)",
+			  sw->node, sw->node_source, cfg->topology.hosts);
+		goto fail;
+	}
+	me.node = sw->node;
+	ret = fabsimd_attach(fabric, &me, &sw->session, err, errlen);
+	if (ret)
+		goto fail;
+	ret = map_segment(sw, cfg, transport, record, world, err, errlen,
+			  note, notelen);
+	if (ret) {
+		fabsimd_detach(sw->session);
+		goto fail;
+	}
+	nic_world_lock(*world);
+	nic_world_expect_processes(*world, expected_processes(note, notelen));
+	/* The others now wait for this process when it runs. */
+	nic_sched_enter(*world);
+	nic_world_unlock(*world);
+	*out = sw;
+	return 0;
+fail:
+	free(sw);
+	return ret;
+}
+
+uint32_t shared_world_node(const struct shared_world *sw)
+{
+	return sw->node;
+}
+
+const char *shared_world_node_source(const struct shared_world *sw)
+{
+	return sw->node_source;
+}
+
+int shared_world_coordinator(const struct shared_world *sw)
+{
+	return (int)fabsimd_session_coordinator(sw->session);
+}
+
+int shared_world_detach(struct shared_world *sw, struct nic_world *world,
+			char *err, size_t errlen)
+{
+	nm_error e;
+	int ret = 0;
+
+	if (!sw)
+		return 0;
+	nic_world_lock(world);
+	if (nic_world_others_present(world))
+		nic_world_record_leave(world);
+	else if ((ret = nic_world_record_stop(world, &e)))
+		say(err, errlen, ret, "%s", e.msg);
+	nic_world_leave(world);
+	nic_world_unlock(world);
+	/* The world stays for the other members; the coordinator removes the
+	 * segment when the last one leaves. */
+	fs_arena_detach(sw->arena);
+	fabsimd_detach(sw->session);
+	free(sw);
+	return ret;
+}

@@ -17,6 +17,8 @@ if ! ompi_info 2>/dev/null | grep -q "MCA mtl: ofi"; then
 	exit 0
 fi
 cd "$TEST_TMPDIR"
+. "$TEST_SRCDIR/fabsim/tests/multiproc/shell_util.sh"
+sanitizer_env "$fabsim"
 mpicc -o mpi_check "$src"
 export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
 # fabsim run sets the library path, the provider and the shared fabric;

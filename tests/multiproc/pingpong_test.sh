@@ -12,11 +12,13 @@ if [ -z "$pingpong" ]; then
 	exit 0
 fi
 cd "$TEST_TMPDIR"
+. "$TEST_SRCDIR/fabsim/tests/multiproc/shell_util.sh"
+sanitizer_env "$fabsim"
 export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
 preset=roce-100g
 model=$("$fabsim" model --preset $preset)
 # The control port of this run (loopback only): away from other runs.
-port=$(( 20000 + ($$ % 20000) ))
+port=$(free_port)
 
 # model_us SIZE: the model's post-to-completion latency for SIZE bytes.
 model_us() { awk -v s="$1" '$1 == s && NF == 3 { print $2 }' <<<"$model"; }

@@ -11,8 +11,10 @@ root="$TEST_SRCDIR/fabsim"
 face="$root/providers/sim_verbs"
 fabsim="$root/tools/fabsim"
 cd "$TEST_TMPDIR"
+. "$TEST_SRCDIR/fabsim/tests/multiproc/shell_util.sh"
+sanitizer_env "$face/libibverbs.so.1"
 export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
-port=$(( 20000 + ($$ % 20000) ))
+port=$(free_port)
 fail=0
 
 # pair NAME SERVER_COMMAND... -- CLIENT_COMMAND...: both must succeed.
@@ -63,8 +65,9 @@ fi
 
 if command -v fi_pingpong >/dev/null; then
 	export LD_LIBRARY_PATH="$face:$root/api" FI_PROVIDER=verbs FI_SIM_FABRIC="fp$$"
-	pair fp fi_pingpong -e msg -S 1024 -I 100 -B $((port + 1)) -- \
-		fi_pingpong -e msg -S 1024 -I 100 -P $((port + 1)) 127.0.0.1
+	fpport=$(free_port)
+	pair fp fi_pingpong -e msg -S 1024 -I 100 -B $fpport -- \
+		fi_pingpong -e msg -S 1024 -I 100 -P $fpport 127.0.0.1
 	for side in server client; do
 		grep -qE "^1k +100 +=100" fp.$side || { echo "FAIL: fp: $side printed no result"; cat fp.$side; fail=1; }
 	done

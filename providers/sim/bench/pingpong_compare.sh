@@ -15,7 +15,7 @@ command -v fi_pingpong >/dev/null ||
 	{ echo "fi_pingpong is not installed (Debian package libfabric-bin)"; exit 1; }
 export FABSIM_RUNTIME_DIR=$(mktemp -d)
 trap 'rm -rf "$FABSIM_RUNTIME_DIR"' EXIT
-port=$(( 30000 + ($$ % 20000) ))
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # one_run PROVIDER SIZE: the client's usec/xfer.
 one_run() {

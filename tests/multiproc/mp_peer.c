@@ -116,6 +116,12 @@ static void cq_failed(struct fid_cq *cq, ssize_t n)
 	exit(1);
 }
 
+/* The digest of a receive completion: its tag and when it was read. */
+static uint64_t fold(uint64_t digest, uint64_t tag, uint64_t now)
+{
+	return (digest * 1000003u + tag) * 1000003u + now;
+}
+
 static uint8_t pattern(int src, int dst, int msg, size_t i)
 {
 	return (uint8_t)(src * 31 + dst * 7 + msg * 13 + i);
@@ -262,9 +268,8 @@ int main(int argc, char **argv)
 				if (!(e.flags & FI_RECV))
 					fail("a send to the dead peer succeeded");
 				got_recv++;
-				digest = digest * 1000003u + e.tag;
-				digest = digest * 1000003u +
-					 sim->now_ns(&domain->fid);
+				digest = fold(digest, e.tag,
+					      sim->now_ns(&domain->fid));
 			}
 			dead_error = fi_strerror(err.err);
 			continue;
@@ -307,9 +312,8 @@ int main(int argc, char **argv)
 						(unsigned long long)sim->now_ns(&domain->fid));
 				if (e.flags & FI_RECV) {
 					got_recv++;
-					digest = digest * 1000003u + e.tag;
-					digest = digest * 1000003u +
-						 sim->now_ns(&domain->fid);
+					digest = fold(digest, e.tag,
+						      sim->now_ns(&domain->fid));
 				} else {
 					pending_tx--;
 				}
@@ -325,8 +329,7 @@ int main(int argc, char **argv)
 			cq_failed(cq, n);
 		if (e.flags & FI_RECV) {
 			got_recv++;
-			digest = digest * 1000003u + e.tag;
-			digest = digest * 1000003u + sim->now_ns(&domain->fid);
+			digest = fold(digest, e.tag, sim->now_ns(&domain->fid));
 		}
 	}
 

@@ -28,20 +28,19 @@ static void count_failure(const struct nic *nic)
 	nic->world->stats.dma_failures++;
 }
 
-void nic_dma_read(const struct nic *nic, void *dst, const void *src,
-		  size_t len)
+/* Copies len bytes between this process's `here` and the owner's `there`,
+ * in the direction `to_owner` says. */
+static void owner_copy(const struct nic *nic, void *there, void *here,
+		       size_t len, bool to_owner)
 {
 	size_t done = 0;
 
-	if (local(nic)) {
-		memcpy(dst, src, len);
-		return;
-	}
 	while (done < len) {
-		struct iovec here = { (uint8_t *)dst + done, len - done };
-		struct iovec there = { (uint8_t *)src + done, len - done };
-		ssize_t n = process_vm_readv(nic->owner->pid, &here, 1, &there,
-					     1, 0);
+		struct iovec mine = { (uint8_t *)here + done, len - done };
+		struct iovec theirs = { (uint8_t *)there + done, len - done };
+		ssize_t n = to_owner ?
+			process_vm_writev(nic->owner->pid, &mine, 1, &theirs, 1, 0) :
+			process_vm_readv(nic->owner->pid, &mine, 1, &theirs, 1, 0);
 
 		if (n <= 0) {
 			count_failure(nic);
@@ -51,25 +50,20 @@ void nic_dma_read(const struct nic *nic, void *dst, const void *src,
 	}
 }
 
+void nic_dma_read(const struct nic *nic, void *dst, const void *src,
+		  size_t len)
+{
+	if (local(nic))
+		memcpy(dst, src, len);
+	else
+		owner_copy(nic, (void *)src, dst, len, false);
+}
+
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,
 		   size_t len)
 {
-	size_t done = 0;
-
-	if (local(nic)) {
+	if (local(nic))
 		memcpy(dst, src, len);
-		return;
-	}
-	while (done < len) {
-		struct iovec here = { (uint8_t *)src + done, len - done };
-		struct iovec there = { (uint8_t *)dst + done, len - done };
-		ssize_t n = process_vm_writev(nic->owner->pid, &here, 1, &there,
-					      1, 0);
-
-		if (n <= 0) {
-			count_failure(nic);
-			return;
-		}
-		done += (size_t)n;
-	}
+	else
+		owner_copy(nic, dst, (void *)src, len, true);
 }

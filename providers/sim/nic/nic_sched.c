@@ -7,8 +7,9 @@
  * of SimGrid's maestro: the clock advances only while no thread is running
  * the program, that is while every thread that uses the world is blocked in
  * a wait, has just polled and found nothing, or has stayed away from the
- * fabric for NIC_ABSENT_MS of real time (it is then out of time until it
- * calls again). Threads that never called in cannot be seen; before a wait
+ * fabric for NIC_ABSENT_MS of real time while the kernel had it asleep (it
+ * is then out of time until it calls again; one that computes keeps its
+ * place for up to NIC_COMPUTING_MS). Threads that never called in cannot be seen; before a wait
  * lets the clock jump over a stretch with nothing scheduled, they get
  * NIC_ABSENT_MS to show up. A run stops as soon as any waiting thread's
  * condition holds, so every thread resumes at the instant its event
@@ -239,33 +240,45 @@ static bool wait_over(const struct nic_thread *t, nm_time_ns now)
 	return wait_ready(t) || now >= t->deadline;
 }
 
-/* A thread of another process that the kernel says is running or ready to
- * run: it is computing, not blocked outside the fabric, and keeps its
- * place in time however long the machine takes to give it a CPU (a busy
- * machine must not change what a run computes). Threads of this process
- * are judged by their calls alone, as before. */
-static bool computing(const struct nic_thread *t)
+/* The kernel's one-letter state of a process or thread (R running or
+ * runnable, S sleeping, Z zombie...) from its /proc stat file; '?' when it
+ * cannot be read, '-' when it is gone. */
+static char proc_state(const char *path)
 {
-	char path[64], buf[512];
+	char buf[512];
 	const char *state;
 	ssize_t n;
-	int fd;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (t->pid == nic_self_pid() || !t->tid)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid,
-		 (int)t->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false; /* gone: certainly not computing */
+		return errno == ENOENT ? '-' : '?';
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return '?';
 	buf[n] = '\0';
 	/* "pid (comm) S ...": the state follows the last ')'. */
 	state = strrchr(buf, ')');
-	return state && state[1] == ' ' && state[2] == 'R';
+	return state && state[1] == ' ' ? state[2] : '?';
+}
+
+/* Real time a thread the kernel says is running or ready to run keeps its
+ * place in time although it does not call in: it is computing (or waiting
+ * for a CPU of a busy machine), not blocked outside the fabric, and a busy
+ * machine must not change what a run computes. Past this, it is taken out
+ * of time all the same (a thread that spins on a flag another one sets must
+ * not hang them both). */
+#define NIC_COMPUTING_MS 2000
+
+static bool computing(const struct nic_thread *t, long silent_ms)
+{
+	char path[64];
+
+	if (!t->tid || silent_ms >= NIC_COMPUTING_MS)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid,
+		 (int)t->tid);
+	return proc_state(path) == 'R';
 }
 
 /* Real time the clock waits for the processes a shared fabric expects. */
@@ -304,24 +317,13 @@ static bool joining(struct nic_world *world)
 /* A process that has ended (a zombie too: its parent has not reaped it). */
 static bool process_gone(pid_t pid)
 {
-	char path[32], buf[256];
-	const char *state;
-	ssize_t n;
-	int fd;
+	char path[32], state;
 
 	if (kill(pid, 0) && errno == ESRCH)
 		return true;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	state = strrchr(buf, ')');
-	return state && (state[2] == 'Z' || state[2] == 'X');
+	state = proc_state(path);
+	return state == '-' || state == 'Z' || state == 'X';
 }
 
 /* Processes that died without leaving: their threads stop holding the
@@ -420,7 +422,8 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				idle = false;
 			} else if (ms_between(&t->seen_at, &real) >=
 					   NIC_ABSENT_MS &&
-				   !computing(t)) {
+				   !computing(t, ms_between(&t->seen_at,
+							    &real))) {
 				t->state = NIC_THREAD_ABSENT;
 				world->stats.threads_out_of_time++;
 			} else {

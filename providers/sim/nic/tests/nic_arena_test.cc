@@ -92,6 +92,16 @@ TEST(NicArena, TrafficAllocatesOnlyInTheArena)
 	got.reserve(4 * kMessages);
 	completions = &got;
 
+	auto post_recv = [&](int i) {
+		nic_recv r = {};
+		r.cookie = i;
+		r.source = NIC_ANY_SOURCE;
+		r.sge_count = 1;
+		r.sge[0].addr = &dst[i * kSize];
+		r.sge[0].len = kSize;
+		return nic_post_recv(qp[1], &r);
+	};
+
 	counting = true;
 	for (int i = 0; i < kMessages; i++) {
 		nic_wr wr = {};
@@ -104,26 +114,12 @@ TEST(NicArena, TrafficAllocatesOnlyInTheArena)
 		ASSERT_EQ(nic_post_send(qp[0], &wr), 0);
 		/* The second half arrive unexpected: their receives are
 		 * posted later. */
-		if (i < kMessages / 2) {
-			nic_recv r = {};
-			r.cookie = i;
-			r.source = NIC_ANY_SOURCE;
-			r.sge_count = 1;
-			r.sge[0].addr = &dst[i * kSize];
-			r.sge[0].len = kSize;
-			ASSERT_EQ(nic_post_recv(qp[1], &r), 0);
-		}
+		if (i < kMessages / 2)
+			ASSERT_EQ(post_recv(i), 0);
 	}
 	nic_world_run_until(world, nullptr, nullptr, 200000);
-	for (int i = kMessages / 2; i < kMessages; i++) {
-		nic_recv r = {};
-		r.cookie = i;
-		r.source = NIC_ANY_SOURCE;
-		r.sge_count = 1;
-		r.sge[0].addr = &dst[i * kSize];
-		r.sge[0].len = kSize;
-		ASSERT_EQ(nic_post_recv(qp[1], &r), 0);
-	}
+	for (int i = kMessages / 2; i < kMessages; i++)
+		ASSERT_EQ(post_recv(i), 0);
 	nic_world_run_until(world, nullptr, nullptr, NM_TIME_NEVER);
 	counting = false;
 

@@ -43,6 +43,9 @@ static int node;
 /* MP_DEAD=k: node k dies (SIGKILL) once its receives are posted; the
  * others expect their first send to k to fail and nothing from k. */
 static int dead = -1;
+/* MP_AWAY=k:ms: node k sleeps ms milliseconds outside the fabric once its
+ * receives are posted (as a program blocked out of band would). */
+static int away = -1, away_ms;
 
 #define CHECK(call)                                                          \
 	do {                                                                 \
@@ -150,6 +153,9 @@ int main(int argc, char **argv)
 	node = atoi(env);
 	if (getenv("MP_DEAD"))
 		dead = atoi(getenv("MP_DEAD"));
+	if (getenv("MP_AWAY") &&
+	    sscanf(getenv("MP_AWAY"), "%d:%d", &away, &away_ms) != 2)
+		fail("MP_AWAY: expected NODE:MILLISECONDS");
 	nodes = atoi(argv[2]);
 	messages = atoi(argv[3]);
 	size = (size_t)atol(argv[4]);
@@ -236,6 +242,10 @@ int main(int argc, char **argv)
 
 	if (node == dead)
 		raise(SIGKILL);
+	if (node == away)
+		nanosleep(&(struct timespec){ away_ms / 1000,
+					      (away_ms % 1000) * 1000000L },
+			  NULL);
 
 	/* Then sends, one at a time per completion to keep it simple. */
 	long expect_recv = (long)(nodes - 1 - (dead >= 0)) * (messages + 1);

@@ -205,6 +205,14 @@ static void classify(tr_reader *r, tr_record *rec)
 				tr_error_prefix(&rec->problem, "%s: marker", at);
 			return;
 		}
+		ret = tr_event_frame_parse(rec->data, rec->caplen, &rec->event, &rec->problem);
+		if (ret != 0) {
+			rec->kind = ret > 0 ? TR_REC_OTHER : TR_REC_MALFORMED;
+			rec->what = "fabsim event";
+			if (ret < 0)
+				tr_error_prefix(&rec->problem, "%s: event", at);
+			return;
+		}
 	}
 	ret = tr_packet_parse(&rec->pkt, rec->data, rec->caplen, rec->wirelen, r->linktype,
 			      &rec->what, &rec->problem);

@@ -12,9 +12,12 @@
 -- 3. The fabsim atomic headers: request (magic "FSAT") at the start of a SEND_ONLY, response
 --    ("FSAR") at the start of a READ response ONLY: a libfabric atomic RoCE has no opcode for.
 --    Layout in traces/include/traces/tr_atomichdr.h.
+-- 4. Event frames (EtherType 0x88B5, magic "FSEV"): a process of a shared fabric taken out of
+--    virtual time, back, or dead. Layout in traces/include/traces/tr_event.h.
 -- Wireshark decodes everything else (its InfiniBand dissector); nothing here changes that.
 
 local MARK_MAGIC = 0x46534D4B
+local EVENT_MAGIC = 0x46534556
 local TAG_MAGIC = 0x46535447
 local ATOMIC_MAGIC = 0x46534154
 local ATOMIC_RESP_MAGIC = 0x46534152
@@ -80,7 +83,43 @@ mark.fields = mf
 -- Marks seen so far, by the number of the frame they describe (the next one).
 local marks = {}
 
+---------------------------------------------------------------------------------------------
+-- Event frames
+
+local event = Proto("fabsim_event", "fabsim event")
+local event_kinds = { [1] = "away", [2] = "back", [3] = "died" }
+local ef = {
+	magic = ProtoField.uint32("fabsim.event.magic", "Magic", base.HEX),
+	version = ProtoField.uint8("fabsim.event.version", "Version"),
+	kind = ProtoField.uint8("fabsim.event.kind", "Kind", base.DEC, event_kinds),
+	length = ProtoField.uint16("fabsim.event.length", "Text length"),
+	node = ProtoField.uint32("fabsim.event.node", "Node"),
+	pid = ProtoField.uint32("fabsim.event.pid", "Process"),
+	text = ProtoField.string("fabsim.event.text", "Text"),
+}
+event.fields = ef
+
+local function dissect_event(tvb, pinfo, tree)
+	local len = tvb(6, 2):uint()
+	if tvb:len() < 16 + len then return 0 end
+	local text = len > 0 and tvb(16, len):string() or ""
+	pinfo.cols.protocol = "fabsim"
+	pinfo.cols.info = string.format("event: node %s: %s", where_str(tvb(8, 4):uint()), text)
+	local t = tree:add(event, tvb(0, 16 + len))
+	t:add(ef.magic, tvb(0, 4))
+	t:add(ef.version, tvb(4, 1))
+	t:add(ef.kind, tvb(5, 1))
+	t:add(ef.length, tvb(6, 2))
+	t:add(ef.node, tvb(8, 4))
+	t:add(ef.pid, tvb(12, 4))
+	if len > 0 then t:add(ef.text, tvb(16, len)) end
+	return 16 + len
+end
+
 function mark.dissector(tvb, pinfo, tree)
+	if tvb:len() >= 16 and tvb(0, 4):uint() == EVENT_MAGIC then
+		return dissect_event(tvb, pinfo, tree)
+	end
 	if tvb:len() < 28 or tvb(0, 4):uint() ~= MARK_MAGIC then return 0 end
 	local flags = tvb(6, 2):uint()
 	local reason = tvb(5, 1):uint()

@@ -60,6 +60,13 @@ struct nic_fabsim_hdr {
 #define NIC_ATOMIC_HDR_WIRE      24 /* TR_ATOMIC_LEN */
 #define NIC_ATOMIC_RESP_HDR_WIRE 12 /* TR_ATOMIC_RESP_LEN */
 
+/* An event of the fabric (a process away, back, dead) into the trace, at
+ * virtual time ts (nic_record.c). */
+struct nic_recorder;
+struct tr_event;
+void nic_record_event(struct nic_recorder *rec, const struct tr_event *ev,
+		      nm_time_ns ts);
+
 /* A frame built for the trace files (nic_record.c), shared by the records
  * that write it. */
 struct nic_rec_frame;

@@ -1109,6 +1109,39 @@ int nic_record_close(struct nic_recorder *rec, nm_error *err)
 	return ret;
 }
 
+void nic_record_event(struct nic_recorder *rec, const tr_event *ev,
+		      nm_time_ns ts)
+{
+	uint8_t data[TR_EVENT_FRAME_MAX];
+	uint32_t len = tr_event_frame_build(data, ev);
+	struct nic_rec_frame *frame;
+	struct rec_file *f;
+	char log[192];
+
+	f = rec->per_node ? host_file(rec, ev->node) : rec->all;
+	if (!f)
+		return;
+	frame = fs_mem_alloc(rec->arena, sizeof(*frame) + len);
+	if (!frame) {
+		fail(rec, -ENOMEM, "an event frame", "out of memory");
+		return;
+	}
+	memcpy(frame->data, data, len);
+	frame->arena = rec->arena;
+	frame->refs = 1;
+	frame->len = len;
+	frame->caplen = len < rec->snaplen ? len : rec->snaplen;
+	frame->src_host = frame->dst_host = ev->node;
+	frame->retransmit = false;
+	snprintf(log, sizeof(log), "event=%s node=%u pid=%u %s",
+		 tr_event_kind_name(ev->kind), ev->node, ev->pid, ev->text);
+	frame->log = rec->log_path ? rec_strdup(rec, log) : NULL;
+	/* In its place among the packets that left before it. */
+	push(rec, f, frame, ts, 0, NULL, true);
+	nic_rec_frame_put(frame);
+	pump(rec, f);
+}
+
 bool nic_world_recording(const struct nic_world *world)
 {
 	return world->rec != NULL;

@@ -31,6 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <traces/tr_event.h>
+#include <traces/tr_mark.h>
+
 #include "nic_internal.h"
 
 void nic_sched_init(struct nic_world *world)
@@ -66,6 +69,9 @@ void nic_sched_fini(struct nic_world *world)
 		fs_mem_free(world->arena, t);
 	}
 }
+
+static void tell(struct nic_world *world, const struct nic_proc *p,
+		 enum tr_event_kind kind);
 
 /* Thread ids are only unique within a process: entries are found by both. */
 static bool is_me(const struct nic_thread *t, pid_t pid, pthread_t me)
@@ -126,6 +132,8 @@ void nic_sched_enter(struct nic_world *world)
 	struct nic_thread *t = thread_self(world);
 
 	t->calls++;
+	if (t->state == NIC_THREAD_ABSENT && world->proc_count > 1)
+		tell(world, t->proc, TR_EVENT_BACK);
 	t->state = NIC_THREAD_RUNNING;
 	/* What other processes' runs left for us arrives now. */
 	if (nic_proc_has_calls(t->proc))
@@ -311,6 +319,40 @@ static bool joining(struct nic_world *world)
 	return false;
 }
 
+/* The host a process's NIC sits on (TR_WHERE_UNKNOWN: none). */
+static uint32_t node_of(const struct nic_world *world, const struct nic_proc *p)
+{
+	for (uint32_t h = 0; h < world->host_count; h++)
+		if (world->hosts[h] && world->hosts[h]->owner == p)
+			return h;
+	return TR_WHERE_UNKNOWN;
+}
+
+/* A process of a shared world went out of time, came back or died: the
+ * log (standard error) and the trace say so. */
+static void tell(struct nic_world *world, const struct nic_proc *p,
+		 enum tr_event_kind kind)
+{
+	static const char *const what[TR_EVENT_KINDS] = {
+		[TR_EVENT_AWAY] = "is blocked outside the fabric: out of "
+				  "virtual time",
+		[TR_EVENT_BACK] = "called in again: back in virtual time",
+		[TR_EVENT_DIED] = "ended without leaving the fabric: its hosts "
+				  "are off the network",
+	};
+	/* The trace holds no process id: it would differ from run to run. */
+	tr_event ev = { .kind = (uint8_t)kind, .node = node_of(world, p) };
+	nm_time_ns now = nic_world_now(world);
+
+	snprintf(ev.text, sizeof(ev.text), "its process %s", what[kind]);
+	fprintf(stderr, "fabsim: at %llu ns, node %d (process %d): %s\n",
+		(unsigned long long)now,
+		ev.node == TR_WHERE_UNKNOWN ? -1 : (int)ev.node, (int)p->pid,
+		what[kind]);
+	if (world->rec)
+		nic_record_event(world->rec, &ev, now);
+}
+
 /* How often the other processes of a shared world are checked for life. */
 #define NIC_PEER_CHECK_MS 100
 
@@ -343,9 +385,7 @@ static void bury_dead_processes(struct nic_world *world)
 	for (struct nic_proc *p = world->procs; p; p = p->next) {
 		if (p->gone || p->pid == me || !process_gone(p->pid))
 			continue;
-		fprintf(stderr, "fabsim: process %d left the shared fabric "
-				"without closing it (died?); its hosts are off "
-				"the network\n", (int)p->pid);
+		tell(world, p, TR_EVENT_DIED);
 		nic_proc_died(world, p);
 		for (struct nic_thread **t = &world->threads; *t;) {
 			struct nic_thread *dead = *t;
@@ -426,6 +466,8 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 							    &real))) {
 				t->state = NIC_THREAD_ABSENT;
 				world->stats.threads_out_of_time++;
+				if (t->pid != nic_self_pid())
+					tell(world, t->proc, TR_EVENT_AWAY);
 			} else {
 				idle = false;
 			}

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "traces/tr_error.h"
+#include "traces/tr_event.h"
 #include "traces/tr_mark.h"
 #include "traces/tr_packet.h"
 
@@ -86,7 +87,8 @@ typedef struct tr_record {
 	uint32_t wirelen;    /* the record's original length */
 	const uint8_t *data; /* valid until the next tr_reader_next */
 	tr_record_kind kind;
-	const char *what;    /* TR_REC_OTHER: "ARP", "TCP", ... */
+	const char *what;    /* TR_REC_OTHER: "ARP", "TCP", "fabsim event"... */
+	tr_event event;      /* what == "fabsim event": the event (tr_event.h) */
 	/* For a marker: its content. For any other record: the mark the marker before it carried
 	 * (flags 0 when there was none). */
 	tr_mark mark;

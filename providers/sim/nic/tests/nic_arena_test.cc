@@ -114,8 +114,9 @@ TEST(NicArena, TrafficAllocatesOnlyInTheArena)
 		ASSERT_EQ(nic_post_send(qp[0], &wr), 0);
 		/* The second half arrive unexpected: their receives are
 		 * posted later. */
-		if (i < kMessages / 2)
+		if (i < kMessages / 2) {
 			ASSERT_EQ(post_recv(i), 0);
+		}
 	}
 	nic_world_run_until(world, nullptr, nullptr, 200000);
 	for (int i = kMessages / 2; i < kMessages; i++)

@@ -175,7 +175,8 @@ bool sim_poll_lock(struct sim_world *world)
 
 		if (nic_world_nothing_for_me(world->nic) ||
 		    !nic_world_trylock(world->nic)) {
-			if (++misses % 64 == 0)
+			if (++misses % 64 == 0 ||
+			    nic_world_holder_here(world->nic))
 				sched_yield();
 			return false;
 		}

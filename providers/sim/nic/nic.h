@@ -71,6 +71,9 @@ void nic_world_lock(struct nic_world *world);
 void nic_world_unlock(struct nic_world *world);
 /* Takes the lock if nobody holds it. */
 bool nic_world_trylock(struct nic_world *world);
+/* A hint: the lock's holder runs on this thread's CPU (so it cannot go on
+ * while this thread spins). */
+bool nic_world_holder_here(const struct nic_world *world);
 /* Without the lock, a hint: nothing waits to be called back in this process
  * and nothing is scheduled, so a poll would find nothing new. */
 bool nic_world_nothing_for_me(struct nic_world *world);

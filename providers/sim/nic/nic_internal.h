@@ -201,6 +201,7 @@ struct nic_world {
 	fs_arena         *arena;      /* where the model's state lives (NULL: malloc) */
 	pthread_mutex_t   lock;
 	bool              locked;     /* a hint for pollers: someone holds it */
+	int               holder_cpu; /* ... and the CPU it runs on */
 	uint64_t          identity;   /* tells this world from earlier ones */
 	/* The program's threads (nic_sched.c). */
 	pthread_cond_t    activity;    /* a thread may now move time */

@@ -21,7 +21,9 @@
  * thread id, so a new thread that reuses an exited thread's id reuses its
  * entry. Everything here runs with the world lock held.
  */
+#define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <string.h>
@@ -219,6 +221,7 @@ static bool sleep_real(struct nic_world *world, int ms)
 	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
 	ret = pthread_cond_timedwait(&world->activity,
 				     &world->lock, &until);
+	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
 	if (ret == EOWNERDEAD)
 		nic_world_owner_died(world);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * The world: one simulated fabric's clock, network and NICs. */
+#define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -163,6 +164,14 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* The lock is ours: pollers may look (and see on which CPU we run: one on
+ * the same CPU had better give it to us). */
+static void held(struct nic_world *world)
+{
+	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
+	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+}
+
 /* Turns a waiting process spends on a held lock before it sleeps: the
  * holder of a shared world is usually another process running a few
  * events on the other CPU, and a futex sleep and wake-up costs more. */
@@ -175,7 +184,7 @@ void nic_world_lock(struct nic_world *world)
 			if (nic_world_trylock(world))
 				return;
 			/* The holder may be waiting for this CPU. */
-			if (i % 64 == 63)
+			if (nic_world_holder_here(world) || i % 64 == 63)
 				sched_yield();
 			else
 				cpu_relax();
@@ -183,7 +192,14 @@ void nic_world_lock(struct nic_world *world)
 	}
 	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
 		nic_world_owner_died(world);
-	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+	held(world);
+}
+
+bool nic_world_holder_here(const struct nic_world *world)
+{
+	return __atomic_load_n(&world->locked, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&world->holder_cpu, __ATOMIC_RELAXED) ==
+		       sched_getcpu();
 }
 
 bool nic_world_nothing_for_me(struct nic_world *world)
@@ -213,7 +229,7 @@ bool nic_world_trylock(struct nic_world *world)
 		nic_world_owner_died(world);
 	if (ret != 0 && ret != EOWNERDEAD)
 		return false;
-	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+	held(world);
 	return true;
 }
 

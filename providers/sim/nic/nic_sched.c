@@ -405,6 +405,43 @@ static void bury_dead_processes(struct nic_world *world)
 	}
 }
 
+/* A thread that is not waiting in the fabric: busy (false), or silent long
+ * enough, and blocked outside the fabric, to be taken out of time (true;
+ * its state becomes NIC_THREAD_ABSENT). *real caches the clock. */
+static bool running_idle(struct nic_world *world, struct nic_thread *t,
+			 bool polling, struct timespec *real)
+{
+	long silent_ms;
+
+	/* Calls since we last looked: it is busy in the fabric, no need to
+	 * read the clock. Its silence is timed from the first look that finds
+	 * none. */
+	if (t->calls != t->calls_seen) {
+		t->calls_seen = t->calls;
+		t->seen_at.tv_sec = 0;
+		t->silent_looks = 0;
+		return false;
+	}
+	/* Most silences are short: a busy poller reads the clock only every
+	 * so many looks. */
+	if (polling && ++t->silent_looks % 64)
+		return false;
+	if (!real->tv_sec)
+		real_now(real);
+	if (!t->seen_at.tv_sec) {
+		t->seen_at = *real;
+		return false;
+	}
+	silent_ms = ms_between(&t->seen_at, real);
+	if (silent_ms < NIC_ABSENT_MS || computing(t, silent_ms))
+		return false;
+	t->state = NIC_THREAD_ABSENT;
+	world->stats.threads_out_of_time++;
+	if (t->pid != nic_self_pid())
+		tell(world, t->proc, TR_EVENT_AWAY);
+	return true;
+}
+
 /* True when no thread but `self` runs the program. Running threads silent
  * for NIC_ABSENT_MS are taken out of time here. */
 static bool others_idle(struct nic_world *world, struct nic_thread *self,
@@ -424,14 +461,14 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 			continue;
 		switch (t->state) {
 		case NIC_THREAD_POLLING:
-			/* Another process's poller is idle only if its last
-			 * poll saw the latest work or completion: one that
-			 * polled and then went to do something else (talk out
-			 * of band) must not let time run on without it. (The
-			 * threads of one program keep the old rule: a poller
-			 * starved of CPU would hold them all.) */
-			if (t->pid != nic_self_pid() &&
-			    t->acked != world->signals)
+			/* A poller is idle only if its last poll saw the
+			 * latest work or completion: one that polled and then
+			 * went to do something else (wait on a descriptor,
+			 * talk out of band) must not let time run on without
+			 * it. Until it polls again it is judged as a running
+			 * thread. */
+			if (t->acked != world->signals &&
+			    !running_idle(world, t, polling, &real))
 				idle = false;
 			break;
 		case NIC_THREAD_ABSENT:
@@ -442,38 +479,8 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				idle = false;
 			break;
 		case NIC_THREAD_RUNNING:
-			/* Calls since we last looked: it is busy in the
-			 * fabric, no need to read the clock. Its silence is
-			 * timed from the first look that finds none. */
-			if (t->calls != t->calls_seen) {
-				t->calls_seen = t->calls;
-				t->seen_at.tv_sec = 0;
-				t->silent_looks = 0;
+			if (!running_idle(world, t, polling, &real))
 				idle = false;
-				break;
-			}
-			/* Most silences are short: a busy poller reads the
-			 * clock only every so many looks. */
-			if (polling && ++t->silent_looks % 64) {
-				idle = false;
-				break;
-			}
-			if (!real.tv_sec)
-				real_now(&real);
-			if (!t->seen_at.tv_sec) {
-				t->seen_at = real;
-				idle = false;
-			} else if (ms_between(&t->seen_at, &real) >=
-					   NIC_ABSENT_MS &&
-				   !computing(t, ms_between(&t->seen_at,
-							    &real))) {
-				t->state = NIC_THREAD_ABSENT;
-				world->stats.threads_out_of_time++;
-				if (t->pid != nic_self_pid())
-					tell(world, t->proc, TR_EVENT_AWAY);
-			} else {
-				idle = false;
-			}
 			break;
 		}
 	}

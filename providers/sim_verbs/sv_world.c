@@ -254,6 +254,9 @@ static void waitable_set(struct sv_waitable *w, bool readable)
 	if (readable && !w->signalled) {
 		if (write(w->fd, &v, sizeof(v)) == sizeof(v))
 			w->signalled = true;
+		/* A thread of ours blocked in poll() on it wakes now: until
+		 * it calls in, time must not run on without it. */
+		nic_sched_rouse(sv_world.nic);
 	} else if (!readable && w->signalled) {
 		if (read(w->fd, &v, sizeof(v)) == sizeof(v))
 			w->signalled = false;

@@ -153,6 +153,11 @@ enum nic_wait_end {
 enum nic_wait_end nic_sched_wait(struct nic_world *world,
 				 bool (*ready)(void *ctx), void *ctx,
 				 nm_time_ns deadline, bool settle);
+/* A descriptor of this process that a thread may be blocked on has just
+ * become readable: its threads that were out of time are back in it (they
+ * are about to call in), and are taken out again only if they stay away.
+ * Lock held. */
+void nic_sched_rouse(struct nic_world *world);
 /* Blocks the calling thread for `ns` of virtual time (a cost it pays). */
 void nic_sched_sleep(struct nic_world *world, nm_time_ns ns);
 

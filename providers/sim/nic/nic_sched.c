@@ -652,6 +652,19 @@ void nic_sched_sleep(struct nic_world *world, nm_time_ns ns)
 		       false);
 }
 
+void nic_sched_rouse(struct nic_world *world)
+{
+	pid_t pid = nic_self_pid();
+
+	for (struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->pid == pid && t->state == NIC_THREAD_ABSENT) {
+			t->state = NIC_THREAD_RUNNING;
+			t->calls_seen = t->calls;
+			t->seen_at.tv_sec = 0;
+			t->silent_looks = 0;
+		}
+}
+
 void nic_sched_leave(struct nic_world *world)
 {
 	pid_t pid = nic_self_pid();

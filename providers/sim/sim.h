@@ -426,6 +426,8 @@ void sim_progress_sleep(struct sim_world *world, nm_time_ns ns);
 bool sim_progress_settle(struct sim_world *world, bool (*ready)(void *ctx),
 			 void *ctx);
 /* Work was posted or a completion written: wake threads that wait. */
+/* A wait descriptor (fd, -1: none) was made readable. */
+void sim_progress_fd_signalled(struct sim_world *world, int fd);
 void sim_progress_posted(struct sim_world *world);
 
 /* Converts a negative errno from the NIC or netmodel to -FI_E*. */

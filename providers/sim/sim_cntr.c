@@ -10,6 +10,7 @@
 static void notify(struct sim_cntr *cntr)
 {
 	sim_waitfd_signal(cntr->wait_fd);
+	sim_progress_fd_signalled(cntr->domain->world, cntr->wait_fd);
 	sim_progress_posted(cntr->domain->world);
 }
 

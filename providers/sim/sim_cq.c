@@ -37,6 +37,7 @@ static void format_entry(const struct sim_cq *cq, const struct sim_cqe *e,
 static void wait_signal(struct sim_cq *cq)
 {
 	sim_waitfd_signal(cq->wait_fd);
+	sim_progress_fd_signalled(cq->domain->world, cq->wait_fd);
 	sim_progress_posted(cq->domain->world);
 }
 

@@ -21,6 +21,7 @@ static int pushed(struct sim_eq *eq, int ret)
 {
 	if (!ret) {
 		sim_waitfd_signal(eq->wait_fd);
+		sim_progress_fd_signalled(eq->fabric->world, eq->wait_fd);
 		sim_progress_posted(eq->fabric->world);
 	}
 	return ret;

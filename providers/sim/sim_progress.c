@@ -9,6 +9,14 @@ void sim_progress_poll(struct sim_world *world)
 	nic_sched_poll(world->nic);
 }
 
+void sim_progress_fd_signalled(struct sim_world *world, int fd)
+{
+	/* A thread blocked in poll() on it wakes: until it calls in, time
+	 * must not run on without it. */
+	if (fd >= 0)
+		nic_sched_rouse(world->nic);
+}
+
 void sim_progress_posted(struct sim_world *world)
 {
 	nic_sched_posted(world->nic);

@@ -112,7 +112,6 @@ struct sim_world {
 	char              name[64];
 	int               refs;
 	struct nic_world *nic;
-	uint64_t          seed;
 	/* Connection management (sim_cm.c) */
 	struct sim_pep   *listeners;
 	struct sim_conn  *conns;
@@ -426,8 +425,9 @@ void sim_progress_sleep(struct sim_world *world, nm_time_ns ns);
 bool sim_progress_settle(struct sim_world *world, bool (*ready)(void *ctx),
 			 void *ctx);
 /* Work was posted or a completion written: wake threads that wait. */
-/* A wait descriptor (fd, -1: none) was made readable. */
-void sim_progress_fd_signalled(struct sim_world *world, int fd);
+/* An object (CQ, counter, EQ) with wait descriptor fd (-1: none) has
+ * something new to read: the descriptor turns readable, waiters may go on. */
+void sim_progress_ready(struct sim_world *world, int fd);
 void sim_progress_posted(struct sim_world *world);
 
 /* Converts a negative errno from the NIC or netmodel to -FI_E*. */

@@ -9,9 +9,7 @@
 
 static void notify(struct sim_cntr *cntr)
 {
-	sim_waitfd_signal(cntr->wait_fd);
-	sim_progress_fd_signalled(cntr->domain->world, cntr->wait_fd);
-	sim_progress_posted(cntr->domain->world);
+	sim_progress_ready(cntr->domain->world, cntr->wait_fd);
 }
 
 void sim_cntr_inc(struct sim_cntr *cntr)

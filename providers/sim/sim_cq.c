@@ -36,9 +36,7 @@ static void format_entry(const struct sim_cq *cq, const struct sim_cqe *e,
 
 static void wait_signal(struct sim_cq *cq)
 {
-	sim_waitfd_signal(cq->wait_fd);
-	sim_progress_fd_signalled(cq->domain->world, cq->wait_fd);
-	sim_progress_posted(cq->domain->world);
+	sim_progress_ready(cq->domain->world, cq->wait_fd);
 }
 
 static void wait_drain(struct sim_cq *cq)

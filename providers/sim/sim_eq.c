@@ -20,9 +20,7 @@ static void drain_fd(struct sim_eq *eq)
 static int pushed(struct sim_eq *eq, int ret)
 {
 	if (!ret) {
-		sim_waitfd_signal(eq->wait_fd);
-		sim_progress_fd_signalled(eq->fabric->world, eq->wait_fd);
-		sim_progress_posted(eq->fabric->world);
+		sim_progress_ready(eq->fabric->world, eq->wait_fd);
 	}
 	return ret;
 }

@@ -26,7 +26,8 @@ static uint64_t ext_now_ns(struct fid *fid)
 
 static uint64_t ext_seed(struct fid *fid)
 {
-	return domain_of(fid)->world->seed;
+	/* The world's: on a shared fabric, its creator's. */
+	return nic_world_config(domain_of(fid)->world->nic)->seed;
 }
 
 static int ext_stats(struct fid *fid, struct fabsim_stats *out)

@@ -9,12 +9,14 @@ void sim_progress_poll(struct sim_world *world)
 	nic_sched_poll(world->nic);
 }
 
-void sim_progress_fd_signalled(struct sim_world *world, int fd)
+void sim_progress_ready(struct sim_world *world, int fd)
 {
+	sim_waitfd_signal(fd);
 	/* A thread blocked in poll() on it wakes: until it calls in, time
 	 * must not run on without it. */
 	if (fd >= 0)
 		nic_sched_rouse(world->nic);
+	sim_progress_posted(world);
 }
 
 void sim_progress_posted(struct sim_world *world)

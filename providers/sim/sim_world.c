@@ -103,7 +103,6 @@ int sim_world_get(const char *name, struct sim_world **out)
 named:
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->refs = 1;
-	w->seed = cfg.seed;
 	w->next = worlds;
 	worlds = w;
 	sim_vclock_attach(w);

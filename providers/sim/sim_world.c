@@ -2,7 +2,6 @@
  * The simulated fabrics of this process. Every fi_fabric call on the same
  * fabric name shares one world (one clock, one network), so that a program
  * — or a test — can open several domains and have them talk. */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,26 +162,8 @@ void sim_lock(struct sim_world *world)
 
 bool sim_poll_lock(struct sim_world *world)
 {
-	/* On a shared fabric another process may hold the lock while it runs
-	 * the network: then nothing can be new for a poll yet, and queueing
-	 * on the lock would only make both processes sleep. */
-	if (world->shared) {
-		/* Polls that keep finding the fabric busy or idle give the
-		 * CPU away now and then: the process that has work may be
-		 * waiting for this very CPU. */
-		static __thread unsigned misses;
-
-		if (nic_world_nothing_for_me(world->nic) ||
-		    !nic_world_trylock(world->nic)) {
-			if (++misses % 64 == 0 ||
-			    nic_world_holder_here(world->nic))
-				sched_yield();
-			return false;
-		}
-		misses = 0;
-	} else {
-		nic_world_lock(world->nic);
-	}
+	if (!nic_world_poll_lock(world->nic))
+		return false;
 	nic_sched_enter(world->nic);
 	return true;
 }

@@ -69,14 +69,11 @@ void nic_world_destroy(struct nic_world *world);
 
 void nic_world_lock(struct nic_world *world);
 void nic_world_unlock(struct nic_world *world);
-/* Takes the lock if nobody holds it. */
-bool nic_world_trylock(struct nic_world *world);
-/* A hint: the lock's holder runs on this thread's CPU (so it cannot go on
- * while this thread spins). */
-bool nic_world_holder_here(const struct nic_world *world);
-/* Without the lock, a hint: nothing waits to be called back in this process
- * and nothing is scheduled, so a poll would find nothing new. */
-bool nic_world_nothing_for_me(struct nic_world *world);
+/* For one turn of a program's busy loop: takes the lock when a poll may find
+ * something. On a shared world, false (without waiting) while another
+ * thread holds it, or while nothing a poll would find can have changed since
+ * this thread's last poll found nothing (nic_lock.c). */
+bool nic_world_poll_lock(struct nic_world *world);
 /* A shared world's clock stays at its start until `count` processes have
  * joined it (or a while has passed: a member that never comes must not
  * hang the others), so that what they compute does not depend on who

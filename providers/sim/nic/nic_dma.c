@@ -6,7 +6,10 @@
  * (MULTIPROCESS.md), the process running an event may be another one: it
  * then reaches the owner's memory with process_vm_readv/writev, the way a
  * real NIC does DMA without the program's help — so one-sided operations
- * complete while their target computes. A failure (the owner is gone, the
+ * complete while their target computes. Received messages need not reach
+ * memory before the completion that announces them: those bytes go on the
+ * owner's list of calls, and the owner writes them when it takes in the
+ * completion, saving a system call each. A failure (the owner is gone, the
  * range is not mapped) is counted and the bytes are left alone: the owner's
  * own checks (registration, bounds) come first, so only a dying owner
  * meets it.
@@ -66,4 +69,13 @@ void nic_dma_write(const struct nic *nic, void *dst, const void *src,
 		memcpy(dst, src, len);
 	else
 		owner_copy(nic, dst, (void *)src, len, true);
+}
+
+void nic_dma_deliver(struct nic_qp *qp, void *dst, const void *src,
+		     size_t len)
+{
+	if (local(qp->nic))
+		memcpy(dst, src, len);
+	else
+		nic_call_copy(qp, dst, src, len);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * The NIC model's private structures, shared by its files:
- *   nic_world.c   world, clock, locking, stats
+ *   nic_world.c   world, clock, stats
+ *   nic_lock.c    the world's lock; pollers spinning on a shared world
  *   nic_node.c    NICs on hosts, addresses, QP and MR tables
  *   nic_mr.c      registration and protection checks
  *   nic_wire.c    packets: pool, transmit (network or loopback), delivery
@@ -145,6 +146,9 @@ struct nic_timer;
 struct nic_proc {
 	pid_t             pid;
 	bool              gone;       /* left: calls for it are dropped */
+	/* Bumped when something its threads could see appears: a call on
+	 * its list, a completion or work of its own. */
+	uint64_t          signals;
 	struct nic_call  *calls, *calls_tail;
 	struct nic_proc  *next;
 };
@@ -178,6 +182,10 @@ void nic_proc_leave(struct nic_world *world);
 /* Another process ended without leaving: its NICs go off the network. */
 void nic_proc_died(struct nic_world *world, struct nic_proc *proc);
 void nic_sched_leave(struct nic_world *world);
+/* Something for `proc`'s threads appeared (lock held). */
+void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc);
+/* Before the lock is let go: tells spinning pollers whether to look. */
+void nic_world_publish(struct nic_world *world);
 
 struct nic_thread {
 	pid_t                  pid;        /* its process */
@@ -189,7 +197,13 @@ struct nic_thread {
 	uint64_t               calls_seen; /* ... when last looked at */
 	struct timespec        seen_at;    /* ... and when (real time) */
 	uint32_t               silent_looks; /* looks since, finding none */
-	uint64_t               acked;      /* POLLING: world->signals it saw */
+	uint64_t               acked;      /* POLLING: proc->signals it saw */
+	/* Entered as a poller that had seen everything for it (and
+	 * world->signals then): if its poll signals nothing and changes no
+	 * thread's state, the hold was quiet (nic_world_publish()). */
+	bool                   entered_quiet;
+	uint64_t               entered_signals;
+	uint64_t               driver_calls; /* the driver's, when last looked */
 	/* While waiting: what for, and until when. */
 	bool                 (*ready)(void *ctx);
 	void                  *ctx;
@@ -202,12 +216,26 @@ struct nic_world {
 	pthread_mutex_t   lock;
 	bool              locked;     /* a hint for pollers: someone holds it */
 	int               holder_cpu; /* ... and the CPU it runs on */
+	/* Bumped by every unlock after a hold that may have changed what a
+	 * poll finds; pollers that found nothing look again only when it
+	 * moved. A cache line of its own: pollers spin reading it while the
+	 * holder writes the lock's. */
+	struct {
+		char     before[64];
+		uint64_t value;
+		char     after[56];
+	} version;
+	bool              quiet;      /* this hold changed no one's outlook */
+	bool              idle_poll;  /* ... and its poll found nothing to do */
+	uint64_t          sched_changes; /* threads taken out of time, buried */
 	uint64_t          identity;   /* tells this world from earlier ones */
 	/* The program's threads (nic_sched.c). */
 	pthread_cond_t    activity;    /* a thread may now move time */
-	uint64_t          signals;     /* bumped when work or completions appear */
+	uint64_t          signals;     /* bumped when work or completions appear
+					* (for any process) */
 	struct nic_thread *threads;
 	struct nic_thread *last_thread; /* the last one that entered */
+	struct nic_thread *driver;     /* the poller that last moved time */
 	struct nic_proc  *procs;       /* nic_proc.c */
 	uint32_t          proc_count;
 	/* The clock waits until this many processes have joined (a shared
@@ -248,6 +276,13 @@ void nic_dma_read(const struct nic *nic, void *dst, const void *src,
 		  size_t len);
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,
 		   size_t len);
+/* Received bytes that a completion on `qp` will announce: when the QP's
+ * owner is another process, they wait on its list and it writes them
+ * itself just before it takes in that completion (nic_proc.c). */
+void nic_dma_deliver(struct nic_qp *qp, void *dst, const void *src,
+		     size_t len);
+/* Queues len bytes for `qp`'s owner to write at dst (nic_proc.c). */
+void nic_call_copy(struct nic_qp *qp, void *dst, const void *src, size_t len);
 
 /* The lock was found abandoned by a dead process (EOWNERDEAD). */
 void nic_world_owner_died(struct nic_world *world);

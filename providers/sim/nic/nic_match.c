@@ -88,7 +88,7 @@ static size_t capacity_of(const struct nic_recv *r)
 
 /* ---- Buffers ------------------------------------------------------------------------- */
 
-static void copy_into_sges(const struct nic *nic, const struct nic_recv *r,
+static void copy_into_sges(struct nic_qp *qp, const struct nic_recv *r,
 			   size_t offset, const uint8_t *data, size_t len)
 {
 	for (size_t i = 0; i < r->sge_count && len; i++) {
@@ -100,7 +100,8 @@ static void copy_into_sges(const struct nic *nic, const struct nic_recv *r,
 		}
 		size_t n = sl - offset < len ? sl - offset : len;
 
-		nic_dma_write(nic, (uint8_t *)r->sge[i].addr + offset, data, n);
+		nic_dma_deliver(qp, (uint8_t *)r->sge[i].addr + offset, data,
+				n);
 		data += n;
 		len -= n;
 		offset = 0;
@@ -187,7 +188,7 @@ static void land_in_multi(struct nic_qp *qp, struct nic_rmatch *msg,
 	uint8_t *buf = (uint8_t *)first_buf(&multi->recv) + multi->used;
 
 	if (len)
-		copy_into_sges(qp->nic, &multi->recv, multi->used, msg->data, len);
+		copy_into_sges(qp, &multi->recv, multi->used, msg->data, len);
 	multi->used += len;
 	multi->busy--;
 	if (!multi->released &&
@@ -214,7 +215,7 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 	size_t len = held->len < r->capacity ? held->len : r->capacity;
 
 	if (len)
-		copy_into_sges(qp->nic, &r->recv, 0, held->data, len);
+		copy_into_sges(qp, &r->recv, 0, held->data, len);
 	complete(qp, held, r->recv.cookie, first_buf(&r->recv), len,
 		 held->len - len, 0);
 	fs_mem_free(qp->matcher.arena, r);
@@ -266,7 +267,7 @@ void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
 		size_t fit = offset >= m->capacity ? 0 :
 			     m->capacity - offset < len ? m->capacity - offset : len;
 
-		copy_into_sges(qp->nic, &m->recv, offset, data, fit);
+		copy_into_sges(qp, &m->recv, offset, data, fit);
 		m->truncated += len - fit;
 		return;
 	}

@@ -29,6 +29,7 @@ enum nic_call_kind {
 	NIC_CALL_FATAL, /* an RC QP failed */
 	NIC_CALL_MAD,   /* a management datagram for a NIC's handler */
 	NIC_CALL_TIMER, /* a timer of the glue fired */
+	NIC_CALL_COPY,  /* received bytes for the owner's memory */
 };
 
 struct nic_call {
@@ -51,6 +52,12 @@ struct nic_call {
 			uint8_t     data[NIC_MAD_MAX];
 		} mad;
 		struct nic_timer *timer;
+		struct {
+			struct nic_qp *qp;
+			void          *dst;
+			size_t         len;
+			uint8_t       *data; /* in the world's memory */
+		} copy;
 	} u;
 };
 
@@ -120,17 +127,14 @@ struct nic_proc *nic_proc_self(struct nic_world *world)
 
 static void unlink_timer(struct nic_world *world, struct nic_timer *timer);
 static bool any_call(const struct nic_call *call, const void *what);
+static void drop_call(struct nic_world *world, struct nic_call *call);
 
 static void queue_call(struct nic_world *world, struct nic_proc *owner,
 		       struct nic_call *call)
 {
 	if (owner->gone) {
 		/* Its process left without closing everything. */
-		if (call->kind == NIC_CALL_TIMER) {
-			unlink_timer(world, call->u.timer);
-			fs_mem_free(world->arena, call->u.timer);
-		}
-		fs_mem_free(world->arena, call);
+		drop_call(world, call);
 		return;
 	}
 	call->next = NULL;
@@ -140,7 +144,19 @@ static void queue_call(struct nic_world *world, struct nic_proc *owner,
 		owner->calls = call;
 	owner->calls_tail = call;
 	/* A thread of the owner may be polling or waiting: let it look. */
-	nic_sched_posted(world);
+	nic_sched_posted_to(world, owner);
+}
+
+/* Frees a call that will not run. */
+static void drop_call(struct nic_world *world, struct nic_call *call)
+{
+	if (call->kind == NIC_CALL_TIMER) {
+		unlink_timer(world, call->u.timer);
+		fs_mem_free(world->arena, call->u.timer);
+	}
+	if (call->kind == NIC_CALL_COPY)
+		fs_mem_free(world->arena, call->u.copy.data);
+	fs_mem_free(world->arena, call);
 }
 
 static struct nic_call *new_call(struct nic_world *world,
@@ -186,6 +202,21 @@ void nic_call_done(struct nic_qp *qp, enum nic_pending_kind which,
 	call->u.done.qp = qp;
 	call->u.done.which = which;
 	call->u.done.c = *c;
+	queue_call(world, qp->owner, call);
+}
+
+void nic_call_copy(struct nic_qp *qp, void *dst, const void *src, size_t len)
+{
+	struct nic_world *world = qp->nic->world;
+	struct nic_call *call = new_call(world, NIC_CALL_COPY);
+
+	call->u.copy.data = fs_mem_alloc(world->arena, len);
+	if (!call->u.copy.data)
+		abort(); /* received bytes must not be lost */
+	memcpy(call->u.copy.data, src, len);
+	call->u.copy.qp = qp;
+	call->u.copy.dst = dst;
+	call->u.copy.len = len;
 	queue_call(world, qp->owner, call);
 }
 
@@ -300,11 +331,7 @@ static void purge_calls(struct nic_world *world, struct nic_proc *proc,
 
 		if (drop(call, what)) {
 			*p = call->next;
-			if (call->kind == NIC_CALL_TIMER) {
-				unlink_timer(world, call->u.timer);
-				fs_mem_free(world->arena, call->u.timer);
-			}
-			fs_mem_free(world->arena, call);
+			drop_call(world, call);
 		} else {
 			last = call;
 			p = &call->next;
@@ -370,6 +397,11 @@ void nic_proc_drain(struct nic_world *world)
 		case NIC_CALL_TIMER:
 			run_timer(world, call->u.timer);
 			break;
+		case NIC_CALL_COPY:
+			memcpy(call->u.copy.dst, call->u.copy.data,
+			       call->u.copy.len);
+			fs_mem_free(world->arena, call->u.copy.data);
+			break;
 		}
 		fs_mem_free(world->arena, call);
 	}
@@ -408,7 +440,8 @@ void nic_proc_died(struct nic_world *world, struct nic_proc *proc)
 static bool is_for_qp(const struct nic_call *call, const void *qp)
 {
 	return (call->kind == NIC_CALL_DONE && call->u.done.qp == qp) ||
-	       (call->kind == NIC_CALL_FATAL && call->u.fatal.qp == qp);
+	       (call->kind == NIC_CALL_FATAL && call->u.fatal.qp == qp) ||
+	       (call->kind == NIC_CALL_COPY && call->u.copy.qp == qp);
 }
 
 void nic_proc_forget_qp(struct nic_qp *qp)

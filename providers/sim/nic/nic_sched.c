@@ -2,8 +2,10 @@
  * Who may move virtual time: the threads of the program that share a world.
  *
  * Time moves only inside the fabric: a poll that finds nothing runs the next
- * instant; a blocking wait runs the world until what it waits for happens or
- * its deadline passes in virtual time. With several threads the rule is that
+ * instant (when other threads poll too and have seen everything for them,
+ * until something appears for one of them: only that can change what any of
+ * them does); a blocking wait runs the world until what it waits for
+ * happens or its deadline passes in virtual time. With several threads the rule is that
  * of SimGrid's maestro: the clock advances only while no thread is running
  * the program, that is while every thread that uses the world is blocked in
  * a wait, has just polled and found nothing, or has stayed away from the
@@ -59,6 +61,7 @@ void nic_sched_init(struct nic_world *world)
 	pthread_condattr_destroy(&attr);
 	world->threads = NULL;
 	world->last_thread = NULL;
+	world->driver = NULL;
 }
 
 void nic_sched_fini(struct nic_world *world)
@@ -134,6 +137,10 @@ void nic_sched_enter(struct nic_world *world)
 	struct nic_thread *t = thread_self(world);
 
 	t->calls++;
+	t->entered_quiet = t->state == NIC_THREAD_POLLING &&
+			   t->acked == t->proc->signals &&
+			   !nic_proc_has_calls(t->proc);
+	t->entered_signals = world->signals;
 	if (t->state == NIC_THREAD_ABSENT && world->proc_count > 1)
 		tell(world, t->proc, TR_EVENT_BACK);
 	t->state = NIC_THREAD_RUNNING;
@@ -192,10 +199,16 @@ static void wake_all(struct nic_world *world)
 		pthread_cond_broadcast(&world->activity);
 }
 
-void nic_sched_posted(struct nic_world *world)
+void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 {
 	world->signals++;
+	proc->signals++;
 	wake_all(world);
+}
+
+void nic_sched_posted(struct nic_world *world)
+{
+	nic_sched_posted_to(world, nic_proc_self(world));
 }
 
 static long ms_between(const struct timespec *from, const struct timespec *to)
@@ -218,6 +231,7 @@ static bool sleep_real(struct nic_world *world, int ms)
 		until.tv_nsec -= 1000000000;
 	}
 	world->sleepers++;
+	nic_world_publish(world);
 	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
 	ret = pthread_cond_timedwait(&world->activity,
 				     &world->lock, &until);
@@ -389,6 +403,7 @@ static void bury_dead_processes(struct nic_world *world)
 		if (p->gone || p->pid == me || !process_gone(p->pid))
 			continue;
 		tell(world, p, TR_EVENT_DIED);
+		world->sched_changes++;
 		nic_proc_died(world, p);
 		for (struct nic_thread **t = &world->threads; *t;) {
 			struct nic_thread *dead = *t;
@@ -400,6 +415,8 @@ static void bury_dead_processes(struct nic_world *world)
 			*t = dead->next;
 			if (world->last_thread == dead)
 				world->last_thread = NULL;
+			if (world->driver == dead)
+				world->driver = NULL;
 			fs_mem_free(world->arena, dead);
 		}
 	}
@@ -436,6 +453,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	if (silent_ms < NIC_ABSENT_MS || computing(t, silent_ms))
 		return false;
 	t->state = NIC_THREAD_ABSENT;
+	world->sched_changes++;
 	world->stats.threads_out_of_time++;
 	if (t->pid != nic_self_pid())
 		tell(world, t->proc, TR_EVENT_AWAY);
@@ -462,12 +480,13 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 		switch (t->state) {
 		case NIC_THREAD_POLLING:
 			/* A poller is idle only if its last poll saw the
-			 * latest work or completion: one that polled and then
-			 * went to do something else (wait on a descriptor,
-			 * talk out of band) must not let time run on without
-			 * it. Until it polls again it is judged as a running
-			 * thread. */
-			if (t->acked != world->signals &&
+			 * latest work or completion for its process: one that
+			 * polled and then went to do something else (wait on
+			 * a descriptor, talk out of band) must not let time
+			 * run on past what it would have seen. Until it polls
+			 * again it is judged as a running thread. What other
+			 * processes post changes nothing it can see. */
+			if (t->acked != t->proc->signals &&
 			    !running_idle(world, t, polling, &real))
 				idle = false;
 			break;
@@ -522,10 +541,42 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 	 * time moves on. */
 	if (watch.pollers && world->signals != watch.signals)
 		for (struct nic_thread *t = world->threads; t; t = t->next)
-			if (t->state == NIC_THREAD_POLLING)
+			if (t->state == NIC_THREAD_POLLING &&
+			    t->acked != t->proc->signals)
 				set_running(t);
 	wake_all(world);
 	return r;
+}
+
+/* When every thread polls, any of them may move time; one that keeps
+ * polling moves it for all, so that the model's state stays in one CPU's
+ * cache rather than going back and forth. Another takes over when the
+ * driver has not called in since it last looked. Which thread runs an
+ * instant changes nothing in what happens. */
+static bool another_drives(struct nic_world *world, struct nic_thread *self)
+{
+	const struct nic_thread *d = world->driver;
+
+	if (!d || d == self || d->state != NIC_THREAD_POLLING ||
+	    d->calls == self->driver_calls)
+		return false;
+	self->driver_calls = d->calls;
+	return true;
+}
+
+/* A poll by a thread that was already a poller with nothing to read, that
+ * signalled nothing and changed no thread's state, changes nothing another
+ * thread's poll would find: only time moved, and this poller moves it on.
+ * Spinning pollers need not look until a hold that is not quiet (a thread
+ * that polls no more is found by their looks now and then). */
+static void settled(struct nic_world *world, struct nic_thread *self,
+		    uint64_t changes, bool found_nothing)
+{
+	if (!self->entered_quiet || changes != world->sched_changes ||
+	    world->signals != self->entered_signals)
+		return;
+	world->quiet = true;
+	world->idle_poll = found_nothing;
 }
 
 void nic_sched_poll(struct nic_world *world)
@@ -533,8 +584,10 @@ void nic_sched_poll(struct nic_world *world)
 	struct nic_thread *self = thread_self(world);
 	nm_time_ns next;
 
+	uint64_t changes = world->sched_changes;
+
 	self->state = NIC_THREAD_POLLING;
-	self->acked = world->signals;
+	self->acked = self->proc->signals;
 	if (world->threads == self && !self->next && !joining(world)) {
 		/* The only thread: nobody to wait for or to stop for. */
 		nic_world_run_instant(world);
@@ -542,9 +595,14 @@ void nic_sched_poll(struct nic_world *world)
 	}
 	wake_all(world); /* waiters held back by this thread may go on */
 	if (!others_idle(world, self, true) ||
-	    !nic_world_next_event(world, &next))
+	    !nic_world_next_event(world, &next) ||
+	    another_drives(world, self)) {
+		settled(world, self, changes, true);
 		return;
-	advance(world, next);
+	}
+	world->driver = self;
+	advance(world, NM_TIME_NEVER);
+	settled(world, self, changes, false);
 }
 
 /* A thread of another process is out of time: what it will post could
@@ -680,6 +738,8 @@ void nic_sched_leave(struct nic_world *world)
 		*p = t->next;
 		if (world->last_thread == t)
 			world->last_thread = NULL;
+		if (world->driver == t)
+			world->driver = NULL;
 		fs_mem_free(world->arena, t);
 	}
 	wake_all(world); /* nobody waits for this process any more */

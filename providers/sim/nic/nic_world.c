@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * The world: one simulated fabric's clock, network and NICs. */
-#define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,92 +153,6 @@ void nic_world_destroy(struct nic_world *world)
 	fs_mem_free(world->arena, world);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
-/* The lock is ours: pollers may look (and see on which CPU we run: one on
- * the same CPU had better give it to us). */
-static void held(struct nic_world *world)
-{
-	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
-	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
-}
-
-/* Turns a waiting process spends on a held lock before it sleeps: the
- * holder of a shared world is usually another process running a few
- * events on the other CPU, and a futex sleep and wake-up costs more. */
-#define NIC_LOCK_SPINS 2000
-
-void nic_world_lock(struct nic_world *world)
-{
-	if (world->arena) {
-		for (int i = 0; i < NIC_LOCK_SPINS; i++) {
-			if (nic_world_trylock(world))
-				return;
-			/* The holder may be waiting for this CPU. */
-			if (nic_world_holder_here(world) || i % 64 == 63)
-				sched_yield();
-			else
-				cpu_relax();
-		}
-	}
-	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
-		nic_world_owner_died(world);
-	held(world);
-}
-
-bool nic_world_holder_here(const struct nic_world *world)
-{
-	return __atomic_load_n(&world->locked, __ATOMIC_RELAXED) &&
-	       __atomic_load_n(&world->holder_cpu, __ATOMIC_RELAXED) ==
-		       sched_getcpu();
-}
-
-bool nic_world_nothing_for_me(struct nic_world *world)
-{
-	struct nic_proc *self = world->procs;
-	pid_t me = nic_self_pid();
-
-	/* Read without the lock: entries are only ever added at the head
-	 * and never freed while the world lives. */
-	while (self && self->pid != me)
-		self = __atomic_load_n(&self->next, __ATOMIC_ACQUIRE);
-	if (!self || __atomic_load_n(&self->calls, __ATOMIC_ACQUIRE))
-		return false;
-	return nm_engine_pending(world->engine) == 0;
-}
-
-bool nic_world_trylock(struct nic_world *world)
-{
-	int ret;
-
-	/* Look before trying: a failed try still claims the cache line
-	 * that the holder is using. */
-	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED))
-		return false;
-	ret = pthread_mutex_trylock(&world->lock);
-	if (ret == EOWNERDEAD)
-		nic_world_owner_died(world);
-	if (ret != 0 && ret != EOWNERDEAD)
-		return false;
-	held(world);
-	return true;
-}
-
-void nic_world_owner_died(struct nic_world *world)
-{
-	/* A process died in the middle of a step: the state may be half
-	 * changed. Nobody may run it any more. */
-	pthread_mutex_consistent(&world->lock);
-	world->broken = true;
-}
-
 void nic_world_leave(struct nic_world *world)
 {
 	nic_proc_leave(world);
@@ -250,17 +162,6 @@ void nic_world_leave(struct nic_world *world)
 bool nic_world_broken(const struct nic_world *world)
 {
 	return world->broken;
-}
-
-void nic_world_unlock(struct nic_world *world)
-{
-	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&world->lock);
-}
-
-pthread_mutex_t *nic_world_mutex(struct nic_world *world)
-{
-	return &world->lock;
 }
 
 nm_time_ns nic_world_now(const struct nic_world *world)

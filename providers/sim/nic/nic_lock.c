@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * The world's lock, and how the pollers of a shared world spin around it.
+ *
+ * Every step of the model runs with the lock held. In one process it is a
+ * plain mutex. A world that several processes share has a process-shared,
+ * robust one (a process may die holding it), and its pollers never block
+ * on it: a poll is one turn of the program's busy loop around fi_cq_read,
+ * and one that can find nothing new should cost no more than a look at a
+ * cache line. So every hold ends by telling whether it may have changed
+ * what a poll finds (the world's version moves), and a thread whose last
+ * poll found nothing and changed nothing takes the lock again only when
+ * the version has moved — or now and then, since real time moves without
+ * anyone holding the lock (threads that stay away are taken out of time).
+ */
+#define _GNU_SOURCE /* sched_getcpu */
+#include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nic_internal.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/* The lock is ours: pollers may look (and see on which CPU we run: one on
+ * the same CPU had better give it to us). */
+static void held(struct nic_world *world)
+{
+	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
+	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+}
+
+/* A hint: the holder runs on this thread's CPU, so it cannot go on while
+ * this thread spins. */
+static bool holder_here(const struct nic_world *world)
+{
+	return __atomic_load_n(&world->locked, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&world->holder_cpu, __ATOMIC_RELAXED) ==
+		       sched_getcpu();
+}
+
+static bool trylock(struct nic_world *world)
+{
+	int ret;
+
+	/* Look before trying: a failed try still claims the cache line
+	 * that the holder is using. */
+	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED))
+		return false;
+	ret = pthread_mutex_trylock(&world->lock);
+	if (ret == EOWNERDEAD)
+		nic_world_owner_died(world);
+	if (ret != 0 && ret != EOWNERDEAD)
+		return false;
+	held(world);
+	return true;
+}
+
+/* Turns a waiting process spends on a held lock before it sleeps: the
+ * holder of a shared world is usually another process running a few
+ * events on the other CPU, and a futex sleep and wake-up costs more. */
+#define NIC_LOCK_SPINS 2000
+
+void nic_world_lock(struct nic_world *world)
+{
+	if (world->arena) {
+		for (int i = 0; i < NIC_LOCK_SPINS; i++) {
+			if (trylock(world))
+				return;
+			/* The holder may be waiting for this CPU. */
+			if (holder_here(world) || i % 64 == 63)
+				sched_yield();
+			else
+				cpu_relax();
+		}
+	}
+	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
+		nic_world_owner_died(world);
+	held(world);
+}
+
+void nic_world_owner_died(struct nic_world *world)
+{
+	/* A process died in the middle of a step: the state may be half
+	 * changed. Nobody may run it any more. */
+	pthread_mutex_consistent(&world->lock);
+	world->broken = true;
+}
+
+/* What this thread's last quiet poll saw, and how long it has spun. */
+static __thread struct {
+	uint64_t        identity; /* of the world (0: none) */
+	uint64_t        version;
+	unsigned        skips;    /* polls that did not look */
+	unsigned        misses;   /* polls in a row that did not lock */
+	struct timespec since;    /* real time of the first of them */
+} poller;
+
+/* Polls skipped in a row before one looks anyway. */
+#define NIC_QUIET_SKIPS 256
+/* Real time a poller spins without taking the lock before it gives its
+ * CPU away: the thread that has work may be waiting for this very CPU. */
+#define NIC_SPIN_YIELD_US 20
+
+void nic_world_publish(struct nic_world *world)
+{
+	poller.identity = world->quiet && world->idle_poll ?
+				  world->identity : 0;
+	if (!world->quiet)
+		__atomic_store_n(&world->version.value,
+				 world->version.value + 1, __ATOMIC_RELEASE);
+	poller.version = world->version.value;
+	world->quiet = world->idle_poll = false;
+}
+
+void nic_world_unlock(struct nic_world *world)
+{
+	nic_world_publish(world);
+	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&world->lock);
+}
+
+/* This thread's last poll found nothing, and no hold since may have
+ * changed that. */
+static bool unchanged(const struct nic_world *world)
+{
+	return poller.identity == world->identity &&
+	       __atomic_load_n(&world->version.value, __ATOMIC_ACQUIRE) ==
+		       poller.version &&
+	       ++poller.skips % NIC_QUIET_SKIPS != 0;
+}
+
+/* Nothing waits to be called back in this process and nothing is
+ * scheduled: a poll could only find what another thread posts. */
+static bool nothing_for_me(struct nic_world *world)
+{
+	struct nic_proc *self = world->procs;
+	pid_t me = nic_self_pid();
+
+	/* Read without the lock: entries are only ever added at the head
+	 * and never freed while the world lives. */
+	while (self && self->pid != me)
+		self = __atomic_load_n(&self->next, __ATOMIC_ACQUIRE);
+	if (!self || __atomic_load_n(&self->calls, __ATOMIC_ACQUIRE))
+		return false;
+	return nm_engine_pending(world->engine) == 0;
+}
+
+static long us_between(const struct timespec *from, const struct timespec *to)
+{
+	return (long)(to->tv_sec - from->tv_sec) * 1000000 +
+	       (to->tv_nsec - from->tv_nsec) / 1000;
+}
+
+/* A poll that did not take the lock. The real clock is the kernel's: under
+ * `fabsim run --virtual-clock` the program's reads virtual time. */
+static void missed(const struct nic_world *world)
+{
+	struct timespec now;
+
+	if (holder_here(world)) {
+		sched_yield();
+		return;
+	}
+	cpu_relax();
+	if (poller.misses++ % 64)
+		return;
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &now);
+	if (poller.misses == 1) {
+		poller.since = now;
+	} else if (us_between(&poller.since, &now) >= NIC_SPIN_YIELD_US) {
+		sched_yield();
+		poller.since = now;
+	}
+}
+
+bool nic_world_poll_lock(struct nic_world *world)
+{
+	if (!world->arena) {
+		nic_world_lock(world);
+		return true;
+	}
+	/* Held: what the holder is changing is not worth a look yet, and
+	 * reading it would only slow the holder down. */
+	if (unchanged(world) ||
+	    __atomic_load_n(&world->locked, __ATOMIC_RELAXED) ||
+	    nothing_for_me(world) || !trylock(world)) {
+		missed(world);
+		return false;
+	}
+	poller.misses = 0;
+	return true;
+}
+
+pthread_mutex_t *nic_world_mutex(struct nic_world *world)
+{
+	return &world->lock;
+}

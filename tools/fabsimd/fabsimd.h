@@ -119,9 +119,10 @@ int fabsimd_start(const char *fabric, bool persistent, pid_t *pid_out,
 int fabsimd_node_identity(uint32_t *node_out, const char **source_out,
 			  char *err, size_t errlen);
 
-/* The name of the fabric's shared-memory segment, "/fabsim-<uid>-<fabric>"
- * (segments of the fabric may add suffixes "-*"). Returns its length,
- * -EINVAL for a bad fabric name, -ENAMETOOLONG when `len` is too small. */
+/* The name of the fabric's shared-memory segment,
+ * "/fabsim-<uid>-<hash of the runtime directory>-<fabric>" (segments of the
+ * fabric may add suffixes "-*"). Returns its length, -EINVAL for a bad
+ * fabric name, -ENAMETOOLONG when `len` is too small. */
 int fabsimd_segment_name(const char *fabric, char *buf, size_t len);
 
 /* The runtime directory ($FABSIM_RUNTIME_DIR, else $XDG_RUNTIME_DIR/fabsim,

@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,17 +91,6 @@ int fabsimd_check_name(const char *fabric, char *err, size_t errlen)
 	return 0;
 }
 
-int fabsimd_segment_name(const char *fabric, char *buf, size_t len)
-{
-	int n;
-
-	if (fabsimd_check_name(fabric, NULL, 0))
-		return -EINVAL;
-	n = snprintf(buf, len, "/fabsim-%u-%s", (unsigned)geteuid(), fabric);
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	return n;
-}
 
 /* Creates `dir` 0700 if missing, then checks it is safe to use. */
 static int prepare_dir(const char *dir, const char *origin, char *err,
@@ -168,32 +159,71 @@ static bool xdg_usable(const char *xdg)
 	       st.st_uid == geteuid() && !access(xdg, W_OK | X_OK);
 }
 
-int fabsimd_runtime_dir(char *buf, size_t len, char *err, size_t errlen)
+/* The runtime directory's path, and which setting gave it; its length, or
+ * -1 when it does not fit. */
+static int runtime_dir_path(char *buf, size_t len, const char **origin)
 {
 	const char *own = getenv("FABSIM_RUNTIME_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	const char *origin;
 	int n;
 
 	if (own && *own) {
-		origin = "$FABSIM_RUNTIME_DIR";
+		*origin = "$FABSIM_RUNTIME_DIR";
 		n = snprintf(buf, len, "%s", own);
 		/* A trailing slash would make lstat() follow a symlink. */
-		while (n > 1 && buf[n - 1] == '/')
+		while (n > 1 && (size_t)n < len && buf[n - 1] == '/')
 			buf[--n] = '\0';
 	} else if (xdg_usable(xdg)) {
-		origin = "$XDG_RUNTIME_DIR/fabsim";
+		*origin = "$XDG_RUNTIME_DIR/fabsim";
 		n = snprintf(buf, len, "%s/fabsim", xdg);
 	} else {
-		origin = "/tmp/fabsim-<uid>";
+		*origin = "/tmp/fabsim-<uid>";
 		n = snprintf(buf, len, "/tmp/fabsim-%u", (unsigned)geteuid());
 	}
-	if (n < 0 || (size_t)n >= len) {
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int fabsimd_runtime_dir(char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *origin;
+
+	if (runtime_dir_path(buf, len, &origin) < 0) {
 		fabsimd_seterr(err, errlen, "runtime directory (%s) is longer "
 			       "than %zu characters", origin, len - 1);
 		return -ENAMETOOLONG;
 	}
 	return prepare_dir(buf, origin, err, errlen);
+}
+
+/* FNV-1a, 32 bits. */
+static uint32_t hash_text(const char *text)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *text; text++)
+		h = (h ^ (uint8_t)*text) * 16777619u;
+	return h;
+}
+
+int fabsimd_segment_name(const char *fabric, char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+	const char *origin;
+	int n;
+
+	if (fabsimd_check_name(fabric, NULL, 0))
+		return -EINVAL;
+	/* Fabrics are named within a runtime directory (its coordinators
+	 * live there), but shared memory has one namespace for the whole
+	 * machine: the directory is part of the name, so that runs with
+	 * their own directories (tests side by side) never meet. */
+	if (runtime_dir_path(dir, sizeof(dir), &origin) < 0)
+		return -ENAMETOOLONG;
+	n = snprintf(buf, len, "/fabsim-%u-%08x-%s", (unsigned)geteuid(),
+		     hash_text(dir), fabric);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return n;
 }
 
 int fabsimd_paths_init(struct fabsimd_paths *p, const char *fabric, char *err,

@@ -101,13 +101,25 @@ TEST(FabricNames, DefaultFromEnvironment)
 	unsetenv("FI_SIM_FABRIC");
 }
 
-TEST(SegmentName, UserAndFabric)
+TEST(SegmentName, UserRuntimeDirectoryAndFabric)
 {
-	char buf[128];
-	std::string want = "/fabsim-" + std::to_string(geteuid()) + "-ring";
-	EXPECT_EQ(fabsimd_segment_name("ring", buf, sizeof(buf)),
-		  (int)want.size());
-	EXPECT_EQ(buf, want);
+	char buf[128], other[128];
+	std::string user = "/fabsim-" + std::to_string(geteuid()) + "-";
+
+	setenv("FABSIM_RUNTIME_DIR", "/tmp/fabsim-names-a", 1);
+	ASSERT_EQ(fabsimd_segment_name("ring", buf, sizeof(buf)),
+		  (int)(user.size() + 8 + 5));
+	EXPECT_EQ(std::string(buf).substr(0, user.size()), user);
+	EXPECT_EQ(std::string(buf).substr(user.size() + 8), "-ring");
+	// The same directory (a trailing slash is the same), the same name.
+	setenv("FABSIM_RUNTIME_DIR", "/tmp/fabsim-names-a/", 1);
+	ASSERT_GT(fabsimd_segment_name("ring", other, sizeof(other)), 0);
+	EXPECT_STREQ(buf, other);
+	// Another directory: another fabric of the same name.
+	setenv("FABSIM_RUNTIME_DIR", "/tmp/fabsim-names-b", 1);
+	ASSERT_GT(fabsimd_segment_name("ring", other, sizeof(other)), 0);
+	EXPECT_STRNE(buf, other);
+	unsetenv("FABSIM_RUNTIME_DIR");
 	EXPECT_EQ(fabsimd_segment_name("ring", buf, 5), -ENAMETOOLONG);
 	EXPECT_EQ(fabsimd_segment_name("bad/name", buf, sizeof(buf)), -EINVAL);
 }

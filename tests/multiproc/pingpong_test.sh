@@ -3,7 +3,8 @@
 # client process on one shared simulated fabric through `fabsim run
 # --virtual-clock`: for msg, rdm and dgram endpoints and sizes from 64 B to
 # 1 MiB, the latency and bandwidth it prints are the network model's
-# (`fabsim model`), within 1%; its data checks (-c) pass.
+# (`fabsim model`), within 1%; its data checks (-c) pass; two runs write
+# byte-identical traces.
 set -euo pipefail
 fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
 pingpong=$(command -v fi_pingpong || true)
@@ -17,8 +18,6 @@ sanitizer_env "$fabsim"
 export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
 preset=roce-100g
 model=$("$fabsim" model --preset $preset)
-# The control port of this run (loopback only): away from other runs.
-port=$(free_port)
 
 # model_us SIZE: the model's post-to-completion latency for SIZE bytes.
 model_us() { awk -v s="$1" '$1 == s && NF == 3 { print $2 }' <<<"$model"; }
@@ -29,33 +28,53 @@ within_1pct() {
 		exit !(d <= 0.01 * w) }'
 }
 
-fail=0
+# run_pair EP SIZE ITERS PCAP: one server and one client on a fresh shared
+# fabric, recording its wire into PCAP; sets `line` to the client's figures.
 run=0
+run_pair() {
+	local ep=$1 size=$2 iters=$3 pcap=$4 out server
+	run=$((run + 1))
+	# The control port (loopback only), fresh for each pair: tests that
+	# run at the same time must not meet on it.
+	port=$(free_port)
+	local common=(--fabric "pp$$x$run" --preset $preset --virtual-clock
+		--nodes 2 --pcap "$pcap")
+	"$fabsim" run "${common[@]}" --node 0 -- "$pingpong" -e $ep \
+		-S $size -I $iters -c -B $port >server.out 2>&1 &
+	server=$!
+	sleep 0.2
+	if ! out=$(timeout 60 "$fabsim" run "${common[@]}" --node 1 -- \
+			"$pingpong" -e $ep -S $size -I $iters -c -P $port \
+			127.0.0.1 2>&1); then
+		echo "FAIL: $ep $size: the client failed:" >&2
+		echo "$out" >&2
+		cat server.out >&2
+		fail=1
+	fi
+	timeout 30 tail --pid=$server -f /dev/null || kill $server
+	wait $server || { echo "FAIL: $ep $size: the server failed:" >&2
+		cat server.out >&2; fail=1; }
+	line=$(grep -E '^[0-9]+[kmg]? ' <<<"$out" | tail -1 || true)
+}
+
+fail=0
 for ep in msg rdm dgram; do
 	sizes="64 1024 65536 1048576"
 	# A datagram is one packet at most.
 	[ $ep = dgram ] && sizes="64 1024 4096"
 	for size in $sizes; do
-		run=$((run + 1))
-		fabric="pp$$x$run"
 		iters=200
 		[ $size -ge 65536 ] && iters=20
-		common=(--fabric "$fabric" --preset $preset --virtual-clock --nodes 2)
-		"$fabsim" run "${common[@]}" --node 0 -- "$pingpong" -e $ep \
-			-S $size -I $iters -c -B $port >server.out 2>&1 &
-		server=$!
-		sleep 0.2
-		if ! out=$(timeout 60 "$fabsim" run "${common[@]}" --node 1 -- \
-				"$pingpong" -e $ep -S $size -I $iters -c -P $port \
-				127.0.0.1 2>&1); then
-			echo "FAIL: $ep $size: the client failed:"
-			echo "$out"
-			cat server.out
+		# The same programs twice: the same packets at the same instants.
+		run_pair $ep $size $iters second.pcap
+		run_pair $ep $size $iters first.pcap
+		if [ "$(stat -c %s first.pcap)" -le 1000 ]; then
+			echo "FAIL: $ep $size: the trace holds no traffic"
+			fail=1
+		elif ! cmp -s first.pcap second.pcap; then
+			echo "FAIL: $ep $size: two runs wrote different traces"
 			fail=1
 		fi
-		timeout 30 tail --pid=$server -f /dev/null || kill $server
-		wait $server || { echo "FAIL: $ep $size: the server failed:"; cat server.out; fail=1; }
-		line=$(grep -E '^[0-9]+[kmg]? ' <<<"$out" | tail -1 || true)
 		got_us=$(awk '{ print $7 }' <<<"$line")
 		got_mbs=$(awk '{ print $6 }' <<<"$line")
 		want_us=$(model_us $size)

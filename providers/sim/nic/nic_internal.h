@@ -197,6 +197,7 @@ struct nic_thread {
 	uint64_t               calls_seen; /* ... when last looked at */
 	struct timespec        seen_at;    /* ... and when (real time) */
 	uint32_t               silent_looks; /* looks since, finding none */
+	struct timespec        woke_at;    /* ABSENT: first seen runnable */
 	uint64_t               acked;      /* POLLING: proc->signals it saw */
 	/* Entered as a poller that had seen everything for it (and
 	 * world->signals then): if its poll signals nothing and changes no

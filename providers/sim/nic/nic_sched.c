@@ -306,6 +306,30 @@ static bool computing(const struct nic_thread *t, long silent_ms)
 	return proc_state(path) == 'R';
 }
 
+/* An absent thread the kernel has made runnable (what it waited for
+ * outside the fabric happened, e.g. a peer wrote to its socket) is about to
+ * call in: time waits for it, so that it comes back at the instant its
+ * waker left the fabric, whatever the kernel's wake-up takes. Not for longer
+ * than a thread that computes keeps its place. */
+static bool waking(struct nic_thread *t, struct timespec *real)
+{
+	char path[64];
+
+	if (!t->tid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid,
+		 (int)t->tid);
+	if (proc_state(path) != 'R') {
+		t->woke_at.tv_sec = 0;
+		return false;
+	}
+	if (!real->tv_sec)
+		real_now(real);
+	if (!t->woke_at.tv_sec)
+		t->woke_at = *real;
+	return ms_between(&t->woke_at, real) < NIC_COMPUTING_MS;
+}
+
 /* Real time the clock waits for the processes a shared fabric expects. */
 #define NIC_JOIN_WAIT_MS 2000
 
@@ -453,6 +477,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	if (silent_ms < NIC_ABSENT_MS || computing(t, silent_ms))
 		return false;
 	t->state = NIC_THREAD_ABSENT;
+	t->woke_at.tv_sec = 0;
 	world->sched_changes++;
 	world->stats.threads_out_of_time++;
 	if (t->pid != nic_self_pid())
@@ -491,6 +516,8 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				idle = false;
 			break;
 		case NIC_THREAD_ABSENT:
+			if (waking(t, &real))
+				idle = false;
 			break;
 		case NIC_THREAD_WAITING:
 			/* About to wake: it runs at this instant. */

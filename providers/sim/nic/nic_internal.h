@@ -263,6 +263,7 @@ struct nic_world {
 	 * callbacks into the glue. */
 	struct nic_swqe  *free_wqes;
 	struct nic_pending *free_pendings;
+	struct nic_call   *free_calls;   /* nic_proc.c */
 	struct nic_stats  stats;
 	struct nic_recorder *rec;        /* trace files, when recording */
 	bool              broken;        /* a process died holding the lock */

@@ -56,7 +56,8 @@ struct nic_call {
 			struct nic_qp *qp;
 			void          *dst;
 			size_t         len;
-			uint8_t       *data; /* in the world's memory */
+			uint8_t       *data; /* `small`, or in the world's memory */
+			uint8_t        small[NIC_MAD_MAX - 32];
 		} copy;
 	} u;
 };
@@ -147,6 +148,20 @@ static void queue_call(struct nic_world *world, struct nic_proc *owner,
 	nic_sched_posted_to(world, owner);
 }
 
+/* Records are kept for the next calls: every completion of another process
+ * makes one, and the allocator is shared by every process. */
+static void release_call(struct nic_world *world, struct nic_call *call)
+{
+	call->next = world->free_calls;
+	world->free_calls = call;
+}
+
+static void free_copy(struct nic_world *world, struct nic_call *call)
+{
+	if (call->u.copy.data != call->u.copy.small)
+		fs_mem_free(world->arena, call->u.copy.data);
+}
+
 /* Frees a call that will not run. */
 static void drop_call(struct nic_world *world, struct nic_call *call)
 {
@@ -155,18 +170,23 @@ static void drop_call(struct nic_world *world, struct nic_call *call)
 		fs_mem_free(world->arena, call->u.timer);
 	}
 	if (call->kind == NIC_CALL_COPY)
-		fs_mem_free(world->arena, call->u.copy.data);
-	fs_mem_free(world->arena, call);
+		free_copy(world, call);
+	release_call(world, call);
 }
 
 static struct nic_call *new_call(struct nic_world *world,
 				 enum nic_call_kind kind)
 {
-	struct nic_call *call = fs_mem_calloc(world->arena, 1, sizeof(*call));
+	struct nic_call *call = world->free_calls;
 
+	if (call)
+		world->free_calls = call->next;
+	else
+		call = fs_mem_alloc(world->arena, sizeof(*call));
 	if (!call)
 		abort(); /* a completion must not be lost */
 	call->kind = kind;
+	call->next = NULL;
 	return call;
 }
 
@@ -210,7 +230,9 @@ void nic_call_copy(struct nic_qp *qp, void *dst, const void *src, size_t len)
 	struct nic_world *world = qp->nic->world;
 	struct nic_call *call = new_call(world, NIC_CALL_COPY);
 
-	call->u.copy.data = fs_mem_alloc(world->arena, len);
+	call->u.copy.data = len <= sizeof(call->u.copy.small) ?
+				    call->u.copy.small :
+				    fs_mem_alloc(world->arena, len);
 	if (!call->u.copy.data)
 		abort(); /* received bytes must not be lost */
 	memcpy(call->u.copy.data, src, len);
@@ -400,10 +422,10 @@ void nic_proc_drain(struct nic_world *world)
 		case NIC_CALL_COPY:
 			memcpy(call->u.copy.dst, call->u.copy.data,
 			       call->u.copy.len);
-			fs_mem_free(world->arena, call->u.copy.data);
+			free_copy(world, call);
 			break;
 		}
-		fs_mem_free(world->arena, call);
+		release_call(world, call);
 	}
 }
 
@@ -480,5 +502,11 @@ void nic_procs_free(struct nic_world *world)
 
 		world->timers = t->next;
 		fs_mem_free(world->arena, t);
+	}
+	while (world->free_calls) {
+		struct nic_call *call = world->free_calls;
+
+		world->free_calls = call->next;
+		fs_mem_free(world->arena, call);
 	}
 }

@@ -2,10 +2,9 @@
  * Who may move virtual time: the threads of the program that share a world.
  *
  * Time moves only inside the fabric: a poll that finds nothing runs the next
- * instant (when other threads poll too and have seen everything for them,
- * until something appears for one of them: only that can change what any of
- * them does); a blocking wait runs the world until what it waits for
- * happens or its deadline passes in virtual time. With several threads the rule is that
+ * instant (on a shared world, until something appears for a thread or
+ * NIC_POLL_HORIZON_NS more have passed); a blocking wait runs the world
+ * until what it waits for happens or its deadline passes in virtual time. With several threads the rule is that
  * of SimGrid's maestro: the clock advances only while no thread is running
  * the program, that is while every thread that uses the world is blocked in
  * a wait, has just polled and found nothing, or has stayed away from the
@@ -310,7 +309,8 @@ static bool computing(const struct nic_thread *t, long silent_ms)
  * outside the fabric happened, e.g. a peer wrote to its socket) is about to
  * call in: time waits for it, so that it comes back at the instant its
  * waker left the fabric, whatever the kernel's wake-up takes. Not for longer
- * than a thread that computes keeps its place. */
+ * than a thread that computes keeps its place. (Threads of this process that
+ * a descriptor wakes are brought back by nic_sched_rouse().) */
 static bool waking(struct nic_thread *t, struct timespec *real)
 {
 	char path[64];
@@ -516,7 +516,7 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				idle = false;
 			break;
 		case NIC_THREAD_ABSENT:
-			if (waking(t, &real))
+			if (t->pid != nic_self_pid() && waking(t, &real))
 				idle = false;
 			break;
 		case NIC_THREAD_WAITING:
@@ -575,16 +575,26 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 	return r;
 }
 
-/* When every thread polls, any of them may move time; one that keeps
- * polling moves it for all, so that the model's state stays in one CPU's
- * cache rather than going back and forth. Another takes over when the
+/* Virtual time a poll of a shared world may run past the next instant,
+ * while nothing appears for any thread: long enough for a message to cross
+ * the network and come back in one poll (each poll of another process is a
+ * hand-over of the model's state between CPUs), short enough that a thread
+ * busy between its polls sees the clock move in steps no longer than this
+ * (a protocol's retry timers do not all run out in one poll). In one
+ * process a poll runs one instant. */
+#define NIC_POLL_HORIZON_NS (10 * NM_NS_PER_US)
+
+/* When every thread of a shared world polls, any of them may move time;
+ * one that keeps polling moves it for all, so that the model's state stays
+ * in one CPU's cache rather than going back and forth between processes. Another takes over when the
  * driver has not called in since it last looked. Which thread runs an
  * instant changes nothing in what happens. */
 static bool another_drives(struct nic_world *world, struct nic_thread *self)
 {
 	const struct nic_thread *d = world->driver;
 
-	if (!d || d == self || d->state != NIC_THREAD_POLLING ||
+	if (!world->arena || !d || d == self ||
+	    d->state != NIC_THREAD_POLLING ||
 	    d->calls == self->driver_calls)
 		return false;
 	self->driver_calls = d->calls;
@@ -628,7 +638,7 @@ void nic_sched_poll(struct nic_world *world)
 		return;
 	}
 	world->driver = self;
-	advance(world, NM_TIME_NEVER);
+	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next);
 	settled(world, self, changes, false);
 }
 

@@ -75,8 +75,8 @@ struct sv_world {
 	struct shared_world *shared;   /* FI_SIM_FABRIC: one node of a shared
 					* fabric, this process's device */
 	uint64_t           posts;      /* completions and events handed in */
-	pthread_t          waker;      /* shared: see sv_world.c */
-	bool               waker_stop;
+	struct shared_waker *waker;    /* shared: see sv_world.c */
+	uint64_t           waker_seen; /* posts when the waker last looked */
 };
 
 extern struct sv_world sv_world;

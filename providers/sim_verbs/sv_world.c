@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "providers/sim/shared/shared_waker.h"
 #include "providers/sim/shared/shared_world.h"
 #include "sv.h"
 
@@ -92,7 +93,7 @@ static void device_fill(struct sv_device *d, unsigned index)
 		 dev->name);
 }
 
-static void *waker_main(void *unused);
+static int waker_start(void);
 static void waker_stop(void);
 
 /* The process leaves a shared fabric as it exits: the last one out
@@ -154,8 +155,9 @@ static void join_shared(const struct nic_transport_params *tp)
 	}
 	device_fill(&sv_world.devs[0], 0);
 	sv_world.ndev = 1;
-	if (pthread_create(&sv_world.waker, NULL, waker_main, NULL)) {
-		fail(-EAGAIN, "%s", "cannot start the waker thread");
+	ret = waker_start();
+	if (ret) {
+		fail(ret, "%s", "cannot start the waker thread");
 		return;
 	}
 	atexit(leave_shared);
@@ -323,37 +325,40 @@ static void posted(void)
  * is outside the fabric; in one process, whatever makes them readable runs
  * in the process itself. On a shared fabric another process may run the
  * event that brings this one a completion or a connection request: it can
- * only leave it on this process's list (nic_proc.c). A thread of ours waits
- * inside the fabric for exactly that, takes it in and makes the descriptors
- * readable. */
+ * only leave it on this process's list (nic_proc.c). The process's waker
+ * (providers/sim/shared/shared_waker.h) waits inside the fabric for exactly
+ * that and takes it in; here, after each of its waits (and whenever work
+ * was handed in since the last), the descriptors are brought up to date. */
 
-static bool waker_ready(void *arg)
-{
-	return sv_world.waker_stop || sv_world.posts != *(const uint64_t *)arg;
-}
-
-static void *waker_main(void *unused)
+static bool waker_ready(void *unused)
 {
 	(void)unused;
-	sv_lock();
-	while (!sv_world.waker_stop) {
-		uint64_t seen = sv_world.posts;
+	return sv_world.posts != sv_world.waker_seen;
+}
 
-		nic_sched_wait(sv_world.nic, waker_ready, &seen, NM_TIME_NEVER,
-			       false);
-		update_all();
-	}
-	sv_unlock();
-	return NULL;
+static void waker_woke(void *unused)
+{
+	(void)unused;
+	update_all();
+	sv_world.waker_seen = sv_world.posts;
+}
+
+static const struct shared_waker_ops waker_ops = {
+	.ready = waker_ready,
+	.woke = waker_woke,
+};
+
+static int waker_start(void)
+{
+	sv_world.waker_seen = sv_world.posts;
+	return shared_waker_start(sv_world.nic, &waker_ops, NULL,
+				  &sv_world.waker);
 }
 
 static void waker_stop(void)
 {
-	sv_lock();
-	sv_world.waker_stop = true;
-	nic_sched_posted(sv_world.nic);
-	sv_unlock();
-	pthread_join(sv_world.waker, NULL);
+	shared_waker_stop(sv_world.waker);
+	sv_world.waker = NULL;
 }
 
 /* ---- Virtual time -------------------------------------------------------------------- */

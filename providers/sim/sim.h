@@ -106,6 +106,15 @@ int sim_getinfo(uint32_t version, const char *node, const char *service,
 
 struct sim_pep;
 struct sim_conn;
+struct shared_waker;
+
+/* A thread of this process in a wait of the fabric (shared worlds): what
+ * it waits for. */
+struct sim_waiter {
+	bool             (*ready)(void *ctx);
+	void              *ctx;
+	struct sim_waiter *next;
+};
 
 /* One simulated fabric shared by everything this process opens on it. */
 struct sim_world {
@@ -118,6 +127,15 @@ struct sim_world {
 	uint32_t          next_comm_id;
 	struct nic_transport_params transport;
 	struct shared_world *shared; /* shared with other processes */
+	/* Shared: the thread that takes in what other processes leave for
+	 * this one, once it has wait descriptors (sim_world.c); the
+	 * threads in a wait (sim_progress.c). Lock held. */
+	struct shared_waker *waker;
+	struct sim_waiter   *waiters;
+	/* Shared: descriptors a thread may be blocked on since fi_trywait
+	 * said it could block (sim_waitfd.c). Lock held. */
+	int                 *armed;
+	size_t               armed_count, armed_cap;
 	struct sim_world *next;
 };
 
@@ -135,13 +153,31 @@ void sim_unlock(struct sim_world *world);
  * returns true, or returns false (shared fabrics, lock held elsewhere). */
 bool sim_poll_lock(struct sim_world *world);
 
+/* An object of the world got a wait descriptor: on a shared fabric, the
+ * process's waker (providers/sim/shared/shared_waker.h) now runs, so that
+ * what other processes' runs bring it makes its descriptor readable while
+ * the program is blocked on it. Lock not held. */
+int sim_world_watch_fds(struct sim_world *world);
+
 /* FI_WAIT_FD objects (sim_waitfd.c): fd is -1 for other wait objects. */
-int sim_waitfd_open(enum fi_wait_obj wait_obj, int *fd);
+int sim_waitfd_open(struct sim_world *world, enum fi_wait_obj wait_obj,
+		    int *fd);
 void sim_waitfd_close(int fd);
 void sim_waitfd_signal(int fd);
 void sim_waitfd_drain(int fd);
 int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
 		       void *arg);
+/* Shared fabrics, lock held. fi_trywait let a thread block on fd (-1:
+ * none): it becomes readable as soon as the world has work to run again
+ * (sim_waitfd_fire, from the waker), so that the thread comes back into
+ * the fabric. */
+void sim_waitfd_arm(struct sim_world *world, int fd);
+/* The descriptor is closing: it must not be written any more. */
+void sim_waitfd_forget(struct sim_world *world, int fd);
+/* Whether an armed descriptor waits for the world's next work. */
+bool sim_waitfd_armed(const struct sim_world *world);
+/* Makes the armed descriptors readable and forgets them. */
+void sim_waitfd_fire(struct sim_world *world);
 
 /* The program's clocks on virtual time (sim_vclock.c). */
 void sim_vclock_attach(struct sim_world *world);
@@ -421,7 +457,9 @@ int sim_progress_wait(struct sim_world *world, bool (*ready)(void *ctx),
 		      void *ctx, int timeout_ms);
 /* Blocks the caller for `ns` of virtual time (a cost it pays). */
 void sim_progress_sleep(struct sim_world *world, nm_time_ns ns);
-/* fi_trywait: runs until ready(ctx) (true) or nothing is left (false). */
+/* fi_trywait: runs until ready(ctx) (true) or nothing is left (false);
+ * then, on a shared fabric, the caller (about to block on a descriptor)
+ * counts as a poller that has seen everything for its process. */
 bool sim_progress_settle(struct sim_world *world, bool (*ready)(void *ctx),
 			 void *ctx);
 /* Work was posted or a completion written: wake threads that wait. */

@@ -122,6 +122,7 @@ static int cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	dom->refs--;
+	sim_waitfd_forget(dom->world, cntr->wait_fd);
 	sim_unlock(dom->world);
 	sim_waitfd_close(cntr->wait_fd);
 	free(cntr);
@@ -156,6 +157,7 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	struct fi_cntr_attr defaults = { .events = FI_CNTR_EVENTS_COMP,
 					 .wait_obj = FI_WAIT_UNSPEC };
 	struct sim_cntr *cntr;
+	int ret;
 
 	if (!out)
 		return -FI_EINVAL;
@@ -171,9 +173,10 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		return -FI_ENOMEM;
 	cntr->domain = dom;
 	cntr->attr = *attr;
-	if (sim_waitfd_open(attr->wait_obj, &cntr->wait_fd)) {
+	ret = sim_waitfd_open(dom->world, attr->wait_obj, &cntr->wait_fd);
+	if (ret) {
 		free(cntr);
-		return -FI_ENOMEM;
+		return ret;
 	}
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;

@@ -304,6 +304,7 @@ static int cq_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	dom->refs--;
+	sim_waitfd_forget(dom->world, cq->wait_fd);
 	sim_unlock(dom->world);
 	while (cq->errs) {
 		struct sim_cq_err *next = cq->errs->next;
@@ -370,10 +371,13 @@ int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->attr = *attr;
 	cq->size = attr->size ? attr->size : SIM_CQ_DEFAULT_SIZE;
 	cq->ring = calloc(cq->size, sizeof(*cq->ring));
-	if (!cq->ring || sim_waitfd_open(attr->wait_obj, &cq->wait_fd)) {
+	ret = cq->ring ? sim_waitfd_open(dom->world, attr->wait_obj,
+					 &cq->wait_fd) :
+			 -FI_ENOMEM;
+	if (ret) {
 		free(cq->ring);
 		free(cq);
-		return -FI_ENOMEM;
+		return ret;
 	}
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;

@@ -165,6 +165,7 @@ static int eq_close(struct fid *fid)
 	}
 	eq->fabric->children--;
 	fabsim_eventq_fini(&eq->q);
+	sim_waitfd_forget(world, eq->wait_fd);
 	sim_unlock(world);
 	sim_waitfd_close(eq->wait_fd);
 	free(eq);
@@ -195,6 +196,7 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 {
 	struct sim_fabric *fab = container_of(fabric, struct sim_fabric, fabric_fid);
 	struct sim_eq *eq;
+	int ret;
 
 	if (!attr || !out)
 		return -FI_EINVAL;
@@ -214,9 +216,10 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq->fabric = fab;
 	eq->attr = *attr;
 	fabsim_eventq_init(&eq->q);
-	if (sim_waitfd_open(attr->wait_obj, &eq->wait_fd)) {
+	ret = sim_waitfd_open(fab->world, attr->wait_obj, &eq->wait_fd);
+	if (ret) {
 		free(eq);
-		return -FI_ENOMEM;
+		return ret;
 	}
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;

@@ -75,6 +75,35 @@ static bool any_ready(void *ctx)
 	return false;
 }
 
+/* Shared fabrics: the caller may block on the descriptors of the set now.
+ * Those of objects with nothing to read are made unreadable (a wake-up
+ * that found nothing is over) and armed: the world's next work makes them
+ * readable again (sim_waitfd.c). */
+static void arm(struct sim_world *world, const struct trywait_set *set)
+{
+	for (int i = 0; i < set->count; i++) {
+		struct fid *fid = set->fids[i];
+		int fd = -1;
+
+		if (fid->fclass == FI_CLASS_CQ) {
+			struct sim_cq *cq = container_of(fid, struct sim_cq,
+							 cq_fid.fid);
+
+			fd = cq->wait_fd;
+			if (!cq->count && !cq->errs)
+				sim_waitfd_drain(fd);
+		} else if (fid->fclass == FI_CLASS_EQ) {
+			struct sim_eq *eq = container_of(fid, struct sim_eq,
+							 eq_fid.fid);
+
+			fd = eq->wait_fd;
+			if (fabsim_eventq_empty(&eq->q))
+				sim_waitfd_drain(fd);
+		}
+		sim_waitfd_arm(world, fd);
+	}
+}
+
 static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			  int count)
 {
@@ -86,6 +115,8 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 		return -FI_EINVAL;
 	sim_lock(fab->world);
 	ready = sim_progress_settle(fab->world, any_ready, &set);
+	if (!ready && fab->world->shared)
+		arm(fab->world, &set);
 	sim_unlock(fab->world);
 	return ready ? -FI_EAGAIN : 0;
 }

@@ -1,16 +1,119 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * The simulated fabrics of this process. Every fi_fabric call on the same
  * fabric name shares one world (one clock, one network), so that a program
- * — or a test — can open several domains and have them talk. */
+ * — or a test — can open several domains and have them talk.
+ *
+ * A world shared with other processes gets a waker (shared/shared_waker.h)
+ * once it has an object with a wait descriptor: a thread that waits inside
+ * the fabric, so that what other processes' runs of the model bring this
+ * one (completions, connection events, timers) is taken in while the
+ * program is blocked in poll() on the descriptor, and makes it readable.
+ * It stops when the fabric is closed, or when the process exits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/shared_waker.h"
 #include "shared/shared_world.h"
 #include "sim.h"
 
 static pthread_mutex_t worlds_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_world *worlds;
+
+/* ---- The waker (shared worlds) ------------------------------------------------- */
+
+/* A thread of this process waits in the fabric for something that is there
+ * (the waker's drain brought it): the waker holds the clock for it. */
+static bool waiter_ready(void *arg)
+{
+	const struct sim_world *world = arg;
+
+	for (const struct sim_waiter *w = world->waiters; w; w = w->next)
+		if (w->ready && w->ready(w->ctx))
+			return true;
+	return false;
+}
+
+/* A thread may be blocked on descriptors since fi_trywait, and the world
+ * has work to run again: it must come back (sim_waitfd.c says why). */
+static bool blocked_with_work(void *arg)
+{
+	struct sim_world *world = arg;
+	nm_time_ns when;
+
+	return sim_waitfd_armed(world) && nic_world_next_event(world->nic, &when);
+}
+
+static void bring_back(void *arg)
+{
+	struct sim_world *world = arg;
+
+	if (blocked_with_work(world))
+		sim_waitfd_fire(world);
+}
+
+static const struct shared_waker_ops waker_ops = {
+	.ready = blocked_with_work,
+	.woke = bring_back,
+	.held = waiter_ready,
+};
+
+/* worlds_lock held. */
+static void waker_stop(struct sim_world *world)
+{
+	struct shared_waker *waker = world->waker;
+
+	if (!waker)
+		return;
+	sim_lock(world);
+	world->waker = NULL;
+	sim_unlock(world);
+	shared_waker_stop(waker);
+}
+
+/* A program that ends without closing its fabric: its waker must not be
+ * inside the world (holding its lock) when the process goes. */
+static void stop_wakers(void)
+{
+	pthread_mutex_lock(&worlds_lock);
+	for (struct sim_world *w = worlds; w; w = w->next)
+		waker_stop(w);
+	pthread_mutex_unlock(&worlds_lock);
+}
+
+static void watch_exit(void)
+{
+	atexit(stop_wakers);
+}
+
+int sim_world_watch_fds(struct sim_world *world)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct shared_waker *waker;
+	int ret = 0;
+
+	if (!world->shared)
+		return 0;
+	pthread_mutex_lock(&worlds_lock);
+	if (!world->waker) {
+		ret = shared_waker_start(world->nic, &waker_ops, world, &waker);
+		if (ret) {
+			FI_WARN(&sim_prov, FI_LOG_FABRIC,
+				"fabric %s: cannot start the thread that wakes "
+				"wait descriptors: %s\n",
+				world->name, strerror(-ret));
+		} else {
+			sim_lock(world);
+			world->waker = waker;
+			sim_unlock(world);
+			pthread_once(&once, watch_exit);
+		}
+	}
+	pthread_mutex_unlock(&worlds_lock);
+	return ret ? sim_errno(ret) : 0;
+}
+
+/* ---- Worlds ------------------------------------------------------------------------- */
 
 int sim_world_get(const char *name, struct sim_world **out)
 {
@@ -126,6 +229,7 @@ void sim_world_put(struct sim_world *world)
 			p = &(*p)->next;
 		*p = world->next;
 		sim_vclock_detach(world);
+		waker_stop(world);
 		if (world->shared) {
 			char why[256];
 
@@ -135,6 +239,7 @@ void sim_world_put(struct sim_world *world)
 						sizeof(why)))
 				FI_WARN(&sim_prov, FI_LOG_FABRIC,
 					"fabric %s: %s\n", world->name, why);
+			free(world->armed);
 			free(world);
 			pthread_mutex_unlock(&worlds_lock);
 			return;
@@ -149,6 +254,7 @@ void sim_world_put(struct sim_world *world)
 					"fabric %s: %s\n", world->name, err.msg);
 		}
 		nic_world_destroy(world->nic);
+		free(world->armed);
 		free(world);
 	}
 	pthread_mutex_unlock(&worlds_lock);

@@ -227,7 +227,11 @@ struct nic_world {
 		char     after[56];
 	} version;
 	bool              quiet;      /* this hold changed no one's outlook */
-	bool              idle_poll;  /* ... and its poll found nothing to do */
+	/* The holder need not look again until the version moves: its poll
+	 * found nothing to do. */
+	bool              look_later;
+	bool              left_polling; /* it leaves as a poller with nothing
+					 * to read */
 	uint64_t          sched_changes; /* threads taken out of time, buried */
 	uint64_t          identity;   /* tells this world from earlier ones */
 	/* The program's threads (nic_sched.c). */

@@ -97,8 +97,9 @@ void nic_world_owner_died(struct nic_world *world)
 
 /* What this thread's last quiet poll saw, and how long it has spun. */
 static __thread struct {
-	uint64_t        identity; /* of the world (0: none) */
+	uint64_t        identity; /* of the world to look at later (0: none) */
 	uint64_t        version;
+	uint64_t        idle_in;  /* the world it left as an idle poller */
 	unsigned        skips;    /* polls that did not look */
 	unsigned        misses;   /* polls in a row that did not lock */
 	struct timespec since;    /* real time of the first of them */
@@ -112,13 +113,13 @@ static __thread struct {
 
 void nic_world_publish(struct nic_world *world)
 {
-	poller.identity = world->quiet && world->idle_poll ?
-				  world->identity : 0;
+	poller.identity = world->look_later ? world->identity : 0;
+	poller.idle_in = world->left_polling ? world->identity : 0;
 	if (!world->quiet)
 		__atomic_store_n(&world->version.value,
 				 world->version.value + 1, __ATOMIC_RELEASE);
 	poller.version = world->version.value;
-	world->quiet = world->idle_poll = false;
+	world->quiet = world->look_later = world->left_polling = false;
 }
 
 void nic_world_unlock(struct nic_world *world)
@@ -138,10 +139,14 @@ static bool unchanged(const struct nic_world *world)
 	       ++poller.skips % NIC_QUIET_SKIPS != 0;
 }
 
-/* Nothing waits to be called back in this process and nothing is
- * scheduled: a poll could only find what another thread posts. */
+/* This thread is a poller that has seen everything for it, nothing waits
+ * to be called back in this process and nothing is scheduled: a poll could
+ * only find what another thread posts. (A thread that last posted work
+ * must poll once to be seen idle.) */
 static bool nothing_for_me(struct nic_world *world)
 {
+	if (poller.idle_in != world->identity)
+		return false;
 	struct nic_proc *self = world->procs;
 	pid_t me = nic_self_pid();
 

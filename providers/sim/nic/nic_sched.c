@@ -613,15 +613,15 @@ static void settled(struct nic_world *world, struct nic_thread *self,
 	    world->signals != self->entered_signals)
 		return;
 	world->quiet = true;
-	world->idle_poll = found_nothing;
+	world->look_later = found_nothing;
 }
+
 
 void nic_sched_poll(struct nic_world *world)
 {
 	struct nic_thread *self = thread_self(world);
-	nm_time_ns next;
-
 	uint64_t changes = world->sched_changes;
+	nm_time_ns next;
 
 	self->state = NIC_THREAD_POLLING;
 	self->acked = self->proc->signals;
@@ -635,11 +635,13 @@ void nic_sched_poll(struct nic_world *world)
 	    !nic_world_next_event(world, &next) ||
 	    another_drives(world, self)) {
 		settled(world, self, changes, true);
+		world->left_polling = true;
 		return;
 	}
 	world->driver = self;
 	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next);
 	settled(world, self, changes, false);
+	world->left_polling = self->acked == self->proc->signals;
 }
 
 /* A thread of another process is out of time: what it will post could

@@ -99,6 +99,6 @@ bool sim_progress_settle(struct sim_world *world, bool (*ready)(void *ctx),
 	 * it is taken out of time. (Nothing is scheduled: this poll runs
 	 * nothing.) */
 	if (!done && world->shared)
-		nic_sched_poll(world->nic);
+		nic_sched_poll_blocking(world->nic);
 	return done;
 }

@@ -135,6 +135,10 @@ struct nic_stats {
 void nic_sched_enter(struct nic_world *world);
 /* A poll found nothing: runs the next instant if no thread is running. */
 void nic_sched_poll(struct nic_world *world);
+/* The same, for a thread about to block outside the fabric until something
+ * arrives for its process (poll() after fi_trywait): it is idle at once,
+ * not only from its second poll in a row. */
+void nic_sched_poll_blocking(struct nic_world *world);
 /* Something for a waiter may have appeared (work posted, a completion). */
 void nic_sched_posted(struct nic_world *world);
 

@@ -199,6 +199,11 @@ struct nic_thread {
 	uint32_t               silent_looks; /* looks since, finding none */
 	struct timespec        woke_at;    /* ABSENT: first seen runnable */
 	uint64_t               acked;      /* POLLING: proc->signals it saw */
+	/* Polls in a row, with no other call between them: one poll between
+	 * other calls (a provider's look at its queues in the middle of a
+	 * call) does not make a thread idle, a second one in a row does. */
+	uint32_t               poll_streak;
+	bool                   was_polling; /* at its last entry */
 	/* Entered as a poller that had seen everything for it (and
 	 * world->signals then): if its poll signals nothing and changes no
 	 * thread's state, the hold was quiet (nic_world_publish()). */

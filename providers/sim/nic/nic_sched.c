@@ -77,6 +77,17 @@ void nic_sched_fini(struct nic_world *world)
 static void tell(struct nic_world *world, const struct nic_proc *p,
 		 enum tr_event_kind kind);
 
+/* Polls in a row that make a thread idle (see poll_streak). */
+#define NIC_IDLE_STREAK 2
+
+/* A poller that has seen everything for its process, in a polling loop. */
+static bool idle_poller(const struct nic_thread *t)
+{
+	return t->state == NIC_THREAD_POLLING &&
+	       t->poll_streak >= NIC_IDLE_STREAK &&
+	       t->acked == t->proc->signals;
+}
+
 /* Thread ids are only unique within a process: entries are found by both. */
 static bool is_me(const struct nic_thread *t, pid_t pid, pthread_t me)
 {
@@ -136,9 +147,8 @@ void nic_sched_enter(struct nic_world *world)
 	struct nic_thread *t = thread_self(world);
 
 	t->calls++;
-	t->entered_quiet = t->state == NIC_THREAD_POLLING &&
-			   t->acked == t->proc->signals &&
-			   !nic_proc_has_calls(t->proc);
+	t->was_polling = t->state == NIC_THREAD_POLLING;
+	t->entered_quiet = idle_poller(t) && !nic_proc_has_calls(t->proc);
 	t->entered_signals = world->signals;
 	if (t->state == NIC_THREAD_ABSENT && world->proc_count > 1)
 		tell(world, t->proc, TR_EVENT_BACK);
@@ -504,14 +514,16 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 			continue;
 		switch (t->state) {
 		case NIC_THREAD_POLLING:
-			/* A poller is idle only if its last poll saw the
-			 * latest work or completion for its process: one that
+			/* A poller is idle only if it polls in a loop (one
+			 * poll between other calls is a look in the middle of
+			 * a call), and its last poll saw the latest work or
+			 * completion for its process: one that
 			 * polled and then went to do something else (wait on
 			 * a descriptor, talk out of band) must not let time
 			 * run on past what it would have seen. Until it polls
 			 * again it is judged as a running thread. What other
 			 * processes post changes nothing it can see. */
-			if (t->acked != t->proc->signals &&
+			if (!idle_poller(t) &&
 			    !running_idle(world, t, polling, &real))
 				idle = false;
 			break;
@@ -586,14 +598,16 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 
 /* When every thread of a shared world polls, any of them may move time;
  * one that keeps polling moves it for all, so that the model's state stays
- * in one CPU's cache rather than going back and forth between processes. Another takes over when the
- * driver has not called in since it last looked. Which thread runs an
- * instant changes nothing in what happens. */
+ * in one CPU's cache rather than going back and forth between processes.
+ * Another takes over when the driver has not called in since it last
+ * looked; a thread that has just posted runs its own work at once. Which
+ * thread runs an instant changes nothing in what happens. */
 static bool another_drives(struct nic_world *world, struct nic_thread *self)
 {
 	const struct nic_thread *d = world->driver;
 
 	if (!world->arena || !d || d == self ||
+	    self->poll_streak < NIC_IDLE_STREAK ||
 	    d->state != NIC_THREAD_POLLING ||
 	    d->calls == self->driver_calls)
 		return false;
@@ -617,7 +631,7 @@ static void settled(struct nic_world *world, struct nic_thread *self,
 }
 
 
-void nic_sched_poll(struct nic_world *world)
+static void poll_world(struct nic_world *world, bool blocking)
 {
 	struct nic_thread *self = thread_self(world);
 	uint64_t changes = world->sched_changes;
@@ -625,6 +639,9 @@ void nic_sched_poll(struct nic_world *world)
 
 	self->state = NIC_THREAD_POLLING;
 	self->acked = self->proc->signals;
+	self->poll_streak = self->was_polling ? self->poll_streak + 1 : 1;
+	if (blocking && self->poll_streak < NIC_IDLE_STREAK)
+		self->poll_streak = NIC_IDLE_STREAK;
 	if (world->threads == self && !self->next && !joining(world)) {
 		/* The only thread: nobody to wait for or to stop for. */
 		nic_world_run_instant(world);
@@ -635,13 +652,23 @@ void nic_sched_poll(struct nic_world *world)
 	    !nic_world_next_event(world, &next) ||
 	    another_drives(world, self)) {
 		settled(world, self, changes, true);
-		world->left_polling = true;
+		world->left_polling = idle_poller(self);
 		return;
 	}
 	world->driver = self;
 	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next);
 	settled(world, self, changes, false);
-	world->left_polling = self->acked == self->proc->signals;
+	world->left_polling = idle_poller(self);
+}
+
+void nic_sched_poll(struct nic_world *world)
+{
+	poll_world(world, false);
+}
+
+void nic_sched_poll_blocking(struct nic_world *world)
+{
+	poll_world(world, true);
 }
 
 /* A thread of another process is out of time: what it will post could

@@ -181,6 +181,9 @@ void nic_procs_free(struct nic_world *world);
 void nic_proc_leave(struct nic_world *world);
 /* Another process ended without leaving: its NICs go off the network. */
 void nic_proc_died(struct nic_world *world, struct nic_proc *proc);
+/* If `proc`'s process has ended without leaving, it is found dead now (its
+ * threads, its NICs: nic_sched.c); true then. Lock held. */
+bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *proc);
 void nic_sched_leave(struct nic_world *world);
 /* Something for `proc`'s threads appeared (lock held). */
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc);

@@ -34,6 +34,7 @@ uint32_t nic_world_host_of_ipv4(const struct nic_world *world,
 int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 	     nm_error *err)
 {
+	uint32_t qpn_next = 0;
 	struct nic *nic;
 
 	if (host == NIC_HOST_ANY) {
@@ -56,15 +57,25 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 				    "host %u is outside the topology (%u hosts)",
 				    host, world->host_count);
 	} else if (world->hosts[host]) {
+		struct nic *old = world->hosts[host];
+
+		if (nic_proc_is_self(old->owner)) {
+			old->refs++;
+			*out = old;
+			return 0;
+		}
 		/* A NIC reaches the memory of the process that opened it. */
-		if (!nic_proc_is_self(world->hosts[host]->owner))
+		if (!old->dead && !nic_proc_bury_if_dead(world, old->owner))
 			return nm_error_set(err, -EADDRINUSE,
 					    "host %u is taken by process %d",
-					    host,
-					    (int)world->hosts[host]->owner->pid);
-		world->hosts[host]->refs++;
-		*out = world->hosts[host];
-		return 0;
+					    host, (int)old->owner->pid);
+		/* Its process died: a new one takes the host, as a rebooted
+		 * node comes back with its address. What the old NIC still
+		 * has in flight stays with it, off the network; its queue
+		 * pair numbers are not handed out again at once, so that
+		 * peers' packets for them find nothing. */
+		qpn_next = old->qps.next;
+		world->hosts[host] = NULL;
 	}
 	nic = fs_mem_calloc(world->arena, 1, sizeof(*nic));
 	if (!nic)
@@ -75,6 +86,7 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 	nic->ipv4 = host_ipv4(host);
 	nic->next_key = 1;
 	nic->refs = 1;
+	nic->qps.next = qpn_next;
 	nm_mr_ledger_init(&nic->ledger, &world->cfg.mr);
 	if (world->rec) {
 		int ret = nic_record_host(world->rec, host, err);

@@ -419,11 +419,40 @@ static bool process_gone(pid_t pid)
 	return state == '-' || state == 'Z' || state == 'X';
 }
 
-/* Processes that died without leaving: their threads stop holding the
- * clock, their NICs go off the network (the fabric goes on). */
+/* A process that died without leaving: its threads stop holding the clock,
+ * its NICs go off the network (the fabric goes on). */
+static void bury(struct nic_world *world, struct nic_proc *p)
+{
+	tell(world, p, TR_EVENT_DIED);
+	world->sched_changes++;
+	nic_proc_died(world, p);
+	for (struct nic_thread **t = &world->threads; *t;) {
+		struct nic_thread *dead = *t;
+
+		if (dead->pid != p->pid) {
+			t = &dead->next;
+			continue;
+		}
+		*t = dead->next;
+		if (world->last_thread == dead)
+			world->last_thread = NULL;
+		if (world->driver == dead)
+			world->driver = NULL;
+		fs_mem_free(world->arena, dead);
+	}
+}
+
+bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *p)
+{
+	if (p->gone || p->pid == nic_self_pid() || !process_gone(p->pid))
+		return false;
+	bury(world, p);
+	return true;
+}
+
+/* Looks for processes that died, now and then. */
 static void bury_dead_processes(struct nic_world *world)
 {
-	pid_t me = nic_self_pid();
 	struct timespec real;
 
 	if (++world->looks % 64)
@@ -433,27 +462,8 @@ static void bury_dead_processes(struct nic_world *world)
 	    ms_between(&world->peers_checked, &real) < NIC_PEER_CHECK_MS)
 		return;
 	world->peers_checked = real;
-	for (struct nic_proc *p = world->procs; p; p = p->next) {
-		if (p->gone || p->pid == me || !process_gone(p->pid))
-			continue;
-		tell(world, p, TR_EVENT_DIED);
-		world->sched_changes++;
-		nic_proc_died(world, p);
-		for (struct nic_thread **t = &world->threads; *t;) {
-			struct nic_thread *dead = *t;
-
-			if (dead->pid != p->pid) {
-				t = &dead->next;
-				continue;
-			}
-			*t = dead->next;
-			if (world->last_thread == dead)
-				world->last_thread = NULL;
-			if (world->driver == dead)
-				world->driver = NULL;
-			fs_mem_free(world->arena, dead);
-		}
-	}
+	for (struct nic_proc *p = world->procs; p; p = p->next)
+		nic_proc_bury_if_dead(world, p);
 }
 
 /* A thread that is not waiting in the fabric: busy (false), or silent long

@@ -299,9 +299,16 @@ struct sim_cntr {
 	struct fi_cntr_attr attr;
 	uint64_t           value;
 	uint64_t           errors;
+	/* What the application last read (fi_cntr_read, fi_cntr_readerr):
+	 * fi_trywait reports a change since then as an event queued. */
+	uint64_t           value_read;
+	uint64_t           errors_read;
 	int                refs;
 	int                wait_fd;
 };
+
+/* fi_trywait: the counter changed since the application last read it. */
+bool sim_cntr_unread(const struct sim_cntr *cntr);
 
 /* What the endpoint remembers about one operation until it completes. */
 struct sim_op {

@@ -28,6 +28,12 @@ void sim_cntr_inc_err(struct sim_cntr *cntr)
 	}
 }
 
+bool sim_cntr_unread(const struct sim_cntr *cntr)
+{
+	return cntr->value != cntr->value_read ||
+	       cntr->errors != cntr->errors_read;
+}
+
 static uint64_t cntr_read(struct fid_cntr *fid)
 {
 	struct sim_cntr *cntr = container_of(fid, struct sim_cntr, cntr_fid);
@@ -36,6 +42,7 @@ static uint64_t cntr_read(struct fid_cntr *fid)
 	sim_lock(cntr->domain->world);
 	sim_progress_poll(cntr->domain->world);
 	v = cntr->value;
+	cntr->value_read = v;
 	sim_unlock(cntr->domain->world);
 	return v;
 }
@@ -47,6 +54,7 @@ static uint64_t cntr_readerr(struct fid_cntr *fid)
 
 	sim_lock(cntr->domain->world);
 	v = cntr->errors;
+	cntr->errors_read = v;
 	sim_unlock(cntr->domain->world);
 	return v;
 }

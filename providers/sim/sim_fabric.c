@@ -53,54 +53,73 @@ struct trywait_set {
 	int          count;
 };
 
+/* fi_poll(3): "events queued on the fabric descriptor" — what the
+ * application has not read yet: entries of a CQ, events of an EQ, and for a
+ * counter a change of its value or error value since the application last
+ * read it (fi_cntr_read, fi_cntr_readerr). */
+static bool has_events(struct fid *fid)
+{
+	switch (fid->fclass) {
+	case FI_CLASS_CQ: {
+		struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid.fid);
+
+		return cq->count || cq->errs;
+	}
+	case FI_CLASS_EQ: {
+		struct sim_eq *eq = container_of(fid, struct sim_eq, eq_fid.fid);
+
+		return !fabsim_eventq_empty(&eq->q);
+	}
+	case FI_CLASS_CNTR:
+		return sim_cntr_unread(container_of(fid, struct sim_cntr,
+						    cntr_fid.fid));
+	default:
+		return false;
+	}
+}
+
+static int wait_fd(struct fid *fid)
+{
+	switch (fid->fclass) {
+	case FI_CLASS_CQ:
+		return container_of(fid, struct sim_cq, cq_fid.fid)->wait_fd;
+	case FI_CLASS_EQ:
+		return container_of(fid, struct sim_eq, eq_fid.fid)->wait_fd;
+	case FI_CLASS_CNTR:
+		return container_of(fid, struct sim_cntr, cntr_fid.fid)->wait_fd;
+	default:
+		return -1;
+	}
+}
+
 static bool any_ready(void *ctx)
 {
 	const struct trywait_set *set = ctx;
 
-	for (int i = 0; i < set->count; i++) {
-		struct fid *fid = set->fids[i];
-
-		if (fid->fclass == FI_CLASS_CQ) {
-			struct sim_cq *cq = container_of(fid, struct sim_cq,
-							 cq_fid.fid);
-
-			if (cq->count || cq->errs)
-				return true;
-		} else if (fid->fclass == FI_CLASS_CNTR) {
-			/* Counters wait on thresholds the application keeps:
-			 * it must poll them. */
+	for (int i = 0; i < set->count; i++)
+		if (has_events(set->fids[i]))
 			return true;
-		}
-	}
 	return false;
 }
 
-/* Shared fabrics: the caller may block on the descriptors of the set now.
- * Those of objects with nothing to read are made unreadable (a wake-up
- * that found nothing is over) and armed: the world's next work makes them
- * readable again (sim_waitfd.c). */
-static void arm(struct sim_world *world, const struct trywait_set *set)
+/* The caller may block on the descriptors of the set now: none of its
+ * objects has anything to read. A counter's descriptor is made unreadable
+ * (a change it signalled has been read since), to become readable at the
+ * next change; CQ and EQ descriptors are unreadable once emptied by reads.
+ * Shared fabrics: every descriptor is made unreadable (a wake-up that found
+ * nothing is over) and armed: the world's next work makes them readable
+ * again (sim_waitfd.c). */
+static void prepare_block(struct sim_world *world,
+			  const struct trywait_set *set)
 {
 	for (int i = 0; i < set->count; i++) {
 		struct fid *fid = set->fids[i];
-		int fd = -1;
+		int fd = wait_fd(fid);
 
-		if (fid->fclass == FI_CLASS_CQ) {
-			struct sim_cq *cq = container_of(fid, struct sim_cq,
-							 cq_fid.fid);
-
-			fd = cq->wait_fd;
-			if (!cq->count && !cq->errs)
-				sim_waitfd_drain(fd);
-		} else if (fid->fclass == FI_CLASS_EQ) {
-			struct sim_eq *eq = container_of(fid, struct sim_eq,
-							 eq_fid.fid);
-
-			fd = eq->wait_fd;
-			if (fabsim_eventq_empty(&eq->q))
-				sim_waitfd_drain(fd);
-		}
-		sim_waitfd_arm(world, fd);
+		if (world->shared || fid->fclass == FI_CLASS_CNTR)
+			sim_waitfd_drain(fd);
+		if (world->shared)
+			sim_waitfd_arm(world, fd);
 	}
 }
 
@@ -115,8 +134,8 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 		return -FI_EINVAL;
 	sim_lock(fab->world);
 	ready = sim_progress_settle(fab->world, any_ready, &set);
-	if (!ready && fab->world->shared)
-		arm(fab->world, &set);
+	if (!ready)
+		prepare_block(fab->world, &set);
 	sim_unlock(fab->world);
 	return ready ? -FI_EAGAIN : 0;
 }

@@ -127,6 +127,17 @@ const Known kKnown[] = {
 	{"sockets", kMsg, "close.eq_busy",
 	 "fi_close(eq) while an endpoint or passive endpoint is bound to it "
 	 "returns 0 and frees the EQ (the later close double-frees)"},
+	{"sockets", kBoth, "wait.cq_trywait_queued",
+	 "fi_trywait on a CQ opened with FI_WAIT_FD returns FI_SUCCESS while "
+	 "an unread completion is queued (its descriptor readable), not "
+	 "-FI_EAGAIN"},
+	{"sockets", kBoth, "wait.cntr_trywait_unread",
+	 "fi_trywait on a counter opened with FI_WAIT_FD returns FI_SUCCESS "
+	 "after a change the application has not read (fi_cntr_add, then no "
+	 "fi_cntr_read), not -FI_EAGAIN"},
+	{"sockets", kBoth, "wait.eq_trywait_queued",
+	 "fi_trywait on an EQ opened with FI_WAIT_FD returns FI_SUCCESS while "
+	 "an event written with fi_eq_write is queued, not -FI_EAGAIN"},
 	{nullptr, kBoth, nullptr, nullptr},
 };
 

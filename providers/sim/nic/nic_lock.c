@@ -95,7 +95,7 @@ void nic_world_owner_died(struct nic_world *world)
 	world->broken = true;
 }
 
-/* What this thread's last quiet poll saw, and how long it has spun. */
+/* What this thread's last hold left it knowing, and how long it has spun. */
 static __thread struct {
 	uint64_t        identity; /* of the world to look at later (0: none) */
 	uint64_t        version;
@@ -139,17 +139,17 @@ static bool unchanged(const struct nic_world *world)
 	       ++poller.skips % NIC_QUIET_SKIPS != 0;
 }
 
-/* This thread is a poller that has seen everything for it, nothing waits
- * to be called back in this process and nothing is scheduled: a poll could
- * only find what another thread posts. (A thread that last posted work
- * must poll once to be seen idle.) */
+/* This thread is an idle poller (its last hold left it one: a thread
+ * that posted must poll before it counts as idle), nothing waits to be
+ * called back in this process and nothing is scheduled: a poll could only
+ * find what another thread posts. */
 static bool nothing_for_me(struct nic_world *world)
 {
-	if (poller.idle_in != world->identity)
-		return false;
 	struct nic_proc *self = world->procs;
 	pid_t me = nic_self_pid();
 
+	if (poller.idle_in != world->identity)
+		return false;
 	/* Read without the lock: entries are only ever added at the head
 	 * and never freed while the world lives. */
 	while (self && self->pid != me)

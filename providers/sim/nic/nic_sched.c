@@ -526,11 +526,11 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 		case NIC_THREAD_POLLING:
 			/* A poller is idle only if it polls in a loop (one
 			 * poll between other calls is a look in the middle of
-			 * a call), and its last poll saw the latest work or
-			 * completion for its process: one that
-			 * polled and then went to do something else (wait on
-			 * a descriptor, talk out of band) must not let time
-			 * run on past what it would have seen. Until it polls
+			 * a call) and its last poll saw the latest work or
+			 * completion for its process: one that polled and
+			 * then went to do something else (wait on a
+			 * descriptor, talk out of band) must not let time run
+			 * on past what it would have seen. Until it polls
 			 * again it is judged as a running thread. What other
 			 * processes post changes nothing it can see. */
 			if (!idle_poller(t) &&
@@ -639,7 +639,6 @@ static void settled(struct nic_world *world, struct nic_thread *self,
 	world->quiet = true;
 	world->look_later = found_nothing;
 }
-
 
 static void poll_world(struct nic_world *world, bool blocking)
 {

@@ -91,14 +91,14 @@ bool sim_progress_settle(struct sim_world *world, bool (*ready)(void *ctx),
 	       NIC_WAIT_READY;
 	waiter_remove(world, &me);
 	/* Nothing is left to simulate and nothing is there: the caller is
-	 * about to block on its descriptors. On a shared fabric it counts
-	 * from now on as a poller that has seen everything for its process —
+	 * about to block on its descriptors. It counts from now on as a
+	 * poller that has seen everything for its process —
 	 * idle for the clock until something arrives for it, then holding it
 	 * until it calls in (nic_sched.c) — rather than as a thread that runs
-	 * the program, which would hold the clock, for every process, until
-	 * it is taken out of time. (Nothing is scheduled: this poll runs
-	 * nothing.) */
-	if (!done && world->shared)
+	 * the program, which would hold the clock, for every thread and
+	 * process, until it is taken out of time. (Nothing is scheduled:
+	 * this poll runs nothing.) */
+	if (!done)
 		nic_sched_poll_blocking(world->nic);
 	return done;
 }

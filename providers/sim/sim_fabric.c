@@ -132,6 +132,20 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 
 	if (count < 0 || (count && !fids))
 		return -FI_EINVAL;
+	/* fi_poll(3): event queues, completion queues, counters and wait
+	 * sets (sim opens none) may be passed. */
+	for (int i = 0; i < count; i++) {
+		size_t fclass = fids[i] ? fids[i]->fclass : FI_CLASS_UNSPEC;
+
+		if (fclass != FI_CLASS_CQ && fclass != FI_CLASS_EQ &&
+		    fclass != FI_CLASS_CNTR) {
+			FI_WARN(&sim_prov, FI_LOG_FABRIC,
+				"fi_trywait: descriptor %d is not a CQ, EQ or "
+				"counter (%s, class %zu)\n", i,
+				fids[i] ? "fid" : "NULL", fclass);
+			return -FI_EINVAL;
+		}
+	}
 	sim_lock(fab->world);
 	ready = sim_progress_settle(fab->world, any_ready, &set);
 	if (!ready)

@@ -138,6 +138,10 @@ const Known kKnown[] = {
 	{"sockets", kBoth, "wait.eq_trywait_queued",
 	 "fi_trywait on an EQ opened with FI_WAIT_FD returns FI_SUCCESS while "
 	 "an event written with fi_eq_write is queued, not -FI_EAGAIN"},
+	{"sockets", kBoth, "wait.trywait_endpoint",
+	 "fi_trywait given an endpoint among its descriptors returns "
+	 "FI_SUCCESS, not -FI_EINVAL (fi_poll(3) lists EQs, CQs, counters and "
+	 "wait sets)"},
 	{nullptr, kBoth, nullptr, nullptr},
 };
 

@@ -282,6 +282,19 @@ TEST_F(CqFdTest, ReceiverBlockingOnTheDescriptorGetsEveryMessage)
 	EXPECT_GE(rx.blocks, kN) << "each message was sent while blocked";
 }
 
+// fi_poll(3): "The following types of fabric descriptors may be passed
+// into fi_trywait: event queues, completion queues, counters, and wait
+// sets." An endpoint is none of them: the call fails, it does not say
+// "safe to block".
+TEST_F(CqFdTest, TrywaitRejectsAnEndpoint)
+{
+	if (IsSkipped() || HasFatalFailure())
+		return;
+	CONF_SKIP_IF_DEVIATION("wait.trywait_endpoint");
+	fid_t fids[2] = {&w.node(1).rx.cq->fid, &w.node(1).ep->fid};
+	EXPECT_EQ(fi_trywait(w.fabric, fids, 2), -FI_EINVAL);
+}
+
 // fi_poll(3): fi_trywait returns "-FI_EAGAIN if there are events queued on
 // the fabric descriptor"; once the application has read them and nothing
 // else is pending, it is safe to block again (FI_SUCCESS).

@@ -19,6 +19,7 @@ struct shared_waker {
 	struct shared_waker_ops ops;
 	void                   *arg;
 	pthread_t               thread;
+	pid_t                   pid;    /* the process it runs in */
 	bool                    stop;   /* world lock */
 	pthread_mutex_t         mutex;  /* kicks */
 	pthread_cond_t          kicked;
@@ -112,6 +113,7 @@ int shared_waker_start(struct nic_world *world,
 	w->world = world;
 	w->ops = *ops;
 	w->arg = arg;
+	w->pid = getpid();
 	pthread_mutex_init(&w->mutex, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -145,6 +147,12 @@ void shared_waker_stop(struct shared_waker *w)
 {
 	if (!w)
 		return;
+	if (w->pid != getpid()) {
+		/* A child forked after the waker started: the thread is its
+		 * parent's, which stops it. */
+		free(w);
+		return;
+	}
 	enter(w->world);
 	w->stop = true;
 	nic_sched_posted(w->world);

@@ -50,8 +50,9 @@ int shared_waker_start(struct nic_world *world,
 /* A thread that `held` named has gone on (world lock held or not). */
 void shared_waker_kick(struct shared_waker *w);
 
-/* Stops the waker, joins its thread and frees it (NULL: nothing). The
- * calling thread must not hold the world lock. */
+/* Stops the waker, joins its thread and frees it (NULL: nothing; in a
+ * child forked after it started, only frees it). The calling thread must
+ * not hold the world lock. */
 void shared_waker_stop(struct shared_waker *w);
 
 #endif

@@ -4,6 +4,8 @@
 // virtual time in every run.
 #include <gtest/gtest.h>
 
+#include "tests/multiproc/test_util.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,22 +20,6 @@
 #include <vector>
 
 namespace {
-
-std::string PeerPath()
-{
-	const char *src = getenv("TEST_SRCDIR");
-	return std::string(src ? src : ".") + "/fabsim/tests/multiproc/mp_peer";
-}
-
-std::string TempDir()
-{
-	const char *t = getenv("TEST_TMPDIR");
-	std::string tmpl = std::string(t ? t : "/tmp") + "/mpXXXXXX";
-	std::vector<char> buf(tmpl.begin(), tmpl.end());
-	buf.push_back('\0');
-	EXPECT_NE(mkdtemp(buf.data()), nullptr);
-	return buf.data();
-}
 
 struct Node {
 	pid_t pid = -1;
@@ -55,7 +41,7 @@ FabricRun RunFabric(int nodes, int messages, size_t size,
 	      const std::vector<std::string> &extra_env, int limit_s = 120)
 {
 	static int serial;
-	std::string dir = TempDir();
+	std::string dir = multiproc::TempDir("mp");
 	std::string fabric = "mp" + std::to_string(getpid()) + "x" +
 			     std::to_string(serial++);
 	std::vector<Node> n(nodes);
@@ -85,7 +71,7 @@ FabricRun RunFabric(int nodes, int messages, size_t size,
 					kv.replace(at, 5, dir);
 				putenv(strdup(kv.c_str()));
 			}
-			std::string path = PeerPath();
+			std::string path = multiproc::PeerPath("mp_peer");
 			execl(path.c_str(), path.c_str(), dir.c_str(),
 			      std::to_string(nodes).c_str(),
 			      std::to_string(messages).c_str(),

@@ -44,6 +44,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext_fabsim.h>
 
+#include "tests/multiproc/peer_util.h"
+
 /* Real time a receiver's poll() may see nothing while its message is sent. */
 #define FD_WAIT_POLL_MS 5000
 /* Real time the sender waits for the answer of one round. */
@@ -53,20 +55,11 @@
 
 static int node;
 
-#define CHECK(call)                                                          \
-	do {                                                                 \
-		int ret_ = (int)(call);                                      \
-		if (ret_ < 0) {                                              \
-			fprintf(stderr, "node %d: %s: %s\n", node, #call,    \
-				fi_strerror(-ret_));                         \
-			exit(2);                                             \
-		}                                                            \
-	} while (0)
+#define CHECK(call) PEER_CHECK(node, call)
 
 static void fail(const char *what)
 {
-	fprintf(stderr, "node %d: %s\n", node, what);
-	exit(1);
+	peer_fail(node, what);
 }
 
 static void send_all(int sock, const void *buf, size_t len)
@@ -132,15 +125,7 @@ static uint8_t pattern(uint32_t round, size_t i)
 
 static void cq_failed(struct fid_cq *cq, ssize_t n)
 {
-	struct fi_cq_err_entry err = { 0 };
-
-	if (n == -FI_EAVAIL && fi_cq_readerr(cq, &err, 0) == 1)
-		fprintf(stderr, "node %d: completion error: %s\n", node,
-			fi_strerror(err.err));
-	else
-		fprintf(stderr, "node %d: fi_cq_read: %s\n", node,
-			fi_strerror((int)-n));
-	exit(1);
+	peer_cq_failed(node, cq, n, "fi_cq_read");
 }
 
 struct side {

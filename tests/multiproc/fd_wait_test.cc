@@ -4,6 +4,8 @@
 // of a ping-pong whose receiver blocks in poll() for every message.
 #include <gtest/gtest.h>
 
+#include "tests/multiproc/test_util.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,22 +19,6 @@
 #include <vector>
 
 namespace {
-
-std::string PeerPath()
-{
-	const char *src = getenv("TEST_SRCDIR");
-	return std::string(src ? src : ".") + "/fabsim/tests/multiproc/fd_wait_peer";
-}
-
-std::string TempDir()
-{
-	const char *t = getenv("TEST_TMPDIR");
-	std::string tmpl = std::string(t ? t : "/tmp") + "/fdXXXXXX";
-	std::vector<char> buf(tmpl.begin(), tmpl.end());
-	buf.push_back('\0');
-	EXPECT_NE(mkdtemp(buf.data()), nullptr);
-	return buf.data();
-}
 
 struct Side {
 	pid_t pid = -1;
@@ -51,7 +37,7 @@ struct PingPongRun {
 PingPongRun PingPong(int rounds, size_t size, int limit_s)
 {
 	static int serial;
-	std::string dir = TempDir();
+	std::string dir = multiproc::TempDir("fd");
 	std::string fabric = "fdw" + std::to_string(getpid()) + "x" +
 			     std::to_string(serial++);
 	int link[2];
@@ -76,7 +62,7 @@ PingPongRun PingPong(int rounds, size_t size, int limit_s)
 			setenv("FI_SIM_NODE", std::to_string(i).c_str(), 1);
 			setenv("FI_SIM_NODES", "2", 1);
 			setenv("FABSIM_RUNTIME_DIR", dir.c_str(), 1);
-			std::string path = PeerPath();
+			std::string path = multiproc::PeerPath("fd_wait_peer");
 			execl(path.c_str(), path.c_str(),
 			      std::to_string(sock).c_str(),
 			      std::to_string(rounds).c_str(),

@@ -36,6 +36,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "tests/multiproc/peer_util.h"
+
 #define MAX_NODES 64
 #define DONE_TAG  (1ull << 40)
 
@@ -47,20 +49,11 @@ static int dead = -1;
  * receives are posted (as a program blocked out of band would). */
 static int away = -1, away_ms;
 
-#define CHECK(call)                                                          \
-	do {                                                                 \
-		int ret_ = (int)(call);                                      \
-		if (ret_ < 0) {                                              \
-			fprintf(stderr, "node %d: %s: %s\n", node, #call,    \
-				fi_strerror(-ret_));                         \
-			exit(2);                                             \
-		}                                                            \
-	} while (0)
+#define CHECK(call) PEER_CHECK(node, call)
 
 static void fail(const char *what)
 {
-	fprintf(stderr, "node %d: %s\n", node, what);
-	exit(1);
+	peer_fail(node, what);
 }
 
 struct published {
@@ -106,17 +99,7 @@ static void fetch(const char *dir, int peer, struct published *out)
 
 static void cq_failed(struct fid_cq *cq, ssize_t n)
 {
-	struct fi_cq_err_entry err = { 0 };
-
-	if (n == -FI_EAVAIL && fi_cq_readerr(cq, &err, 0) == 1)
-		fprintf(stderr, "node %d: completion error: %s (%s)\n", node,
-			fi_strerror(err.err),
-			fi_cq_strerror(cq, err.prov_errno, err.err_data, NULL,
-				       0));
-	else
-		fprintf(stderr, "node %d: fi_cq_sread: %s\n", node,
-			fi_strerror((int)-n));
-	exit(1);
+	peer_cq_failed(node, cq, n, "fi_cq_sread");
 }
 
 /* The digest of a receive completion: its tag and when it was read. */

@@ -21,6 +21,9 @@ cd "$TEST_TMPDIR"
 sanitizer_env "$fabsim"
 mpicc -o mpi_check "$src"
 export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
+# Open MPI's session directory goes under TMPDIR, named after the user and
+# mpirun's pid: runs side by side in PID namespaces would meet in /tmp.
+export TMPDIR="$TEST_TMPDIR"
 # fabsim run sets the library path, the provider and the shared fabric;
 # mpirun carries them to every rank, whose node is its rank.
 root=()

@@ -21,13 +21,6 @@
 
 namespace {
 
-struct Node {
-	pid_t pid = -1;
-	int out = -1;
-	std::string text;
-	int status = -1;
-};
-
 struct FabricRun {
 	std::vector<std::string> lines; // "node i: ok, ..." per node, by node
 	std::vector<int> status;
@@ -44,16 +37,10 @@ FabricRun RunFabric(int nodes, int messages, size_t size,
 	std::string dir = multiproc::TempDir("mp");
 	std::string fabric = "mp" + std::to_string(getpid()) + "x" +
 			     std::to_string(serial++);
-	std::vector<Node> n(nodes);
+	std::vector<multiproc::Child> n;
 
-	for (int i = 0; i < nodes; i++) {
-		int fds[2];
-		EXPECT_EQ(pipe(fds), 0);
-		n[i].pid = fork();
-		if (n[i].pid == 0) {
-			dup2(fds[1], 1);
-			dup2(fds[1], 2);
-			close(fds[0]);
+	for (int i = 0; i < nodes; i++)
+		n.push_back(multiproc::Start([&] {
 			setenv("FI_PROVIDER", "sim", 1);
 			setenv("FI_SIM_FABRIC", fabric.c_str(), 1);
 			setenv("FI_SIM_NODE", std::to_string(i).c_str(), 1);
@@ -76,50 +63,11 @@ FabricRun RunFabric(int nodes, int messages, size_t size,
 			      std::to_string(nodes).c_str(),
 			      std::to_string(messages).c_str(),
 			      std::to_string(size).c_str(), (char *)nullptr);
-			_exit(127);
-		}
-		close(fds[1]);
-		n[i].out = fds[0];
-	}
-	auto start = std::chrono::steady_clock::now();
-	int open_fds = nodes;
-	while (open_fds > 0) {
-		std::vector<pollfd> p;
-		std::vector<int> who;
-		for (int i = 0; i < nodes; i++)
-			if (n[i].out >= 0) {
-				p.push_back({n[i].out, POLLIN, 0});
-				who.push_back(i);
-			}
-		poll(p.data(), p.size(), 1000);
-		for (size_t k = 0; k < p.size(); k++) {
-			if (!(p[k].revents & (POLLIN | POLLHUP)))
-				continue;
-			char buf[4096];
-			ssize_t r = read(p[k].fd, buf, sizeof(buf));
-			if (r > 0) {
-				n[who[k]].text.append(buf, r);
-			} else {
-				close(p[k].fd);
-				n[who[k]].out = -1;
-				open_fds--;
-			}
-		}
-		if (std::chrono::steady_clock::now() - start >
-		    std::chrono::seconds(limit_s)) {
-			ADD_FAILURE() << "the nodes did not finish in " << limit_s
-				      << " s";
-			for (auto &x : n)
-				kill(x.pid, SIGKILL);
-			break;
-		}
-	}
+		}));
+	multiproc::Finish(n, limit_s);
 	FabricRun run;
 	run.dir = dir;
 	for (int i = 0; i < nodes; i++) {
-		waitpid(n[i].pid, &n[i].status, 0);
-		if (n[i].out >= 0)
-			close(n[i].out);
 		run.status.push_back(n[i].status);
 		run.all += n[i].text;
 		std::string want = "node " + std::to_string(i) + ": ok";

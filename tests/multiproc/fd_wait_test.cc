@@ -20,12 +20,7 @@
 
 namespace {
 
-struct Side {
-	pid_t pid = -1;
-	int out = -1;
-	std::string text;
-	int status = -1;
-};
+using Side = multiproc::Child;
 
 struct PingPongRun {
 	std::vector<Side> sides;
@@ -44,15 +39,8 @@ PingPongRun PingPong(int rounds, size_t size, int limit_s)
 	PingPongRun run;
 
 	EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link), 0);
-	run.sides.resize(2);
-	for (int i = 0; i < 2; i++) {
-		int fds[2];
-		EXPECT_EQ(pipe(fds), 0);
-		run.sides[i].pid = fork();
-		if (run.sides[i].pid == 0) {
-			dup2(fds[1], 1);
-			dup2(fds[1], 2);
-			close(fds[0]);
+	for (int i = 0; i < 2; i++)
+		run.sides.push_back(multiproc::Start([&] {
 			// Its end of the socket pair, kept across exec.
 			int sock = dup(link[i]);
 			close(link[0]);
@@ -67,53 +55,12 @@ PingPongRun PingPong(int rounds, size_t size, int limit_s)
 			      std::to_string(sock).c_str(),
 			      std::to_string(rounds).c_str(),
 			      std::to_string(size).c_str(), (char *)nullptr);
-			_exit(127);
-		}
-		close(fds[1]);
-		run.sides[i].out = fds[0];
-	}
+		}));
 	close(link[0]);
 	close(link[1]);
-
-	auto start = std::chrono::steady_clock::now();
-	int open_fds = 2;
-	while (open_fds > 0) {
-		std::vector<pollfd> p;
-		std::vector<int> who;
-		for (int i = 0; i < 2; i++)
-			if (run.sides[i].out >= 0) {
-				p.push_back({run.sides[i].out, POLLIN, 0});
-				who.push_back(i);
-			}
-		poll(p.data(), p.size(), 1000);
-		for (size_t k = 0; k < p.size(); k++) {
-			if (!(p[k].revents & (POLLIN | POLLHUP)))
-				continue;
-			char buf[4096];
-			ssize_t r = read(p[k].fd, buf, sizeof(buf));
-			if (r > 0) {
-				run.sides[who[k]].text.append(buf, r);
-			} else {
-				close(p[k].fd);
-				run.sides[who[k]].out = -1;
-				open_fds--;
-			}
-		}
-		if (std::chrono::steady_clock::now() - start >
-		    std::chrono::seconds(limit_s)) {
-			ADD_FAILURE() << "the two sides did not finish in "
-				      << limit_s << " s";
-			for (auto &s : run.sides)
-				kill(s.pid, SIGKILL);
-			break;
-		}
-	}
-	for (auto &s : run.sides) {
-		waitpid(s.pid, &s.status, 0);
-		if (s.out >= 0)
-			close(s.out);
+	multiproc::Finish(run.sides, limit_s);
+	for (auto &s : run.sides)
 		run.all += s.text;
-	}
 	return run;
 }
 

@@ -147,8 +147,13 @@ struct nic_proc {
 	pid_t             pid;
 	bool              gone;       /* left: calls for it are dropped */
 	/* Bumped when something its threads could see appears: a call on
-	 * its list, a completion or work of its own. */
-	uint64_t          signals;
+	 * its list, a completion or work of its own. Spinning pollers read
+	 * it: on a cache line that only such news writes. */
+	struct {
+		char     before[64];
+		uint64_t value;
+		char     after[56];
+	} signals;
 	struct nic_call  *calls, *calls_tail;
 	struct nic_proc  *next;
 };
@@ -207,11 +212,9 @@ struct nic_thread {
 	 * call) does not make a thread idle, a second one in a row does. */
 	uint32_t               poll_streak;
 	bool                   was_polling; /* at its last entry */
-	/* Entered as a poller that had seen everything for it (and
-	 * world->signals then): if its poll signals nothing and changes no
-	 * thread's state, the hold was quiet (nic_world_publish()). */
-	bool                   entered_quiet;
-	uint64_t               entered_signals;
+	/* Entered as a poller that had seen everything for it: if it
+	 * leaves as one, its hold let no one else go on. */
+	bool                   entered_idle;
 	uint64_t               driver_calls; /* the driver's, when last looked */
 	/* While waiting: what for, and until when. */
 	bool                 (*ready)(void *ctx);
@@ -225,23 +228,28 @@ struct nic_world {
 	pthread_mutex_t   lock;
 	bool              locked;     /* a hint for pollers: someone holds it */
 	int               holder_cpu; /* ... and the CPU it runs on */
-	/* Bumped by every unlock after a hold that may have changed what a
-	 * poll finds; pollers that found nothing look again only when it
-	 * moved. A cache line of its own: pollers spin reading it while the
-	 * holder writes the lock's. */
+	/* What a poller that found nothing reads while it spins, on a cache
+	 * line of its own that holds change only when they may let a
+	 * thread of another process go on (nic_lock.c): reading a line the
+	 * holder writes would take it away from the holder each time. */
 	struct {
 		char     before[64];
-		uint64_t value;
-		char     after[56];
+		uint64_t value;    /* the version: bumped by such holds */
+		uint64_t identity; /* tells this world from earlier ones */
+		bool     shared;   /* processes share it (arena != NULL) */
+		char     after[64 - 2 * sizeof(uint64_t) - sizeof(bool)];
 	} version;
-	bool              quiet;      /* this hold changed no one's outlook */
+	/* This hold may let a thread of another process go on: it queued
+	 * work or completions for that process, or a thread of the holder's
+	 * became idle, or one left. */
+	bool              stir;
+	uint64_t          published_changes; /* sched_changes at the last */
 	/* The holder need not look again until the version moves: its poll
 	 * found nothing to do. */
 	bool              look_later;
 	bool              left_polling; /* it leaves as a poller with nothing
 					 * to read */
 	uint64_t          sched_changes; /* threads taken out of time, buried */
-	uint64_t          identity;   /* tells this world from earlier ones */
 	/* The program's threads (nic_sched.c). */
 	pthread_cond_t    activity;    /* a thread may now move time */
 	uint64_t          signals;     /* bumped when work or completions appear

@@ -6,11 +6,15 @@
  * robust one (a process may die holding it), and its pollers never block
  * on it: a poll is one turn of the program's busy loop around fi_cq_read,
  * and one that can find nothing new should cost no more than a look at a
- * cache line. So every hold ends by telling whether it may have changed
- * what a poll finds (the world's version moves), and a thread whose last
- * poll found nothing and changed nothing takes the lock again only when
- * the version has moved — or now and then, since real time moves without
- * anyone holding the lock (threads that stay away are taken out of time).
+ * cache line. So every hold ends by telling whether it may let a thread of
+ * another process go on (the world's version moves: work or completions
+ * for that process, or one of the holder's threads became idle or left),
+ * and a thread whose last poll found nothing and changed nothing takes the
+ * lock again only when the version or its own process's signals have moved
+ * — or now and then, since real time moves without anyone holding the
+ * lock (threads that stay away are taken out of time). A process's own
+ * posts and reads move nothing for the others: they cannot go on before
+ * its threads poll again.
  */
 #define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
@@ -99,6 +103,8 @@ void nic_world_owner_died(struct nic_world *world)
 static __thread struct {
 	uint64_t        identity; /* of the world to look at later (0: none) */
 	uint64_t        version;
+	const struct nic_proc *proc; /* its process's entry ... */
+	uint64_t        signals;     /* ... and its signals then */
 	uint64_t        idle_in;  /* the world it left as an idle poller */
 	unsigned        skips;    /* polls that did not look */
 	unsigned        misses;   /* polls in a row that did not lock */
@@ -113,13 +119,18 @@ static __thread struct {
 
 void nic_world_publish(struct nic_world *world)
 {
-	poller.identity = world->look_later ? world->identity : 0;
-	poller.idle_in = world->left_polling ? world->identity : 0;
-	if (!world->quiet)
+	poller.identity = world->look_later ? world->version.identity : 0;
+	poller.idle_in = world->left_polling ? world->version.identity : 0;
+	if (world->stir || world->sched_changes != world->published_changes)
 		__atomic_store_n(&world->version.value,
 				 world->version.value + 1, __ATOMIC_RELEASE);
+	world->published_changes = world->sched_changes;
 	poller.version = world->version.value;
-	world->quiet = world->look_later = world->left_polling = false;
+	if (poller.identity) {
+		poller.proc = nic_proc_self(world);
+		poller.signals = poller.proc->signals.value;
+	}
+	world->stir = world->look_later = world->left_polling = false;
 }
 
 void nic_world_unlock(struct nic_world *world)
@@ -133,9 +144,11 @@ void nic_world_unlock(struct nic_world *world)
  * changed that. */
 static bool unchanged(const struct nic_world *world)
 {
-	return poller.identity == world->identity &&
+	return poller.identity == world->version.identity &&
 	       __atomic_load_n(&world->version.value, __ATOMIC_ACQUIRE) ==
 		       poller.version &&
+	       __atomic_load_n(&poller.proc->signals.value, __ATOMIC_RELAXED) ==
+		       poller.signals &&
 	       ++poller.skips % NIC_QUIET_SKIPS != 0;
 }
 
@@ -148,7 +161,7 @@ static bool nothing_for_me(struct nic_world *world)
 	struct nic_proc *self = world->procs;
 	pid_t me = nic_self_pid();
 
-	if (poller.idle_in != world->identity)
+	if (poller.idle_in != world->version.identity)
 		return false;
 	/* Read without the lock: entries are only ever added at the head
 	 * and never freed while the world lives. */
@@ -171,13 +184,15 @@ static void missed(const struct nic_world *world)
 {
 	struct timespec now;
 
+	for (int r = 0; r < 8; r++)
+		cpu_relax();
+	if (poller.misses++ % 64)
+		return;
+	/* Not at every miss: it reads the lock's cache line. */
 	if (holder_here(world)) {
 		sched_yield();
 		return;
 	}
-	cpu_relax();
-	if (poller.misses++ % 64)
-		return;
 	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &now);
 	if (poller.misses == 1) {
 		poller.since = now;
@@ -189,7 +204,7 @@ static void missed(const struct nic_world *world)
 
 bool nic_world_poll_lock(struct nic_world *world)
 {
-	if (!world->arena) {
+	if (!world->version.shared) {
 		nic_world_lock(world);
 		return true;
 	}

@@ -108,6 +108,7 @@ struct nic_proc *nic_proc_of(struct nic_world *world, pid_t pid)
 	p->next = world->procs;
 	world->procs = p;
 	world->proc_count++;
+	world->stir = true; /* a start may have waited for it */
 	return p;
 }
 

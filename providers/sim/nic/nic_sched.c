@@ -47,7 +47,7 @@ void nic_sched_init(struct nic_world *world)
 	/* Different for every world ever made here or elsewhere (the
 	 * kernel's clock: the program's may read virtual time). */
 	syscall(SYS_clock_gettime, CLOCK_REALTIME, &now);
-	world->identity = ((uint64_t)now.tv_sec * 1000000000u + now.tv_nsec) ^
+	world->version.identity = ((uint64_t)now.tv_sec * 1000000000u + now.tv_nsec) ^
 			  ((uint64_t)getpid() << 40) ^ (uintptr_t)world;
 
 	/* Real-time waits must not jump with the wall clock. */
@@ -85,7 +85,7 @@ static bool idle_poller(const struct nic_thread *t)
 {
 	return t->state == NIC_THREAD_POLLING &&
 	       t->poll_streak >= NIC_IDLE_STREAK &&
-	       t->acked == t->proc->signals;
+	       t->acked == t->proc->signals.value;
 }
 
 /* Thread ids are only unique within a process: entries are found by both. */
@@ -133,10 +133,10 @@ static struct nic_thread *thread_self(struct nic_world *world)
 	/* The identity, not the address: a new world may reuse a freed
 	 * one's memory, and with it the address of this thread's old
 	 * entry. */
-	t = mine_in == world->identity && mine && is_me(mine, pid, me) ?
+	t = mine_in == world->version.identity && mine && is_me(mine, pid, me) ?
 		    mine :
 		    lookup(world);
-	mine_in = world->identity;
+	mine_in = world->version.identity;
 	mine = t;
 	world->last_thread = t;
 	return t;
@@ -148,8 +148,7 @@ void nic_sched_enter(struct nic_world *world)
 
 	t->calls++;
 	t->was_polling = t->state == NIC_THREAD_POLLING;
-	t->entered_quiet = idle_poller(t) && !nic_proc_has_calls(t->proc);
-	t->entered_signals = world->signals;
+	t->entered_idle = idle_poller(t) && !nic_proc_has_calls(t->proc);
 	if (t->state == NIC_THREAD_ABSENT && world->proc_count > 1)
 		tell(world, t->proc, TR_EVENT_BACK);
 	t->state = NIC_THREAD_RUNNING;
@@ -211,7 +210,10 @@ static void wake_all(struct nic_world *world)
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 {
 	world->signals++;
-	proc->signals++;
+	proc->signals.value++;
+	/* Threads of the poster's own process see its signals move. */
+	if (proc->pid != nic_self_pid())
+		world->stir = true;
 	wake_all(world);
 }
 
@@ -591,7 +593,7 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 	if (watch.pollers && world->signals != watch.signals)
 		for (struct nic_thread *t = world->threads; t; t = t->next)
 			if (t->state == NIC_THREAD_POLLING &&
-			    t->acked != t->proc->signals)
+			    t->acked != t->proc->signals.value)
 				set_running(t);
 	wake_all(world);
 	return r;
@@ -625,29 +627,29 @@ static bool another_drives(struct nic_world *world, struct nic_thread *self)
 	return true;
 }
 
-/* A poll by a thread that was already a poller with nothing to read, that
- * signalled nothing and changed no thread's state, changes nothing another
- * thread's poll would find: only time moved, and this poller moves it on.
- * Spinning pollers need not look until a hold that is not quiet (a thread
- * that polls no more is found by their looks now and then). */
-static void settled(struct nic_world *world, struct nic_thread *self,
-		    uint64_t changes, bool found_nothing)
+/* A poller that leaves idle, having entered busy, may let others move
+ * time; what its run signalled to them stirs them itself. Its poll found
+ * nothing: it need not look again before the world's version or its
+ * process's signals move (a thread that is not yet idle must, to become
+ * idle). */
+static void leave_poll(struct nic_world *world, struct nic_thread *self,
+		       bool found_nothing)
 {
-	if (!self->entered_quiet || changes != world->sched_changes ||
-	    world->signals != self->entered_signals)
-		return;
-	world->quiet = true;
-	world->look_later = found_nothing;
+	bool idle = idle_poller(self);
+
+	if (idle && !self->entered_idle)
+		world->stir = true;
+	world->look_later = found_nothing && idle && self->entered_idle;
+	world->left_polling = idle;
 }
 
 static void poll_world(struct nic_world *world, bool blocking)
 {
 	struct nic_thread *self = thread_self(world);
-	uint64_t changes = world->sched_changes;
 	nm_time_ns next;
 
 	self->state = NIC_THREAD_POLLING;
-	self->acked = self->proc->signals;
+	self->acked = self->proc->signals.value;
 	self->poll_streak = self->was_polling ? self->poll_streak + 1 : 1;
 	if (blocking && self->poll_streak < NIC_IDLE_STREAK)
 		self->poll_streak = NIC_IDLE_STREAK;
@@ -660,14 +662,12 @@ static void poll_world(struct nic_world *world, bool blocking)
 	if (!others_idle(world, self, true) ||
 	    !nic_world_next_event(world, &next) ||
 	    another_drives(world, self)) {
-		settled(world, self, changes, true);
-		world->left_polling = idle_poller(self);
+		leave_poll(world, self, true);
 		return;
 	}
 	world->driver = self;
 	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next);
-	settled(world, self, changes, false);
-	world->left_polling = idle_poller(self);
+	leave_poll(world, self, false);
 }
 
 void nic_sched_poll(struct nic_world *world)
@@ -718,6 +718,7 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 	enum nic_wait_end end;
 
 	self->state = NIC_THREAD_WAITING;
+	world->stir = true; /* it no longer holds the clock */
 	self->ready = ready;
 	self->ctx = ctx;
 	self->deadline = deadline;
@@ -817,5 +818,6 @@ void nic_sched_leave(struct nic_world *world)
 			world->driver = NULL;
 		fs_mem_free(world->arena, t);
 	}
+	world->stir = true;
 	wake_all(world); /* nobody waits for this process any more */
 }

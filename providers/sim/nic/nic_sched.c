@@ -4,17 +4,19 @@
  * Time moves only inside the fabric: a poll that finds nothing runs the next
  * instant (on a shared world, until something appears for a thread or
  * NIC_POLL_HORIZON_NS more have passed); a blocking wait runs the world
- * until what it waits for happens or its deadline passes in virtual time. With several threads the rule is that
- * of SimGrid's maestro: the clock advances only while no thread is running
- * the program, that is while every thread that uses the world is blocked in
- * a wait, has just polled and found nothing, or has stayed away from the
- * fabric for NIC_ABSENT_MS of real time while the kernel had it asleep (it
- * is then out of time until it calls again; one that computes keeps its
- * place for up to NIC_COMPUTING_MS). Threads that never called in cannot be seen; before a wait
- * lets the clock jump over a stretch with nothing scheduled, they get
- * NIC_ABSENT_MS to show up. A run stops as soon as any waiting thread's
- * condition holds, so every thread resumes at the instant its event
- * happened. Single-threaded programs never wait for real and are
+ * until what it waits for happens or its deadline passes in virtual time.
+ * With several threads the rule is that of SimGrid's maestro: the clock
+ * advances only while no thread is running the program, that is while
+ * every thread that uses the world is blocked in a wait, has just polled
+ * and found nothing, or has stayed away from the fabric while the kernel
+ * had it asleep — for NIC_ABSENT_MS of real time, or NIC_BLOCKED_MS when
+ * it sleeps waiting for another party (a socket, a pipe) — and is then
+ * out of time until it calls again; one that computes keeps its place for
+ * up to NIC_COMPUTING_MS. Threads that never called in cannot be seen;
+ * before a wait lets the clock jump over a stretch with nothing scheduled,
+ * they get NIC_ABSENT_MS to show up. A run stops as soon as any waiting
+ * thread's condition holds, so every thread resumes at the instant its
+ * event happened. Single-threaded programs never wait for real and are
  * deterministic; multi-threaded ones are too, as long as no thread computes
  * for long between its calls into the fabric.
  *
@@ -25,9 +27,6 @@
 #define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
-#include <fcntl.h>
-#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -38,6 +37,7 @@
 #include <traces/tr_mark.h>
 
 #include "nic_internal.h"
+#include "nic_kernel.h"
 
 void nic_sched_init(struct nic_world *world)
 {
@@ -157,22 +157,6 @@ void nic_sched_enter(struct nic_world *world)
 		nic_proc_drain(world);
 }
 
-/* Threads of the process, from /proc (0 when unknown). */
-static long process_threads(void)
-{
-	char buf[1024];
-	long n = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "Threads: %ld", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 static bool unseen_threads(const struct nic_world *world)
 {
 	pid_t pid = nic_self_pid();
@@ -180,7 +164,7 @@ static bool unseen_threads(const struct nic_world *world)
 
 	for (const struct nic_thread *t = world->threads; t; t = t->next)
 		known += t->pid == pid;
-	return process_threads() > known;
+	return nic_kernel_process_threads() > known;
 }
 
 /* Real time a thread may stay out of the fabric and still hold the clock. */
@@ -276,28 +260,6 @@ static bool wait_over(const struct nic_thread *t, nm_time_ns now)
 	return wait_ready(t) || now >= t->deadline;
 }
 
-/* The kernel's one-letter state of a process or thread (R running or
- * runnable, S sleeping, Z zombie...) from its /proc stat file; '?' when it
- * cannot be read, '-' when it is gone. */
-static char proc_state(const char *path)
-{
-	char buf[512];
-	const char *state;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno == ENOENT ? '-' : '?';
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = '\0';
-	/* "pid (comm) S ...": the state follows the last ')'. */
-	state = strrchr(buf, ')');
-	return state && state[1] == ' ' ? state[2] : '?';
-}
-
 /* Real time a thread the kernel says is running or ready to run keeps its
  * place in time although it does not call in: it is computing (or waiting
  * for a CPU of a busy machine), not blocked outside the fabric, and a busy
@@ -308,14 +270,22 @@ static char proc_state(const char *path)
 
 static bool computing(const struct nic_thread *t, long silent_ms)
 {
-	char path[64];
-
 	if (!t->tid || silent_ms >= NIC_COMPUTING_MS)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid,
-		 (int)t->tid);
-	return proc_state(path) == 'R';
+	return nic_kernel_thread_state(t->pid, t->tid) == 'R';
 }
+
+/* Real time a silent thread keeps its place in time while the kernel has
+ * it asleep in a call that waits for another party — a socket, a pipe, a
+ * poll over descriptors, a child. What it waits for is something another
+ * process or thread does, and that may be just what the others wait for
+ * in turn: Debian's fi_pingpong waits on its control socket for a peer
+ * that needs the clock to move before it writes (its send completion), so
+ * every size of `fi_pingpong -S all` used to cost NIC_ABSENT_MS. Sleeps
+ * and futex waits (a mutex, a condition variable, the world's own lock)
+ * keep the longer rule: a program that sleeps between two posts must not
+ * see the clock run on meanwhile, nor one that waits a moment for a lock. */
+#define NIC_BLOCKED_MS 2
 
 /* An absent thread the kernel has made runnable (what it waited for
  * outside the fabric happened, e.g. a peer wrote to its socket) is about to
@@ -325,13 +295,9 @@ static bool computing(const struct nic_thread *t, long silent_ms)
  * a descriptor wakes are brought back by nic_sched_rouse().) */
 static bool waking(struct nic_thread *t, struct timespec *real)
 {
-	char path[64];
-
 	if (!t->tid)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid,
-		 (int)t->tid);
-	if (proc_state(path) != 'R') {
+	if (nic_kernel_thread_state(t->pid, t->tid) != 'R') {
 		t->woke_at.tv_sec = 0;
 		return false;
 	}
@@ -409,18 +375,6 @@ static void tell(struct nic_world *world, const struct nic_proc *p,
 /* How often the other processes of a shared world are checked for life. */
 #define NIC_PEER_CHECK_MS 100
 
-/* A process that has ended (a zombie too: its parent has not reaped it). */
-static bool process_gone(pid_t pid)
-{
-	char path[32], state;
-
-	if (kill(pid, 0) && errno == ESRCH)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	state = proc_state(path);
-	return state == '-' || state == 'Z' || state == 'X';
-}
-
 /* A process that died without leaving: its threads stop holding the clock,
  * its NICs go off the network (the fabric goes on). */
 static void bury(struct nic_world *world, struct nic_proc *p)
@@ -446,7 +400,7 @@ static void bury(struct nic_world *world, struct nic_proc *p)
 
 bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *p)
 {
-	if (p->gone || p->pid == nic_self_pid() || !process_gone(p->pid))
+	if (p->gone || p->pid == nic_self_pid() || !nic_kernel_process_gone(p->pid))
 		return false;
 	bury(world, p);
 	return true;
@@ -496,7 +450,12 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 		return false;
 	}
 	silent_ms = ms_between(&t->seen_at, real);
-	if (silent_ms < NIC_ABSENT_MS || computing(t, silent_ms))
+	if (silent_ms < NIC_BLOCKED_MS)
+		return false;
+	if (silent_ms < NIC_ABSENT_MS &&
+	    !(t->tid && nic_kernel_blocked_on_another_party(t->pid, t->tid)))
+		return false;
+	if (computing(t, silent_ms))
 		return false;
 	t->state = NIC_THREAD_ABSENT;
 	t->woke_at.tv_sec = 0;

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * What the kernel says about the threads and processes that share a world
+ * (from /proc): the scheduler's rules for taking a thread out of virtual
+ * time read it (nic_sched.c). Same-user processes; where a file cannot be
+ * read, the answers are the cautious ones ('?', false, 0).
+ */
+#ifndef FABSIM_NIC_KERNEL_H
+#define FABSIM_NIC_KERNEL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The one-letter state of thread `tid` of process `pid` (R running or
+ * runnable, S sleeping, D in uninterruptible wait, Z zombie...); '?' when
+ * it cannot be read, '-' when it is gone. */
+char nic_kernel_thread_state(pid_t pid, pid_t tid);
+
+/* The thread is asleep in a call that waits for another party: reading a
+ * socket or a pipe, polling descriptors, accepting, waiting for a child.
+ * Not a sleep, not a futex (a mutex, a condition variable), not a disk. */
+bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid);
+
+/* The process has ended (a zombie too: its parent has not reaped it). */
+bool nic_kernel_process_gone(pid_t pid);
+
+/* Threads of the calling process (0 when unknown). */
+long nic_kernel_process_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,213 @@
+// What the scheduler reads from the kernel about a thread (nic_kernel.h):
+// whether it is asleep waiting for another party (a pipe, a socket, poll) —
+// such a thread is taken out of virtual time after milliseconds — or asleep
+// for another reason (a sleep, a condition variable), which keeps the
+// longer rule; and whether a process has ended.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern "C" {
+#include "providers/sim/nic/nic_kernel.h"
+}
+
+namespace {
+
+pid_t Gettid()
+{
+	return static_cast<pid_t>(syscall(SYS_gettid));
+}
+
+// True once pred() holds, trying for up to five seconds: a thread started
+// a moment ago may not be asleep yet.
+bool Eventually(const std::function<bool()> &pred)
+{
+	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+
+	while (std::chrono::steady_clock::now() < until) {
+		if (pred())
+			return true;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	return false;
+}
+
+// Runs body(tid_out) on a thread, and gives the test its kernel thread id.
+class Sleeper {
+public:
+	explicit Sleeper(std::function<void()> body)
+		: thread_([this, body] {
+			  tid_ = Gettid();
+			  body();
+		  })
+	{
+		EXPECT_TRUE(Eventually([this] { return tid_ != 0; }));
+	}
+	~Sleeper() { thread_.join(); }
+	pid_t tid() const { return tid_; }
+	bool Asleep() const
+	{
+		return nic_kernel_thread_state(getpid(), tid_) == 'S';
+	}
+
+private:
+	std::atomic<pid_t> tid_{0};
+	std::thread thread_;
+};
+
+TEST(NicKernel, AThreadReadingAnEmptyPipeWaitsForAnotherParty)
+{
+	int fds[2];
+	char byte;
+
+	ASSERT_EQ(pipe(fds), 0);
+	{
+		Sleeper reader([&] { EXPECT_EQ(read(fds[0], &byte, 1), 1); });
+
+		EXPECT_TRUE(Eventually([&] {
+			return nic_kernel_blocked_on_another_party(
+				getpid(), reader.tid());
+		}));
+		ASSERT_EQ(write(fds[1], "x", 1), 1);
+	}
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(NicKernel, SocketsAndPollWaitForAnotherParty)
+{
+	int sv[2];
+	char byte;
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	{
+		Sleeper receiver([&] { EXPECT_EQ(recv(sv[0], &byte, 1, 0), 1); });
+
+		EXPECT_TRUE(Eventually([&] {
+			return nic_kernel_blocked_on_another_party(
+				getpid(), receiver.tid());
+		}));
+		ASSERT_EQ(send(sv[1], "x", 1, 0), 1);
+	}
+	{
+		Sleeper poller([&] {
+			struct pollfd p = {sv[0], POLLIN, 0};
+			EXPECT_EQ(poll(&p, 1, 10000), 1);
+		});
+
+		EXPECT_TRUE(Eventually([&] {
+			return nic_kernel_blocked_on_another_party(
+				getpid(), poller.tid());
+		}));
+		ASSERT_EQ(send(sv[1], "y", 1, 0), 1);
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
+
+// A sleep and a condition variable keep their place in time longer: the
+// thread will go on by itself, or a thread of the fabric will wake it.
+TEST(NicKernel, SleepsAndConditionVariablesDoNot)
+{
+	std::mutex m;
+	std::condition_variable cv;
+	bool go = false;
+
+	{
+		Sleeper sleeper([] {
+			std::this_thread::sleep_for(std::chrono::milliseconds(300));
+		});
+
+		ASSERT_TRUE(Eventually([&] { return sleeper.Asleep(); }));
+		EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
+								 sleeper.tid()));
+	}
+	{
+		Sleeper waiter([&] {
+			std::unique_lock<std::mutex> lock(m);
+			cv.wait(lock, [&] { return go; });
+		});
+
+		ASSERT_TRUE(Eventually([&] { return waiter.Asleep(); }));
+		EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
+								 waiter.tid()));
+		{
+			std::lock_guard<std::mutex> lock(m);
+			go = true;
+		}
+		cv.notify_one();
+	}
+}
+
+TEST(NicKernel, AComputingThreadIsRunningNotBlocked)
+{
+	std::atomic<bool> stop{false};
+	Sleeper spinner([&] {
+		while (!stop.load())
+			;
+	});
+
+	EXPECT_TRUE(Eventually([&] {
+		return nic_kernel_thread_state(getpid(), spinner.tid()) == 'R';
+	}));
+	EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
+							 spinner.tid()));
+	stop = true;
+}
+
+// Another process blocked on a pipe is seen the same way; once it has
+// ended (a zombie not yet reaped, then reaped) it is gone.
+TEST(NicKernel, AnotherProcessBlockedThenGone)
+{
+	int fds[2];
+	pid_t child;
+	int status;
+	char byte;
+
+	ASSERT_EQ(pipe(fds), 0);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0)
+		_exit(read(fds[0], &byte, 1) == 1 ? 0 : 1);
+	EXPECT_TRUE(Eventually(
+		[&] { return nic_kernel_blocked_on_another_party(child, child); }));
+	EXPECT_FALSE(nic_kernel_process_gone(child));
+	ASSERT_EQ(write(fds[1], "x", 1), 1);
+	EXPECT_TRUE(Eventually([&] { return nic_kernel_process_gone(child); }))
+		<< "a zombie has ended";
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_TRUE(nic_kernel_process_gone(child));
+	EXPECT_EQ(nic_kernel_thread_state(child, child), '-');
+	EXPECT_FALSE(nic_kernel_blocked_on_another_party(child, child));
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(NicKernel, CountsTheThreadsOfThisProcess)
+{
+	long before = nic_kernel_process_threads();
+	std::atomic<bool> stop{false};
+	std::thread extra([&] {
+		while (!stop.load())
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	});
+
+	EXPECT_GE(before, 1);
+	EXPECT_EQ(nic_kernel_process_threads(), before + 1);
+	stop = true;
+	extra.join();
+}
+
+} // namespace

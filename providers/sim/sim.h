@@ -42,6 +42,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <fabsim/entry.h>
 #include <fabsim/eventq.h>
 #include <netmodel/nm_config.h>
 
@@ -424,10 +425,10 @@ int sim_cm_local_addr(struct sim_ep *ep, struct sockaddr_in *out);
 void sim_cm_qp_fatal(struct sim_ep *ep);
 const char *sim_cm_reason_str(int reason);
 
-extern struct fi_ops_msg sim_msg_ops;
-extern struct fi_ops_tagged sim_tagged_ops;
-extern struct fi_ops_rma sim_rma_ops;
-extern struct fi_ops_atomic sim_atomic_ops;
+extern struct fabsim_msg_ops sim_msg_ops;
+extern struct fabsim_tagged_ops sim_tagged_ops;
+extern struct fabsim_rma_ops sim_rma_ops;
+extern struct fabsim_atomic_ops sim_atomic_ops;
 
 /* ---- Shared helpers ---------------------------------------------------------------------- */
 

@@ -480,6 +480,13 @@ static int ep_close(struct fid *fid)
 	return 0;
 }
 
+uint64_t sim_ep_op_flags(struct fid_ep *fid, uint64_t which)
+{
+	struct sim_ep *ep = sim_ep_of(fid);
+
+	return which == FI_RECV ? ep->rx_op_flags : ep->tx_op_flags;
+}
+
 /* ---- Tables and construction ---------------------------------------------------------------- */
 
 static struct fi_ops ep_fi_ops = {
@@ -616,10 +623,10 @@ int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.fid.ops = &ep_fi_ops;
 	ep->ep_fid.ops = &ep_ops;
 	ep->ep_fid.cm = &ep_cm_ops;
-	ep->ep_fid.msg = &sim_msg_ops;
-	ep->ep_fid.rma = &sim_rma_ops;
-	ep->ep_fid.tagged = &sim_tagged_ops;
-	ep->ep_fid.atomic = &sim_atomic_ops;
+	ep->ep_fid.msg = &sim_msg_ops.ops;
+	ep->ep_fid.rma = &sim_rma_ops.ops;
+	ep->ep_fid.tagged = &sim_tagged_ops.ops;
+	ep->ep_fid.atomic = &sim_atomic_ops.ops;
 	ep->ep_fid.collective = &fabsim_no_collective_ops;
 	*out = &ep->ep_fid;
 	return 0;

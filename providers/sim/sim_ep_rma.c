@@ -7,157 +7,34 @@
 	 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
 	 FI_FENCE)
 
-static ssize_t rma_common(struct sim_ep *ep, enum nic_wr_opcode opcode,
-			  const struct iovec *iov, void **desc, size_t count,
-			  fi_addr_t addr, const struct fi_rma_iov *rma,
-			  size_t rma_count, void *context, uint64_t data,
-			  uint64_t flags)
+static ssize_t rma_post(struct fid_ep *fid, bool write,
+			const struct fi_msg_rma *msg, uint64_t flags,
+			bool inject_call)
 {
 	struct sim_xfer x = {
-		.opcode = opcode,
-		.iov = iov,
-		.desc = desc,
-		.iov_count = count,
-		.addr = addr,
-		.rma = rma,
-		.rma_count = rma_count,
-		.context = context,
-		.data = data,
-		.flags = flags,
-		.comp_flags = FI_RMA | (opcode == NIC_WR_READ ? FI_READ : FI_WRITE),
+		.opcode = write ? NIC_WR_WRITE : NIC_WR_READ,
+		.iov = msg->msg_iov,
+		.desc = msg->desc,
+		.iov_count = msg->iov_count,
+		.addr = msg->addr,
+		.rma = msg->rma_iov,
+		.rma_count = msg->rma_iov_count,
+		.context = msg->context,
+		.data = write ? msg->data : 0,
+		.flags = flags | (inject_call ? SIM_INJECT_CALL : 0),
+		.comp_flags = FI_RMA | (write ? FI_WRITE : FI_READ),
 	};
 
-	if (flags & ~(RMA_FLAGS | SIM_INJECT_CALL))
+	if (flags & ~RMA_FLAGS)
 		return -FI_EBADFLAGS;
-	if (opcode == NIC_WR_READ && (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)))
+	if (!write && (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)))
 		return -FI_EBADFLAGS;
-	return sim_xfer_post(ep, &x);
+	return sim_xfer_post(sim_ep_of(fid), &x);
 }
 
-/* A single remote segment covering the local buffers. */
-static struct fi_rma_iov one_segment(const struct iovec *iov, size_t count,
-				     uint64_t addr, uint64_t key)
-{
-	struct fi_rma_iov r = { .addr = addr, .len = 0, .key = key };
-
-	for (size_t i = 0; i < count; i++)
-		r.len += iov[i].iov_len;
-	return r;
-}
-
-static uint64_t default_flags(struct sim_ep *ep)
-{
-	return ep->tx_op_flags & RMA_FLAGS & ~FI_REMOTE_CQ_DATA;
-}
-
-static ssize_t rma_read(struct fid_ep *fid, void *buf, size_t len, void *desc,
-			fi_addr_t src, uint64_t addr, uint64_t key,
-			void *context)
-{
-	struct iovec iov = { buf, len };
-	struct fi_rma_iov r = one_segment(&iov, 1, addr, key);
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return rma_common(ep, NIC_WR_READ, &iov, &desc, 1, src, &r, 1, context,
-			  0, default_flags(ep) & ~FI_INJECT);
-}
-
-static ssize_t rma_readv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 uint64_t addr, uint64_t key, void *context)
-{
-	struct fi_rma_iov r = one_segment(iov, count, addr, key);
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return rma_common(ep, NIC_WR_READ, iov, desc, count, src, &r, 1,
-			  context, 0, default_flags(ep) & ~FI_INJECT);
-}
-
-static ssize_t rma_readmsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
-			   uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return rma_common(sim_ep_of(fid), NIC_WR_READ, msg->msg_iov, msg->desc,
-			  msg->iov_count, msg->addr, msg->rma_iov,
-			  msg->rma_iov_count, msg->context, 0, flags);
-}
-
-static ssize_t rma_write(struct fid_ep *fid, const void *buf, size_t len,
-			 void *desc, fi_addr_t dest, uint64_t addr,
-			 uint64_t key, void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-	struct fi_rma_iov r = one_segment(&iov, 1, addr, key);
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return rma_common(ep, NIC_WR_WRITE, &iov, &desc, 1, dest, &r, 1,
-			  context, 0, default_flags(ep));
-}
-
-static ssize_t rma_writev(struct fid_ep *fid, const struct iovec *iov,
-			  void **desc, size_t count, fi_addr_t dest,
-			  uint64_t addr, uint64_t key, void *context)
-{
-	struct fi_rma_iov r = one_segment(iov, count, addr, key);
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return rma_common(ep, NIC_WR_WRITE, iov, desc, count, dest, &r, 1,
-			  context, 0, default_flags(ep));
-}
-
-static ssize_t rma_writemsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
-			    uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return rma_common(sim_ep_of(fid), NIC_WR_WRITE, msg->msg_iov,
-			  msg->desc, msg->iov_count, msg->addr, msg->rma_iov,
-			  msg->rma_iov_count, msg->context, msg->data, flags);
-}
-
-static ssize_t rma_inject(struct fid_ep *fid, const void *buf, size_t len,
-			  fi_addr_t dest, uint64_t addr, uint64_t key)
-{
-	struct iovec iov = { (void *)buf, len };
-	struct fi_rma_iov r = one_segment(&iov, 1, addr, key);
-
-	return rma_common(sim_ep_of(fid), NIC_WR_WRITE, &iov, NULL, 1, dest, &r,
-			  1, NULL, 0, FI_INJECT | SIM_INJECT_CALL);
-}
-
-static ssize_t rma_writedata(struct fid_ep *fid, const void *buf, size_t len,
-			     void *desc, uint64_t data, fi_addr_t dest,
-			     uint64_t addr, uint64_t key, void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-	struct fi_rma_iov r = one_segment(&iov, 1, addr, key);
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return rma_common(ep, NIC_WR_WRITE, &iov, &desc, 1, dest, &r, 1,
-			  context, data, default_flags(ep) | FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t rma_injectdata(struct fid_ep *fid, const void *buf, size_t len,
-			      uint64_t data, fi_addr_t dest, uint64_t addr,
-			      uint64_t key)
-{
-	struct iovec iov = { (void *)buf, len };
-	struct fi_rma_iov r = one_segment(&iov, 1, addr, key);
-
-	return rma_common(sim_ep_of(fid), NIC_WR_WRITE, &iov, NULL, 1, dest, &r,
-			  1, NULL, data, FI_INJECT | FI_REMOTE_CQ_DATA | SIM_INJECT_CALL);
-}
-
-struct fi_ops_rma sim_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = rma_read,
-	.readv = rma_readv,
-	.readmsg = rma_readmsg,
-	.write = rma_write,
-	.writev = rma_writev,
-	.writemsg = rma_writemsg,
-	.inject = rma_inject,
-	.writedata = rma_writedata,
-	.injectdata = rma_injectdata,
+struct fabsim_rma_ops sim_rma_ops = {
+	.ops = FABSIM_RMA_ENTRY_POINTS,
+	.post = rma_post,
+	.op_flags = sim_ep_op_flags,
+	.rma_flags = RMA_FLAGS,
 };

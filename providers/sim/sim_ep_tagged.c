@@ -10,103 +10,38 @@
 #define TAG_RECV_FLAGS                                                    \
 	(FI_COMPLETION | FI_MORE | FI_PEEK | FI_CLAIM | FI_DISCARD)
 
-static ssize_t tsend_common(struct sim_ep *ep, const struct iovec *iov,
-			    void **desc, size_t count, fi_addr_t dest,
-			    uint64_t tag, void *context, uint64_t data,
-			    uint64_t flags)
+static ssize_t tagged_send(struct fid_ep *fid, const struct fi_msg_tagged *msg,
+			   uint64_t flags, bool inject_call)
 {
 	struct sim_xfer x = {
 		.opcode = NIC_WR_SEND,
-		.iov = iov,
-		.desc = desc,
-		.iov_count = count,
-		.addr = dest,
-		.context = context,
-		.data = data,
-		.tag = tag,
-		.flags = flags,
+		.iov = msg->msg_iov,
+		.desc = msg->desc,
+		.iov_count = msg->iov_count,
+		.addr = msg->addr,
+		.context = msg->context,
+		.data = msg->data,
+		.tag = msg->tag,
+		.flags = flags | (inject_call ? SIM_INJECT_CALL : 0),
 		.comp_flags = FI_SEND | FI_TAGGED,
 	};
 
-	if (flags & ~(TAG_SEND_FLAGS | SIM_INJECT_CALL))
+	if (flags & ~TAG_SEND_FLAGS)
 		return -FI_EBADFLAGS;
-	return sim_xfer_post(ep, &x);
+	return sim_xfer_post(sim_ep_of(fid), &x);
 }
 
-static ssize_t tagged_send(struct fid_ep *fid, const void *buf, size_t len,
-			   void *desc, fi_addr_t dest, uint64_t tag,
-			   void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return tsend_common(ep, &iov, &desc, 1, dest, tag, context, 0,
-			    ep->tx_op_flags & TAG_SEND_FLAGS & ~FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t tagged_sendv(struct fid_ep *fid, const struct iovec *iov,
-			    void **desc, size_t count, fi_addr_t dest,
-			    uint64_t tag, void *context)
-{
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return tsend_common(ep, iov, desc, count, dest, tag, context, 0,
-			    ep->tx_op_flags & TAG_SEND_FLAGS & ~FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t tagged_sendmsg(struct fid_ep *fid,
-			      const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return tsend_common(sim_ep_of(fid), msg->msg_iov, msg->desc,
-			    msg->iov_count, msg->addr, msg->tag, msg->context,
-			    msg->data, flags);
-}
-
-static ssize_t tagged_senddata(struct fid_ep *fid, const void *buf,
-			       size_t len, void *desc, uint64_t data,
-			       fi_addr_t dest, uint64_t tag, void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return tsend_common(ep, &iov, &desc, 1, dest, tag, context, data,
-			    (ep->tx_op_flags & TAG_SEND_FLAGS) | FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t tagged_inject(struct fid_ep *fid, const void *buf, size_t len,
-			     fi_addr_t dest, uint64_t tag)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return tsend_common(sim_ep_of(fid), &iov, NULL, 1, dest, tag, NULL, 0,
-			    FI_INJECT | SIM_INJECT_CALL);
-}
-
-static ssize_t tagged_injectdata(struct fid_ep *fid, const void *buf,
-				 size_t len, uint64_t data, fi_addr_t dest,
-				 uint64_t tag)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return tsend_common(sim_ep_of(fid), &iov, NULL, 1, dest, tag, NULL,
-			    data, FI_INJECT | FI_REMOTE_CQ_DATA | SIM_INJECT_CALL);
-}
-
-static ssize_t trecv_common(struct sim_ep *ep, const struct iovec *iov,
-			    void **desc, size_t count, fi_addr_t src,
-			    uint64_t tag, uint64_t ignore, void *context,
-			    uint64_t flags)
+static ssize_t tagged_recv(struct fid_ep *fid, const struct fi_msg_tagged *msg,
+			   uint64_t flags)
 {
 	struct sim_recv_req r = {
-		.iov = iov,
-		.desc = desc,
-		.iov_count = count,
-		.addr = src,
-		.context = context,
-		.tag = tag,
-		.ignore = ignore,
+		.iov = msg->msg_iov,
+		.desc = msg->desc,
+		.iov_count = msg->iov_count,
+		.addr = msg->addr,
+		.context = msg->context,
+		.tag = msg->tag,
+		.ignore = msg->ignore,
 		.flags = flags,
 		.tagged = true,
 	};
@@ -116,49 +51,15 @@ static ssize_t trecv_common(struct sim_ep *ep, const struct iovec *iov,
 	/* fi_tagged(3): DISCARD goes with PEEK or CLAIM. */
 	if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM)))
 		return -FI_EINVAL;
-	return sim_recv_post(ep, &r);
+	return sim_recv_post(sim_ep_of(fid), &r);
 }
 
-static ssize_t tagged_recv(struct fid_ep *fid, void *buf, size_t len,
-			   void *desc, fi_addr_t src, uint64_t tag,
-			   uint64_t ignore, void *context)
-{
-	struct iovec iov = { buf, len };
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return trecv_common(ep, &iov, &desc, 1, src, tag, ignore, context,
-			    ep->rx_op_flags & FI_COMPLETION);
-}
-
-static ssize_t tagged_recvv(struct fid_ep *fid, const struct iovec *iov,
-			    void **desc, size_t count, fi_addr_t src,
-			    uint64_t tag, uint64_t ignore, void *context)
-{
-	struct sim_ep *ep = sim_ep_of(fid);
-
-	return trecv_common(ep, iov, desc, count, src, tag, ignore, context,
-			    ep->rx_op_flags & FI_COMPLETION);
-}
-
-static ssize_t tagged_recvmsg(struct fid_ep *fid,
-			      const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return trecv_common(sim_ep_of(fid), msg->msg_iov, msg->desc,
-			    msg->iov_count, msg->addr, msg->tag, msg->ignore,
-			    msg->context, flags);
-}
-
-struct fi_ops_tagged sim_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = tagged_recv,
-	.recvv = tagged_recvv,
-	.recvmsg = tagged_recvmsg,
+struct fabsim_tagged_ops sim_tagged_ops = {
+	.ops = FABSIM_TAGGED_ENTRY_POINTS,
 	.send = tagged_send,
-	.sendv = tagged_sendv,
-	.sendmsg = tagged_sendmsg,
-	.inject = tagged_inject,
-	.senddata = tagged_senddata,
-	.injectdata = tagged_injectdata,
+	.recv = tagged_recv,
+	.op_flags = sim_ep_op_flags,
+	.send_flags = TAG_SEND_FLAGS,
+	/* PEEK, CLAIM and DISCARD only where the caller says so. */
+	.recv_flags = FI_COMPLETION,
 };

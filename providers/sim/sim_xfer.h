@@ -5,6 +5,8 @@
 #ifndef FABSIM_SIM_XFER_H
 #define FABSIM_SIM_XFER_H
 
+#include <fabsim/entry.h>
+
 #include "sim.h"
 
 /* Marks the fi_inject* calls, which write no completion on success (a
@@ -60,5 +62,8 @@ static inline struct sim_ep *sim_ep_of(struct fid_ep *ep)
 {
 	return container_of(ep, struct sim_ep, ep_fid);
 }
+
+/* The endpoint's default flags (fabsim_op_flags_fn). */
+uint64_t sim_ep_op_flags(struct fid_ep *ep, uint64_t which);
 
 #endif

@@ -40,6 +40,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <fabsim/entry.h>
 #include <fabsim/eventq.h>
 
 #include "vrb_lib.h"
@@ -216,9 +217,9 @@ int vrb_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 int vrb_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 
-extern struct fi_ops_msg vrb_msg_ops;
-extern struct fi_ops_rma vrb_rma_ops;
-extern struct fi_ops_atomic vrb_atomic_ops;
+extern struct fabsim_msg_ops vrb_msg_ops;
+extern struct fabsim_rma_ops vrb_rma_ops;
+extern struct fabsim_atomic_ops vrb_atomic_ops;
 
 /* ---- Local -FI_ENOSYS entries (vrb_stubs.c) ---------------------------------------------- */
 
@@ -260,6 +261,9 @@ static inline struct vrb_ep *vrb_ep_of(struct fid_ep *ep)
 {
 	return container_of(ep, struct vrb_ep, ep_fid);
 }
+
+/* The endpoint's default flags (fabsim_op_flags_fn). */
+uint64_t vrb_ep_op_flags(struct fid_ep *ep, uint64_t which);
 
 /* The CQs the queue pair's send and receive completions land in: an
  * endpoint bound to one CQ only uses it for both (vrb_ep.c). */

@@ -508,6 +508,13 @@ static int ep_close(struct fid *fid)
 	return 0;
 }
 
+uint64_t vrb_ep_op_flags(struct fid_ep *fid, uint64_t which)
+{
+	struct vrb_ep *ep = vrb_ep_of(fid);
+
+	return which == FI_RECV ? ep->rx_op_flags : ep->tx_op_flags;
+}
+
 /* ---- Tables and construction ------------------------------------------------------------------- */
 
 static struct fi_ops ep_fi_ops = {
@@ -670,9 +677,9 @@ int vrb_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.fid.ops = &ep_fi_ops;
 	ep->ep_fid.ops = &ep_ops;
 	ep->ep_fid.cm = &ep_cm_ops;
-	ep->ep_fid.msg = &vrb_msg_ops;
-	ep->ep_fid.rma = &vrb_rma_ops;
-	ep->ep_fid.atomic = &vrb_atomic_ops;
+	ep->ep_fid.msg = &vrb_msg_ops.ops;
+	ep->ep_fid.rma = &vrb_rma_ops.ops;
+	ep->ep_fid.atomic = &vrb_atomic_ops.ops;
 	ep->ep_fid.tagged = &vrb_no_tagged_ops;
 	ep->ep_fid.collective = &fabsim_no_collective_ops;
 	pthread_mutex_lock(&dom->lock);

@@ -4,6 +4,8 @@
  * Wall-clock cost of simulated messages through the libfabric API on the
  * sim provider, two nodes in one process, `ideal` preset:
  *   - 8-byte messages: post (send + receive), delivery, both completions;
+ *     256 in flight at a time, then one at a time (a ping-pong's pattern:
+ *     every step of the model is waited for);
  *   - 1 MiB messages: throughput, next to memcpy of the same buffers
  *     measured in the same run.
  */
@@ -25,6 +27,9 @@ int main(int argc, char **argv)
 	printf("8-byte messages: %ld in %.3f s: %.0f ns per message "
 	       "(post send+recv, delivery, 2 completions)\n",
 	       small, t, t * 1e9 / small);
+	t = bench_pair_run(&p, 8, small / 4, 1);
+	printf("8-byte messages one at a time: %ld in %.3f s: %.0f ns per "
+	       "message\n", small / 4, t, t * 1e9 / (small / 4));
 
 	t = bench_pair_run(&p, BENCH_BUF, large, 16);
 	copy_t = bench_now_s();

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,47 +55,93 @@ char nic_kernel_thread_state(pid_t pid, pid_t tid)
 	return state_in(path);
 }
 
-/* The number of the call a thread is blocked in, from
- * /proc/<pid>/task/<tid>/syscall ("running", or the number and the
- * arguments); -1 when it runs, is in none, or the file cannot be read. */
-static long blocking_call(pid_t pid, pid_t tid)
+/* The call a thread is blocked in, from /proc/<pid>/task/<tid>/syscall
+ * ("running", or its number, six arguments, the stack and program
+ * pointers, in hex): false when it runs, is in none, or the file cannot be
+ * read (another process's, where ptrace is restricted). */
+struct blocking_call {
+	long      nr;
+	uintptr_t arg[6];
+};
+
+static bool blocking_call(pid_t pid, pid_t tid, struct blocking_call *call)
 {
-	char path[64], buf[64];
+	char path[64], buf[256], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid,
 		 (int)tid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
+	if (read_small(path, buf, sizeof(buf)) <= 0 || buf[0] < '0' ||
+	    buf[0] > '9')
+		return false;
+	call->nr = strtol(buf, &p, 10);
+	for (int i = 0; i < 6; i++)
+		call->arg[i] = (uintptr_t)strtoull(p, &p, 16);
+	return true;
 }
 
-static bool waits_for_another_party(long call)
+/* A descriptor that another party writes: a socket, a pipe or FIFO, an
+ * eventfd. Not a timer or signal descriptor (those are clocks), a
+ * terminal, or a file. */
+static bool fed_by_another_party(pid_t pid, uintptr_t fd)
 {
-	switch (call) {
+	static const char *const kinds[] = {
+		"socket:", "pipe:", "anon_inode:[eventfd]",
+	};
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", (int)pid,
+		 (unsigned long)fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(target, kinds[i], strlen(kinds[i])))
+			return true;
+	return false;
+}
+
+/* An int argument as the kernel passed it (the file shows the register). */
+static int int_arg(uintptr_t arg)
+{
+	return (int)(uint32_t)arg;
+}
+
+/* A call that waits, with no time limit, for something another party does.
+ * A finite timeout makes it a sleep (an event loop's tick, poll(NULL, 0,
+ * ms), select() as a sleep): those keep the longer rule, as nanosleep. */
+static bool waits_for_another_party(pid_t pid, const struct blocking_call *c)
+{
+	switch (c->nr) {
 	case SYS_read:
 	case SYS_readv:
+		return fed_by_another_party(pid, c->arg[0]);
 	case SYS_recvfrom:
 	case SYS_recvmsg:
 	case SYS_recvmmsg:
-	case SYS_ppoll:
-	case SYS_pselect6:
-	case SYS_epoll_pwait:
 	case SYS_accept4:
-	case SYS_waitid:
-	case SYS_wait4:
-#ifdef SYS_poll /* not on every architecture */
-	case SYS_poll:
-#endif
-#ifdef SYS_select
-	case SYS_select:
-#endif
-#ifdef SYS_epoll_wait
-	case SYS_epoll_wait:
-#endif
-#ifdef SYS_accept
+#ifdef SYS_accept /* not on every architecture */
 	case SYS_accept:
 #endif
 		return true;
+#ifdef SYS_poll
+	case SYS_poll: /* fds, nfds, timeout in ms */
+		return c->arg[1] && int_arg(c->arg[2]) < 0;
+#endif
+	case SYS_ppoll: /* fds, nfds, timeout (NULL: none) */
+		return c->arg[1] && !c->arg[2];
+#ifdef SYS_select
+	case SYS_select: /* nfds, sets, timeout (NULL: none) */
+		return c->arg[0] && !c->arg[4];
+#endif
+	case SYS_pselect6:
+		return c->arg[0] && !c->arg[4];
+#ifdef SYS_epoll_wait
+	case SYS_epoll_wait: /* epfd, events, max, timeout in ms */
+#endif
+	case SYS_epoll_pwait:
+		return int_arg(c->arg[3]) < 0;
 	default:
 		return false;
 	}
@@ -102,9 +149,12 @@ static bool waits_for_another_party(long call)
 
 bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid)
 {
+	struct blocking_call call;
+
 	/* Both must say so: a thread that wakes between the two reads is
 	 * not taken for blocked. */
-	return waits_for_another_party(blocking_call(pid, tid)) &&
+	return blocking_call(pid, tid, &call) &&
+	       waits_for_another_party(pid, &call) &&
 	       nic_kernel_thread_state(pid, tid) == 'S';
 }
 

@@ -19,9 +19,11 @@ extern "C" {
  * it cannot be read, '-' when it is gone. */
 char nic_kernel_thread_state(pid_t pid, pid_t tid);
 
-/* The thread is asleep in a call that waits for another party: reading a
- * socket or a pipe, polling descriptors, accepting, waiting for a child.
- * Not a sleep, not a futex (a mutex, a condition variable), not a disk. */
+/* The thread is asleep in a call that waits, with no time limit, for
+ * another party: reading a socket, a pipe or an eventfd, receiving,
+ * accepting, polling descriptors without a timeout. Not a sleep (nor a poll
+ * or select with a timeout, nor a timer descriptor), not a futex (a mutex,
+ * a condition variable), not a file or a terminal, not a child. */
 bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid);
 
 /* The process has ended (a zombie too: its parent has not reaped it). */

@@ -194,7 +194,9 @@ static void wake_all(struct nic_world *world)
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 {
 	world->signals++;
-	proc->signals.value++;
+	/* Spinning pollers of the process read it without the lock. */
+	__atomic_store_n(&proc->signals.value, proc->signals.value + 1,
+			 __ATOMIC_RELAXED);
 	/* Threads of the poster's own process see its signals move. */
 	if (proc->pid != nic_self_pid())
 		world->stir = true;
@@ -276,15 +278,17 @@ static bool computing(const struct nic_thread *t, long silent_ms)
 }
 
 /* Real time a silent thread keeps its place in time while the kernel has
- * it asleep in a call that waits for another party — a socket, a pipe, a
- * poll over descriptors, a child. What it waits for is something another
- * process or thread does, and that may be just what the others wait for
- * in turn: Debian's fi_pingpong waits on its control socket for a peer
- * that needs the clock to move before it writes (its send completion), so
- * every size of `fi_pingpong -S all` used to cost NIC_ABSENT_MS. Sleeps
- * and futex waits (a mutex, a condition variable, the world's own lock)
- * keep the longer rule: a program that sleeps between two posts must not
- * see the clock run on meanwhile, nor one that waits a moment for a lock. */
+ * it asleep in a call that waits, with no time limit, for another party —
+ * reading a socket, a pipe or an eventfd, polling descriptors without a
+ * timeout (nic_kernel.h). What it waits for is something another process
+ * or thread does, and that may be just what the others wait for in turn:
+ * Debian's fi_pingpong waits on its control socket for a peer that needs
+ * the clock to move before it writes (its send completion), so every size
+ * of `fi_pingpong -S all` used to cost NIC_ABSENT_MS. Sleeps (nanosleep, a
+ * poll or select with a timeout, a timer descriptor) and futex waits (a
+ * mutex, a condition variable, the world's own lock) keep the longer rule:
+ * a program that sleeps between two posts must not see the clock run on
+ * meanwhile, nor one that waits a moment for a lock. */
 #define NIC_BLOCKED_MS 2
 
 /* An absent thread the kernel has made runnable (what it waited for

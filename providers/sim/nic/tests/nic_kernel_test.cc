@@ -1,8 +1,9 @@
 // What the scheduler reads from the kernel about a thread (nic_kernel.h):
-// whether it is asleep waiting for another party (a pipe, a socket, poll) —
-// such a thread is taken out of virtual time after milliseconds — or asleep
-// for another reason (a sleep, a condition variable), which keeps the
-// longer rule; and whether a process has ended.
+// whether it is asleep waiting, with no time limit, for another party (a
+// pipe, a socket, poll without a timeout) — such a thread is taken out of
+// virtual time after milliseconds — or asleep for another reason (a sleep,
+// poll or select with a timeout, a timer descriptor, a condition
+// variable), which keeps the longer rule; and whether a process has ended.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,8 @@
 #include <functional>
 #include <mutex>
 #include <poll.h>
+#include <sys/select.h>
+#include <sys/timerfd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -103,7 +106,7 @@ TEST(NicKernel, SocketsAndPollWaitForAnotherParty)
 	{
 		Sleeper poller([&] {
 			struct pollfd p = {sv[0], POLLIN, 0};
-			EXPECT_EQ(poll(&p, 1, 10000), 1);
+			EXPECT_EQ(poll(&p, 1, -1), 1);
 		});
 
 		EXPECT_TRUE(Eventually([&] {
@@ -114,6 +117,56 @@ TEST(NicKernel, SocketsAndPollWaitForAnotherParty)
 	}
 	close(sv[0]);
 	close(sv[1]);
+}
+
+// A poll or select with a timeout is a sleep as much as a wait: an event
+// loop's tick, poll(NULL, 0, ms). So is a timer descriptor.
+TEST(NicKernel, WaitsWithATimeoutAreSleeps)
+{
+	int fds[2];
+
+	ASSERT_EQ(pipe(fds), 0);
+	{
+		Sleeper poller([&] {
+			struct pollfd p = {fds[0], POLLIN, 0};
+			EXPECT_EQ(poll(&p, 1, 300), 0);
+		});
+
+		ASSERT_TRUE(Eventually([&] { return poller.Asleep(); }));
+		EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
+								 poller.tid()));
+	}
+	{
+		Sleeper selector([] {
+			struct timeval tv = {0, 300000};
+			EXPECT_EQ(select(0, nullptr, nullptr, nullptr, &tv), 0);
+		});
+
+		ASSERT_TRUE(Eventually([&] { return selector.Asleep(); }));
+		EXPECT_FALSE(nic_kernel_blocked_on_another_party(
+			getpid(), selector.tid()));
+	}
+	{
+		int timer = timerfd_create(CLOCK_MONOTONIC, 0);
+		struct itimerspec in = {{0, 0}, {0, 300000000}};
+		uint64_t ticks;
+
+		ASSERT_GE(timer, 0);
+		ASSERT_EQ(timerfd_settime(timer, 0, &in, nullptr), 0);
+		{
+			Sleeper reader([&] {
+				EXPECT_EQ(read(timer, &ticks, sizeof(ticks)),
+					  (ssize_t)sizeof(ticks));
+			});
+
+			ASSERT_TRUE(Eventually([&] { return reader.Asleep(); }));
+			EXPECT_FALSE(nic_kernel_blocked_on_another_party(
+				getpid(), reader.tid()));
+		}
+		close(timer);
+	}
+	close(fds[0]);
+	close(fds[1]);
 }
 
 // A sleep and a condition variable keep their place in time longer: the

@@ -1,0 +1,84 @@
+// A thread that sleeps between two posts keeps its place in virtual time,
+// whichever way it sleeps: the clock must not run on while it is away, or
+// what the program computes would depend on how long the kernel let it
+// sleep. (A thread blocked with no time limit on another party — a socket,
+// a pipe — leaves time after milliseconds instead: nic_kernel_test.)
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <poll.h>
+#include <sys/select.h>
+#include <thread>
+#include <time.h>
+
+#include "tests/sim/scenario.h"
+
+namespace {
+
+struct Way {
+	const char *name;
+	std::function<void()> sleep_100ms;
+};
+
+class Sleep : public ::testing::TestWithParam<int> {};
+
+const Way kWays[] = {
+	{"nanosleep",
+	 [] {
+		 struct timespec ts = {0, 100000000};
+		 nanosleep(&ts, nullptr);
+	 }},
+	{"poll with a timeout", [] { poll(nullptr, 0, 100); }},
+	{"select with a timeout",
+	 [] {
+		 struct timeval tv = {0, 100000};
+		 select(0, nullptr, nullptr, nullptr, &tv);
+	 }},
+};
+
+TEST_P(Sleep, ASleeperHoldsTheClockUntilItPosts)
+{
+	const Way &way = kWays[GetParam()];
+	SCOPED_TRACE(way.name);
+	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"}});
+	ASSERT_EQ(s.failure, "");
+	auto &a = s.node(0), &b = s.node(1);
+	char abuf[64] = "ping", bbuf[64] = {}, spare[64];
+	fid_mr *ma = s.reg(0, abuf, sizeof(abuf), FI_SEND | FI_RECV);
+	fid_mr *mb = s.reg(1, bbuf, sizeof(bbuf), FI_SEND | FI_RECV);
+	fid_mr *ms = s.reg(0, spare, sizeof(spare), FI_RECV);
+	fi_context2 c[3];
+	std::atomic<bool> entered{false};
+
+	ASSERT_EQ(fi_recv(b.ep, bbuf, sizeof(bbuf), fi_mr_desc(mb),
+			  FI_ADDR_UNSPEC, &c[0]),
+		  0);
+	std::thread sender([&] {
+		fi_cq_tagged_entry e;
+
+		// Known to the fabric from here on.
+		EXPECT_EQ(fi_recv(a.ep, spare, sizeof(spare), fi_mr_desc(ms),
+				  FI_ADDR_UNSPEC, &c[1]),
+			  0);
+		entered = true;
+		way.sleep_100ms();
+		EXPECT_EQ(fi_send(a.ep, abuf, 8, fi_mr_desc(ma), a.peers[1],
+				  &c[2]),
+			  0);
+		EXPECT_EQ(fi_cq_sread(a.cq, &e, 1, nullptr, 1000), 1);
+	});
+	while (!entered)
+		std::this_thread::yield();
+	fi_cq_tagged_entry e;
+	uint64_t before = s.now();
+	// 500 ms of virtual time: the message takes microseconds once sent.
+	EXPECT_EQ(fi_cq_sread(b.cq, &e, 1, nullptr, 500), 1)
+		<< "the clock ran on while the sender slept";
+	EXPECT_LT(s.now() - before, 1000000u) << "more than 1 ms went by";
+	sender.join();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ways, Sleep, ::testing::Range(0, 3));
+
+} // namespace

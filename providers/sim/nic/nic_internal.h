@@ -152,7 +152,7 @@ struct nic_proc {
 	struct {
 		char     before[64];
 		uint64_t value;
-		char     after[56];
+		char     after[64];
 	} signals;
 	struct nic_call  *calls, *calls_tail;
 	struct nic_proc  *next;
@@ -194,6 +194,9 @@ void nic_sched_leave(struct nic_world *world);
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc);
 /* Before the lock is let go: tells spinning pollers whether to look. */
 void nic_world_publish(struct nic_world *world);
+/* In a forked child: forgets what the parent's thread last saw of any
+ * world (nic_lock.c). */
+void nic_world_forget_poller(void);
 
 struct nic_thread {
 	pid_t                  pid;        /* its process */
@@ -237,7 +240,9 @@ struct nic_world {
 		uint64_t value;    /* the version: bumped by such holds */
 		uint64_t identity; /* tells this world from earlier ones */
 		bool     shared;   /* processes share it (arena != NULL) */
-		char     after[64 - 2 * sizeof(uint64_t) - sizeof(bool)];
+		/* A whole line: arena allocations are aligned to less than
+		 * a line, so the fields above may straddle two. */
+		char     after[64];
 	} version;
 	/* This hold may let a thread of another process go on: it queued
 	 * work or completions for that process, or a thread of the holder's

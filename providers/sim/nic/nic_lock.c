@@ -19,6 +19,7 @@
 #define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,7 +131,15 @@ void nic_world_publish(struct nic_world *world)
 		poller.proc = nic_proc_self(world);
 		poller.signals = poller.proc->signals.value;
 	}
-	world->stir = world->look_later = world->left_polling = false;
+	/* Written only when set: holds that change nothing leave the
+	 * line alone. */
+	if (world->stir || world->look_later || world->left_polling)
+		world->stir = world->look_later = world->left_polling = false;
+}
+
+void nic_world_forget_poller(void)
+{
+	memset(&poller, 0, sizeof(poller));
 }
 
 void nic_world_unlock(struct nic_world *world)

@@ -75,9 +75,11 @@ struct nic_timer {
 
 pid_t nic_cached_pid;
 
+/* In a forked child: what the parent's thread knew is not the child's. */
 static void forget_pid(void)
 {
 	nic_cached_pid = 0;
+	nic_world_forget_poller();
 }
 
 static void watch_forks(void)

@@ -192,8 +192,12 @@ bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *proc);
 void nic_sched_leave(struct nic_world *world);
 /* Something for `proc`'s threads appeared (lock held). */
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc);
-/* Before the lock is let go: tells spinning pollers whether to look. */
-void nic_world_publish(struct nic_world *world);
+/* The lock has just been taken (nic_lock.c): on a shared world, pollers
+ * may see that it is held, and on which CPU. */
+void nic_world_held(struct nic_world *world);
+/* Before the lock is let go (unlocked, or left for a condition variable's
+ * wait): on a shared world, tells spinning pollers whether to look. */
+void nic_world_letting_go(struct nic_world *world);
 /* In a forked child: forgets what the parent's thread last saw of any
  * world (nic_lock.c). */
 void nic_world_forget_poller(void);

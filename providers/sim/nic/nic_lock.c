@@ -37,8 +37,10 @@ static inline void cpu_relax(void)
 
 /* The lock is ours: pollers may look (and see on which CPU we run: one on
  * the same CPU had better give it to us). */
-static void held(struct nic_world *world)
+void nic_world_held(struct nic_world *world)
 {
+	if (!world->version.shared)
+		return; /* no pollers that spin around the lock */
 	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
 }
@@ -65,7 +67,7 @@ static bool trylock(struct nic_world *world)
 		nic_world_owner_died(world);
 	if (ret != 0 && ret != EOWNERDEAD)
 		return false;
-	held(world);
+	nic_world_held(world);
 	return true;
 }
 
@@ -89,7 +91,7 @@ void nic_world_lock(struct nic_world *world)
 	}
 	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
 		nic_world_owner_died(world);
-	held(world);
+	nic_world_held(world);
 }
 
 void nic_world_owner_died(struct nic_world *world)
@@ -118,14 +120,15 @@ static __thread struct {
  * CPU away: the thread that has work may be waiting for this very CPU. */
 #define NIC_SPIN_YIELD_US 20
 
-void nic_world_publish(struct nic_world *world)
+static void publish(struct nic_world *world)
 {
 	poller.identity = world->look_later ? world->version.identity : 0;
 	poller.idle_in = world->left_polling ? world->version.identity : 0;
 	if (world->stir || world->sched_changes != world->published_changes)
 		__atomic_store_n(&world->version.value,
 				 world->version.value + 1, __ATOMIC_RELEASE);
-	world->published_changes = world->sched_changes;
+	if (world->published_changes != world->sched_changes)
+		world->published_changes = world->sched_changes;
 	poller.version = world->version.value;
 	if (poller.identity) {
 		poller.proc = nic_proc_self(world);
@@ -137,6 +140,14 @@ void nic_world_publish(struct nic_world *world)
 		world->stir = world->look_later = world->left_polling = false;
 }
 
+void nic_world_letting_go(struct nic_world *world)
+{
+	if (!world->version.shared)
+		return;
+	publish(world);
+	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
+}
+
 void nic_world_forget_poller(void)
 {
 	memset(&poller, 0, sizeof(poller));
@@ -144,8 +155,7 @@ void nic_world_forget_poller(void)
 
 void nic_world_unlock(struct nic_world *world)
 {
-	nic_world_publish(world);
-	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
+	nic_world_letting_go(world);
 	pthread_mutex_unlock(&world->lock);
 }
 

@@ -228,12 +228,10 @@ static bool sleep_real(struct nic_world *world, int ms)
 		until.tv_nsec -= 1000000000;
 	}
 	world->sleepers++;
-	nic_world_publish(world);
-	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
+	nic_world_letting_go(world);
 	ret = pthread_cond_timedwait(&world->activity,
 				     &world->lock, &until);
-	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
-	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+	nic_world_held(world);
 	if (ret == EOWNERDEAD)
 		nic_world_owner_died(world);
 	world->sleepers--;

@@ -589,10 +589,10 @@ static bool another_drives(struct nic_world *world, struct nic_thread *self)
 }
 
 /* A poller that leaves idle, having entered busy, may let others move
- * time; what its run signalled to them stirs them itself. Its poll found
- * nothing: it need not look again before the world's version or its
- * process's signals move (a thread that is not yet idle must, to become
- * idle). */
+ * time; what its run signalled to them stirs them itself. An idle poller
+ * whose poll found nothing to run need not look again before the world's
+ * version or its process's signals move, whether it became idle in this
+ * poll or before (a thread that is not yet idle must, to become idle). */
 static void leave_poll(struct nic_world *world, struct nic_thread *self,
 		       bool found_nothing)
 {
@@ -600,7 +600,7 @@ static void leave_poll(struct nic_world *world, struct nic_thread *self,
 
 	if (idle && !self->entered_idle)
 		world->stir = true;
-	world->look_later = found_nothing && idle && self->entered_idle;
+	world->look_later = found_nothing && idle;
 	world->left_polling = idle;
 }
 

@@ -138,7 +138,7 @@ struct vrb_eq {
 	struct rdma_event_channel *channel;
 	pthread_mutex_t            lock;
 	struct fabsim_eventq       q;
-	int                        refs;
+	int                        refs; /* bound endpoints: vrb_eq_ref() */
 };
 
 /* A connection request waiting for fi_accept or fi_reject: the handle of
@@ -295,6 +295,14 @@ void vrb_cq_detach(struct vrb_cq *cq, struct vrb_ep *ep);
 /* Completions poll the CQ; fi_trywait arms it. 0 or -FI_EAGAIN. */
 int vrb_cq_trywait(struct vrb_cq *cq);
 int vrb_eq_trywait(struct vrb_eq *eq);
+
+/* Endpoints and passive endpoints bound to the EQ (fi_close refuses a bound
+ * one). A counter of its own, without the EQ's lock: binding happens under
+ * the endpoint's lock, and reading the EQ takes an endpoint's lock under
+ * the EQ's (a connection event), so the EQ's lock must not be taken inside
+ * an endpoint's. */
+void vrb_eq_ref(struct vrb_eq *eq);
+void vrb_eq_unref(struct vrb_eq *eq);
 
 /* EQ: moves an id's events to the EQ; queues an event (copied). */
 int vrb_eq_adopt(struct vrb_eq *eq, struct rdma_cm_id *id,

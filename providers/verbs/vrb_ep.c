@@ -63,9 +63,7 @@ static int bind_eq(struct vrb_ep *ep, struct vrb_eq *eq)
 	if (ret)
 		return ret;
 	ep->eq = eq;
-	pthread_mutex_lock(&eq->lock);
-	eq->refs++;
-	pthread_mutex_unlock(&eq->lock);
+	vrb_eq_ref(eq);
 	return 0;
 }
 
@@ -494,11 +492,8 @@ static int ep_close(struct fid *fid)
 		vrb_lib.dereg_mr(ep->scratch_desc.mr);
 	unref_cq(ep->tx_cq);
 	unref_cq(ep->rx_cq);
-	if (ep->eq) {
-		pthread_mutex_lock(&ep->eq->lock);
-		ep->eq->refs--;
-		pthread_mutex_unlock(&ep->eq->lock);
-	}
+	if (ep->eq)
+		vrb_eq_unref(ep->eq);
 	pthread_mutex_lock(&dom->lock);
 	dom->refs--;
 	pthread_mutex_unlock(&dom->lock);

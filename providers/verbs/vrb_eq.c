@@ -235,6 +235,16 @@ int vrb_eq_trywait(struct vrb_eq *eq)
 
 /* ---- Ids and private channels ---------------------------------------------------------------- */
 
+void vrb_eq_ref(struct vrb_eq *eq)
+{
+	__atomic_add_fetch(&eq->refs, 1, __ATOMIC_RELAXED);
+}
+
+void vrb_eq_unref(struct vrb_eq *eq)
+{
+	__atomic_sub_fetch(&eq->refs, 1, __ATOMIC_RELAXED);
+}
+
 int vrb_eq_adopt(struct vrb_eq *eq, struct rdma_cm_id *id,
 		 struct rdma_event_channel **own_channel)
 {
@@ -318,13 +328,14 @@ static int eq_close(struct fid *fid)
 {
 	struct vrb_eq *eq = container_of(fid, struct vrb_eq, eq_fid.fid);
 
-	pthread_mutex_lock(&eq->lock);
-	if (eq->refs) {
-		pthread_mutex_unlock(&eq->lock);
+	int bound = __atomic_load_n(&eq->refs, __ATOMIC_RELAXED);
+
+	if (bound) {
 		FI_WARN(&vrb_prov, FI_LOG_EQ, "fi_close(eq): %d endpoint(s) "
-			"still bound\n", eq->refs);
+			"still bound\n", bound);
 		return -FI_EBUSY;
 	}
+	pthread_mutex_lock(&eq->lock);
 	drain(eq);
 	fabsim_eventq_fini(&eq->q);
 	pthread_mutex_unlock(&eq->lock);

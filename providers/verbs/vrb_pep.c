@@ -39,9 +39,7 @@ static int pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (ret)
 		return ret;
 	pep->eq = eq;
-	pthread_mutex_lock(&eq->lock);
-	eq->refs++;
-	pthread_mutex_unlock(&eq->lock);
+	vrb_eq_ref(eq);
 	return 0;
 }
 
@@ -135,11 +133,8 @@ static int pep_close(struct fid *fid)
 	vrb_lib.destroy_id(pep->id);
 	if (pep->own_channel)
 		vrb_lib.destroy_event_channel(pep->own_channel);
-	if (pep->eq) {
-		pthread_mutex_lock(&pep->eq->lock);
-		pep->eq->refs--;
-		pthread_mutex_unlock(&pep->eq->lock);
-	}
+	if (pep->eq)
+		vrb_eq_unref(pep->eq);
 	pthread_mutex_lock(&pep->fabric->lock);
 	pep->fabric->refs--;
 	pthread_mutex_unlock(&pep->fabric->lock);

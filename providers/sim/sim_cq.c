@@ -65,8 +65,8 @@ static void push_err_entry(struct sim_cq *cq, struct sim_cq_err *err)
 	err->next = NULL;
 	if (cq->errs_tail)
 		cq->errs_tail->next = err;
-	else
-		cq->errs = err;
+	else /* read without the lock by cq_readfrom */
+		__atomic_store_n(&cq->errs, err, __ATOMIC_RELAXED);
 	cq->errs_tail = err;
 	wait_signal(cq);
 }
@@ -111,7 +111,9 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e, bool reserved)
 		return;
 	}
 	cq->ring[(cq->head + cq->count) % cq->size] = *e;
-	if (cq->count++ == 0)
+	/* Read without the lock by cq_readfrom. */
+	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELAXED);
+	if (cq->count == 1)
 		wait_signal(cq);
 }
 
@@ -131,7 +133,7 @@ static ssize_t take(struct sim_cq *cq, void *buf, size_t count,
 			src_addr[i] = e->src;
 		cq->head = (cq->head + 1) % cq->size;
 	}
-	cq->count -= n;
+	__atomic_store_n(&cq->count, cq->count - n, __ATOMIC_RELAXED);
 	wait_drain(cq);
 	return (ssize_t)n;
 }
@@ -187,7 +189,7 @@ static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf,
 		sim_unlock(world);
 		return -FI_EAGAIN;
 	}
-	cq->errs = err->next;
+	__atomic_store_n(&cq->errs, err->next, __ATOMIC_RELAXED);
 	if (!cq->errs)
 		cq->errs_tail = NULL;
 	free(cq->err_reported);
@@ -204,7 +206,8 @@ static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf,
 		size_t n = user_size < err->entry.err_data_size ?
 				   user_size : err->entry.err_data_size;
 
-		memcpy(user_data, err->entry.err_data, n);
+		if (n) /* err_data may be NULL: memcpy must not see it */
+			memcpy(user_data, err->entry.err_data, n);
 		buf->err_data = user_data;
 		buf->err_data_size = n;
 	}

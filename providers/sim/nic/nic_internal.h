@@ -244,6 +244,9 @@ struct nic_world {
 		uint64_t value;    /* the version: bumped by such holds */
 		uint64_t identity; /* tells this world from earlier ones */
 		bool     shared;   /* processes share it (arena != NULL) */
+		/* No event is scheduled (as of the last hold): a poller
+		 * with nothing of its own to take in has nothing to run. */
+		bool     nothing_scheduled;
 		/* A whole line: arena allocations are aligned to less than
 		 * a line, so the fields above may straddle two. */
 		char     after[64];

@@ -122,6 +122,11 @@ static __thread struct {
 
 static void publish(struct nic_world *world)
 {
+	bool nothing = nm_engine_pending(world->engine) == 0;
+
+	if (world->version.nothing_scheduled != nothing)
+		__atomic_store_n(&world->version.nothing_scheduled, nothing,
+				 __ATOMIC_RELAXED);
 	poller.identity = world->look_later ? world->version.identity : 0;
 	poller.idle_in = world->left_polling ? world->version.identity : 0;
 	if (world->stir || world->sched_changes != world->published_changes)
@@ -177,18 +182,20 @@ static bool unchanged(const struct nic_world *world)
  * find what another thread posts. */
 static bool nothing_for_me(struct nic_world *world)
 {
-	struct nic_proc *self = world->procs;
+	struct nic_proc *self;
 	pid_t me = nic_self_pid();
 
 	if (poller.idle_in != world->version.identity)
 		return false;
 	/* Read without the lock: entries are only ever added at the head
 	 * and never freed while the world lives. */
+	self = __atomic_load_n(&world->procs, __ATOMIC_ACQUIRE);
 	while (self && self->pid != me)
 		self = __atomic_load_n(&self->next, __ATOMIC_ACQUIRE);
 	if (!self || __atomic_load_n(&self->calls, __ATOMIC_ACQUIRE))
 		return false;
-	return nm_engine_pending(world->engine) == 0;
+	return __atomic_load_n(&world->version.nothing_scheduled,
+			       __ATOMIC_RELAXED);
 }
 
 static long us_between(const struct timespec *from, const struct timespec *to)

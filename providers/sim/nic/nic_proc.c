@@ -108,7 +108,8 @@ struct nic_proc *nic_proc_of(struct nic_world *world, pid_t pid)
 		abort(); /* a process the world cannot name would lose calls */
 	p->pid = pid;
 	p->next = world->procs;
-	world->procs = p;
+	/* Spinning pollers walk the list without the lock. */
+	__atomic_store_n(&world->procs, p, __ATOMIC_RELEASE);
 	world->proc_count++;
 	world->stir = true; /* a start may have waited for it */
 	return p;
@@ -144,8 +145,8 @@ static void queue_call(struct nic_world *world, struct nic_proc *owner,
 	call->next = NULL;
 	if (owner->calls_tail)
 		owner->calls_tail->next = call;
-	else
-		owner->calls = call;
+	else /* read without the lock by the owner's pollers */
+		__atomic_store_n(&owner->calls, call, __ATOMIC_RELEASE);
 	owner->calls_tail = call;
 	/* A thread of the owner may be polling or waiting: let it look. */
 	nic_sched_posted_to(world, owner);
@@ -355,7 +356,7 @@ static void purge_calls(struct nic_world *world, struct nic_proc *proc,
 		struct nic_call *call = *p;
 
 		if (drop(call, what)) {
-			*p = call->next;
+			__atomic_store_n(p, call->next, __ATOMIC_RELAXED);
 			drop_call(world, call);
 		} else {
 			last = call;
@@ -398,7 +399,7 @@ void nic_proc_drain(struct nic_world *world)
 	while (self->calls) {
 		struct nic_call *call = self->calls;
 
-		self->calls = call->next;
+		__atomic_store_n(&self->calls, call->next, __ATOMIC_RELAXED);
 		if (!self->calls)
 			self->calls_tail = NULL;
 		switch (call->kind) {

@@ -29,8 +29,15 @@
  * x86-64 glibc and the kernel place the program, heap, mmap area and stack far from here
  * (near 0x55.. and 0x7f..), and AddressSanitizer's shadow ends below 0x100080000000 and its
  * heap starts at 0x600000000000. */
+#if defined(__SANITIZE_THREAD__)
+/* ThreadSanitizer keeps that range for its shadow and forbids mappings there; its
+ * application memory on x86-64 starts with the low 512 GiB, above the program. */
+#define ARENA_REGION_LO 0x001000000000ULL
+#define ARENA_REGION_HI 0x007000000000ULL
+#else
 #define ARENA_REGION_LO 0x200000000000ULL
 #define ARENA_REGION_HI 0x500000000000ULL
+#endif
 #define ARENA_SLOT (1ULL << 30)
 #define ARENA_ADDRESS_TRIES 8
 #define ARENA_MAX_CAPACITY (1ULL << 40)

@@ -21,8 +21,13 @@ using arena_test::ScopedName;
 using arena_test::WaitChild;
 
 constexpr size_t kCap = 64u << 20;
+#if defined(__SANITIZE_THREAD__) // arena_internal.h: below ThreadSanitizer's shadow
+constexpr uintptr_t kRegionLo = 0x001000000000ULL;
+constexpr uintptr_t kRegionHi = 0x007000000000ULL;
+#else
 constexpr uintptr_t kRegionLo = 0x200000000000ULL;
 constexpr uintptr_t kRegionHi = 0x500000000000ULL;
+#endif
 
 std::string Hex(const void* p) {
   char buf[32];

@@ -119,6 +119,10 @@ static __thread struct {
 /* Real time a poller spins without taking the lock before it gives its
  * CPU away: the thread that has work may be waiting for this very CPU. */
 #define NIC_SPIN_YIELD_US 20
+/* Pauses per poll that did not look: the holder may run on a hyperthread
+ * of the same core, which every turn of a spinner's loop slows down (8
+ * measured faster than 1 and than 32, fi_pingpong across processes). */
+#define NIC_MISS_PAUSES 8
 
 static void publish(struct nic_world *world)
 {
@@ -210,7 +214,7 @@ static void missed(const struct nic_world *world)
 {
 	struct timespec now;
 
-	for (int r = 0; r < 8; r++)
+	for (int r = 0; r < NIC_MISS_PAUSES; r++)
 		cpu_relax();
 	if (poller.misses++ % 64)
 		return;

@@ -47,8 +47,9 @@ void nic_sched_init(struct nic_world *world)
 	/* Different for every world ever made here or elsewhere (the
 	 * kernel's clock: the program's may read virtual time). */
 	syscall(SYS_clock_gettime, CLOCK_REALTIME, &now);
-	world->version.identity = ((uint64_t)now.tv_sec * 1000000000u + now.tv_nsec) ^
-			  ((uint64_t)getpid() << 40) ^ (uintptr_t)world;
+	world->version.identity =
+		((uint64_t)now.tv_sec * 1000000000u + now.tv_nsec) ^
+		((uint64_t)getpid() << 40) ^ (uintptr_t)world;
 
 	/* Real-time waits must not jump with the wall clock. */
 	pthread_condattr_init(&attr);
@@ -197,7 +198,8 @@ void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 	/* Spinning pollers of the process read it without the lock. */
 	__atomic_store_n(&proc->signals.value, proc->signals.value + 1,
 			 __ATOMIC_RELAXED);
-	/* Threads of the poster's own process see its signals move. */
+	/* The holder's own pollers watch its process's signals; another
+	 * process's watch the version. */
 	if (proc->pid != nic_self_pid())
 		world->stir = true;
 	wake_all(world);

@@ -85,18 +85,20 @@ static ssize_t atomic_post(struct fid_ep *fid, enum fabsim_atomic_kind kind,
 		.addr = msg->addr,
 		.context = msg->context,
 		.flags = flags | (inject_call ? SIM_INJECT_CALL : 0),
-		.comp_flags = FI_ATOMIC | (kind == FABSIM_ATOMIC_WRITE ? FI_WRITE : FI_READ),
+		.comp_flags = FI_ATOMIC |
+			      (kind == FABSIM_ATOMIC_WRITE ? FI_WRITE : FI_READ),
 		.datatype = msg->datatype,
 		.atomic_op = msg->op,
 	};
 
+	/* fi_inject_atomic: the size first, whatever else is wrong. */
+	if (inject_call && msg->iov_count == 1 && msg->msg_iov &&
+	    msg->msg_iov[0].count * size > SIM_INJECT_SIZE)
+		return -FI_EMSGSIZE;
 	if (flags & ~ATOMIC_FLAGS)
 		return -FI_EBADFLAGS;
 	if (max < 0)
 		return max;
-	if (inject_call && msg->iov_count == 1 && msg->msg_iov &&
-	    msg->msg_iov[0].count * size > SIM_INJECT_SIZE)
-		return -FI_EMSGSIZE;
 	count = ioc_elements(&operand, reading);
 	if (!count)
 		return refuse(-FI_EINVAL, "1 to 4 operand segments expected");

@@ -28,6 +28,10 @@
  *   fi_inject_writedata or fi_inject_atomic, which generate no completion
  *   whatever the flags (FI_INJECT given to a msg form does not mean that).
  * - a msg form called with a NULL message gets -FI_EINVAL here.
+ *
+ * A layer that wraps an endpoint (as libfabric's hooks do) calls these
+ * with the provider's own fid_ep, whose ops pointers are the descriptors'
+ * tables; a copy of a table would not lead back to its descriptor.
  */
 #ifndef FABSIM_ENTRY_H
 #define FABSIM_ENTRY_H

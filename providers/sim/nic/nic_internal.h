@@ -473,6 +473,7 @@ struct nic_matcher {
 	struct nic_rmatch_list posted_tag;
 	struct nic_rmatch_list unexpected;
 	struct nic_rmatch_list draining;  /* multi-recv buffers full, busy */
+	struct nic_rmatch     *spare;     /* records kept for reuse */
 	size_t                 unexpected_bytes;
 	uint64_t               next_claim_id;
 	fs_arena              *arena;  /* the world's */

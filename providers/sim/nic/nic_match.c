@@ -126,11 +126,31 @@ static bool grow(struct nic_matcher *mt, struct nic_rmatch *m, size_t need)
 	return true;
 }
 
+/* Records of posted receives and arrived messages are kept for the next
+ * ones: a program posts a receive per message, and on a shared world the
+ * arena's allocator takes a process-shared lock. */
+static struct nic_rmatch *rmatch_new(struct nic_matcher *mt)
+{
+	struct nic_rmatch *m = mt->spare;
+
+	if (!m)
+		return fs_mem_calloc(mt->arena, 1, sizeof(*m));
+	mt->spare = m->next;
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
+static void rmatch_free(struct nic_matcher *mt, struct nic_rmatch *m)
+{
+	m->next = mt->spare;
+	mt->spare = m;
+}
+
 static void free_held(struct nic_matcher *mt, struct nic_rmatch *m)
 {
 	mt->unexpected_bytes -= m->data_cap;
 	fs_mem_free(mt->arena, m->data);
-	fs_mem_free(mt->arena, m);
+	rmatch_free(mt, m);
 }
 
 /* ---- Completions -------------------------------------------------------------------- */
@@ -174,7 +194,7 @@ static void multi_settle(struct nic_qp *qp, struct nic_rmatch *multi)
 {
 	if (multi->released && !multi->busy) {
 		list_remove(&qp->matcher.draining, multi);
-		fs_mem_free(qp->matcher.arena, multi);
+		rmatch_free(&qp->matcher, multi);
 	}
 }
 
@@ -218,7 +238,7 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 		copy_into_sges(qp, &r->recv, 0, held->data, len);
 	complete(qp, held, r->recv.cookie, first_buf(&r->recv), len,
 		 held->len - len, 0);
-	fs_mem_free(qp->matcher.arena, r);
+	rmatch_free(&qp->matcher, r);
 }
 
 /* ---- Incoming messages ------------------------------------------------------------------ */
@@ -241,7 +261,7 @@ struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 		if (!target &&
 		    mt->unexpected_bytes >= qp->nic->world->transport.unexpected_bytes)
 			return NULL;
-		m = fs_mem_calloc(qp->matcher.arena, 1, sizeof(*m));
+		m = rmatch_new(&qp->matcher);
 		if (!m)
 			return NULL;
 		if (target) {
@@ -295,7 +315,7 @@ void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
 
 		complete(qp, m, m->recv.cookie, first_buf(&m->recv), len,
 			 m->truncated, 0);
-		fs_mem_free(qp->matcher.arena, m);
+		rmatch_free(&qp->matcher, m);
 		break;
 	}
 	case NIC_RM_STAGING:
@@ -322,7 +342,7 @@ void nic_match_drop(struct nic_qp *qp, struct nic_rmatch *m)
 {
 	switch (m->kind) {
 	case NIC_RM_POSTED:
-		fs_mem_free(qp->matcher.arena, m);
+		rmatch_free(&qp->matcher, m);
 		break;
 	case NIC_RM_STAGING:
 		m->bound->busy--;
@@ -431,7 +451,7 @@ static int post_search(struct nic_qp *qp, const struct nic_recv *r)
 		free_held(mt, u);
 		return 0;
 	}
-	struct nic_rmatch *posted = fs_mem_calloc(qp->matcher.arena, 1, sizeof(*posted));
+	struct nic_rmatch *posted = rmatch_new(&qp->matcher);
 
 	if (!posted)
 		return -ENOMEM;
@@ -449,7 +469,7 @@ int nic_match_post(struct nic_qp *qp, const struct nic_recv *r)
 
 	if (r->flags & (NIC_RECV_PEEK | NIC_RECV_CLAIM))
 		return post_search(qp, r);
-	posted = fs_mem_calloc(qp->matcher.arena, 1, sizeof(*posted));
+	posted = rmatch_new(&qp->matcher);
 	if (!posted)
 		return -ENOMEM;
 	posted->kind = NIC_RM_POSTED;
@@ -473,7 +493,7 @@ int nic_match_post(struct nic_qp *qp, const struct nic_recv *r)
 			if (posted->released) {
 				/* Filled by what was waiting already. */
 				list_remove(&mt->draining, posted);
-				fs_mem_free(qp->matcher.arena, posted);
+				rmatch_free(&qp->matcher, posted);
 				return 0;
 			}
 			continue;
@@ -501,7 +521,7 @@ int nic_match_cancel(struct nic_qp *qp, uint64_t cookie)
 			};
 
 			list_remove(lists[i], m);
-			fs_mem_free(qp->matcher.arena, m);
+			rmatch_free(&qp->matcher, m);
 			nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
 			return 0;
 		}
@@ -528,6 +548,12 @@ void nic_match_release(struct nic_qp *qp)
 	free_list(mt, &mt->posted_tag);
 	free_list(mt, &mt->unexpected);
 	free_list(mt, &mt->draining);
+	while (mt->spare) {
+		struct nic_rmatch *m = mt->spare;
+
+		mt->spare = m->next;
+		fs_mem_free(mt->arena, m);
+	}
 }
 
 struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
@@ -568,7 +594,7 @@ void nic_match_flush(struct nic_qp *qp)
 				list_append(&qp->matcher.draining, m);
 				continue;
 			}
-			fs_mem_free(qp->matcher.arena, m);
+			rmatch_free(&qp->matcher, m);
 			nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
 		}
 	}

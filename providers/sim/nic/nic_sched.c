@@ -291,6 +291,11 @@ static bool computing(const struct nic_thread *t, long silent_ms)
  * meanwhile, nor one that waits a moment for a lock. */
 #define NIC_BLOCKED_MS 2
 
+static bool blocked_elsewhere(const struct nic_thread *t)
+{
+	return t->tid && nic_kernel_blocked_on_another_party(t->pid, t->tid);
+}
+
 /* An absent thread the kernel has made runnable (what it waited for
  * outside the fabric happened, e.g. a peer wrote to its socket) is about to
  * call in: time waits for it, so that it comes back at the instant its
@@ -381,30 +386,37 @@ static void tell(struct nic_world *world, const struct nic_proc *p,
 
 /* A process that died without leaving: its threads stop holding the clock,
  * its NICs go off the network (the fabric goes on). */
+/* Removes the entries of process `pid`'s threads. */
+static void forget_threads(struct nic_world *world, pid_t pid)
+{
+	for (struct nic_thread **p = &world->threads; *p;) {
+		struct nic_thread *t = *p;
+
+		if (t->pid != pid) {
+			p = &t->next;
+			continue;
+		}
+		*p = t->next;
+		if (world->last_thread == t)
+			world->last_thread = NULL;
+		if (world->driver == t)
+			world->driver = NULL;
+		fs_mem_free(world->arena, t);
+	}
+}
+
 static void bury(struct nic_world *world, struct nic_proc *p)
 {
 	tell(world, p, TR_EVENT_DIED);
 	world->sched_changes++;
 	nic_proc_died(world, p);
-	for (struct nic_thread **t = &world->threads; *t;) {
-		struct nic_thread *dead = *t;
-
-		if (dead->pid != p->pid) {
-			t = &dead->next;
-			continue;
-		}
-		*t = dead->next;
-		if (world->last_thread == dead)
-			world->last_thread = NULL;
-		if (world->driver == dead)
-			world->driver = NULL;
-		fs_mem_free(world->arena, dead);
-	}
+	forget_threads(world, p->pid);
 }
 
 bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *p)
 {
-	if (p->gone || p->pid == nic_self_pid() || !nic_kernel_process_gone(p->pid))
+	if (p->gone || p->pid == nic_self_pid() ||
+	    !nic_kernel_process_gone(p->pid))
 		return false;
 	bury(world, p);
 	return true;
@@ -426,6 +438,14 @@ static void bury_dead_processes(struct nic_world *world)
 		nic_proc_bury_if_dead(world, p);
 }
 
+/* The thread's silence, if it is silent, is timed from the next look. */
+static void restart_silence(struct nic_thread *t)
+{
+	t->calls_seen = t->calls;
+	t->seen_at.tv_sec = 0;
+	t->silent_looks = 0;
+}
+
 /* A thread that is not waiting in the fabric: busy (false), or silent long
  * enough, and blocked outside the fabric, to be taken out of time (true;
  * its state becomes NIC_THREAD_ABSENT). *real caches the clock. */
@@ -438,9 +458,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	 * read the clock. Its silence is timed from the first look that finds
 	 * none. */
 	if (t->calls != t->calls_seen) {
-		t->calls_seen = t->calls;
-		t->seen_at.tv_sec = 0;
-		t->silent_looks = 0;
+		restart_silence(t);
 		return false;
 	}
 	/* Most silences are short: a busy poller reads the clock only every
@@ -456,8 +474,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	silent_ms = ms_between(&t->seen_at, real);
 	if (silent_ms < NIC_BLOCKED_MS)
 		return false;
-	if (silent_ms < NIC_ABSENT_MS &&
-	    !(t->tid && nic_kernel_blocked_on_another_party(t->pid, t->tid)))
+	if (silent_ms < NIC_ABSENT_MS && !blocked_elsewhere(t))
 		return false;
 	if (computing(t, silent_ms))
 		return false;
@@ -756,31 +773,13 @@ void nic_sched_rouse(struct nic_world *world)
 	for (struct nic_thread *t = world->threads; t; t = t->next)
 		if (t->pid == pid && t->state == NIC_THREAD_ABSENT) {
 			t->state = NIC_THREAD_RUNNING;
-			t->calls_seen = t->calls;
-			t->seen_at.tv_sec = 0;
-			t->silent_looks = 0;
+			restart_silence(t);
 		}
 }
 
 void nic_sched_leave(struct nic_world *world)
 {
-	pid_t pid = nic_self_pid();
-	struct nic_thread **p = &world->threads;
-
-	while (*p) {
-		struct nic_thread *t = *p;
-
-		if (t->pid != pid) {
-			p = &t->next;
-			continue;
-		}
-		*p = t->next;
-		if (world->last_thread == t)
-			world->last_thread = NULL;
-		if (world->driver == t)
-			world->driver = NULL;
-		fs_mem_free(world->arena, t);
-	}
+	forget_threads(world, nic_self_pid());
 	world->stir = true;
 	wake_all(world); /* nobody waits for this process any more */
 }

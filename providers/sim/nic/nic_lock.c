@@ -78,7 +78,7 @@ static bool trylock(struct nic_world *world)
 
 void nic_world_lock(struct nic_world *world)
 {
-	if (world->arena) {
+	if (world->version.shared) {
 		for (int i = 0; i < NIC_LOCK_SPINS; i++) {
 			if (trylock(world))
 				return;
@@ -106,7 +106,8 @@ void nic_world_owner_died(struct nic_world *world)
 static __thread struct {
 	uint64_t        identity; /* of the world to look at later (0: none) */
 	uint64_t        version;
-	const struct nic_proc *proc; /* its process's entry ... */
+	const struct nic_proc *proc; /* its process's entry (set with
+				      * identity or idle_in) ... */
 	uint64_t        signals;     /* ... and its signals then */
 	uint64_t        idle_in;  /* the world it left as an idle poller */
 	unsigned        skips;    /* polls that did not look */
@@ -131,15 +132,17 @@ static void publish(struct nic_world *world)
 	if (world->version.nothing_scheduled != nothing)
 		__atomic_store_n(&world->version.nothing_scheduled, nothing,
 				 __ATOMIC_RELAXED);
+	bool changes = world->sched_changes != world->published_changes;
+
 	poller.identity = world->look_later ? world->version.identity : 0;
 	poller.idle_in = world->left_polling ? world->version.identity : 0;
-	if (world->stir || world->sched_changes != world->published_changes)
+	if (world->stir || changes)
 		__atomic_store_n(&world->version.value,
 				 world->version.value + 1, __ATOMIC_RELEASE);
-	if (world->published_changes != world->sched_changes)
+	if (changes)
 		world->published_changes = world->sched_changes;
 	poller.version = world->version.value;
-	if (poller.identity) {
+	if (poller.identity || poller.idle_in) {
 		poller.proc = nic_proc_self(world);
 		poller.signals = poller.proc->signals.value;
 	}
@@ -184,21 +187,13 @@ static bool unchanged(const struct nic_world *world)
  * that posted must poll before it counts as idle), nothing waits to be
  * called back in this process and nothing is scheduled: a poll could only
  * find what another thread posts. */
-static bool nothing_for_me(struct nic_world *world)
+static bool nothing_for_me(const struct nic_world *world)
 {
-	struct nic_proc *self;
-	pid_t me = nic_self_pid();
-
-	if (poller.idle_in != world->version.identity)
-		return false;
-	/* Read without the lock: entries are only ever added at the head
-	 * and never freed while the world lives. */
-	self = __atomic_load_n(&world->procs, __ATOMIC_ACQUIRE);
-	while (self && self->pid != me)
-		self = __atomic_load_n(&self->next, __ATOMIC_ACQUIRE);
-	if (!self || __atomic_load_n(&self->calls, __ATOMIC_ACQUIRE))
-		return false;
-	return __atomic_load_n(&world->version.nothing_scheduled,
+	/* The process's entry, remembered at that hold: entries are never
+	 * freed while the world lives. */
+	return poller.idle_in == world->version.identity &&
+	       !__atomic_load_n(&poller.proc->calls, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&world->version.nothing_scheduled,
 			       __ATOMIC_RELAXED);
 }
 

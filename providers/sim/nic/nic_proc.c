@@ -108,8 +108,7 @@ struct nic_proc *nic_proc_of(struct nic_world *world, pid_t pid)
 		abort(); /* a process the world cannot name would lose calls */
 	p->pid = pid;
 	p->next = world->procs;
-	/* Spinning pollers walk the list without the lock. */
-	__atomic_store_n(&world->procs, p, __ATOMIC_RELEASE);
+	world->procs = p;
 	world->proc_count++;
 	world->stir = true; /* a start may have waited for it */
 	return p;

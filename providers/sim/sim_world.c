@@ -219,6 +219,27 @@ out:
 	return ret;
 }
 
+/* Lets the world go: the others of a shared one go on with it (the last
+ * one out completes its trace files); a world of this process ends, and
+ * its trace files are complete. */
+static void world_end(struct sim_world *world)
+{
+	char why[256];
+	nm_error err;
+
+	if (world->shared) {
+		if (shared_world_detach(world->shared, world->nic, why,
+					sizeof(why)))
+			FI_WARN(&sim_prov, FI_LOG_FABRIC, "fabric %s: %s\n",
+				world->name, why);
+		return;
+	}
+	if (nic_world_record_stop(world->nic, &err))
+		FI_WARN(&sim_prov, FI_LOG_FABRIC, "fabric %s: %s\n",
+			world->name, err.msg);
+	nic_world_destroy(world->nic);
+}
+
 void sim_world_put(struct sim_world *world)
 {
 	pthread_mutex_lock(&worlds_lock);
@@ -230,30 +251,7 @@ void sim_world_put(struct sim_world *world)
 		*p = world->next;
 		sim_vclock_detach(world);
 		waker_stop(world);
-		if (world->shared) {
-			char why[256];
-
-			/* The others go on with the world; the last one out
-			 * completes its trace files. */
-			if (shared_world_detach(world->shared, world->nic, why,
-						sizeof(why)))
-				FI_WARN(&sim_prov, FI_LOG_FABRIC,
-					"fabric %s: %s\n", world->name, why);
-			free(world->armed);
-			free(world);
-			pthread_mutex_unlock(&worlds_lock);
-			return;
-		}
-		{
-			nm_error err;
-
-			/* The trace files are complete once the fabric is
-			 * closed. */
-			if (nic_world_record_stop(world->nic, &err))
-				FI_WARN(&sim_prov, FI_LOG_FABRIC,
-					"fabric %s: %s\n", world->name, err.msg);
-		}
-		nic_world_destroy(world->nic);
+		world_end(world);
 		free(world->armed);
 		free(world);
 	}

@@ -84,8 +84,6 @@ void nic_world_leave(struct nic_world *world);
 /* True once a process died holding the lock of a shared world: its state
  * cannot be trusted, every call should fail (-FI_EIO). */
 bool nic_world_broken(const struct nic_world *world);
-/* For condition-variable waits under the world lock. */
-pthread_mutex_t *nic_world_mutex(struct nic_world *world);
 
 nm_time_ns nic_world_now(const struct nic_world *world);
 const nm_config *nic_world_config(const struct nic_world *world);

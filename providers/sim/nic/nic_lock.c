@@ -244,8 +244,3 @@ bool nic_world_poll_lock(struct nic_world *world)
 	poller.misses = 0;
 	return true;
 }
-
-pthread_mutex_t *nic_world_mutex(struct nic_world *world)
-{
-	return &world->lock;
-}

@@ -1,6 +1,9 @@
 /* The packet state machine: queueing at a port, transmission, impairments on the link, arrival
  * at a switch (routing, buffer, ECN) or at the destination host. Every event is scheduled with
- * the id of the node where it takes effect as its engine priority. */
+ * the id of the node where it takes effect as its engine priority, but an arrival at a switch:
+ * it takes the sender's, so that the arrivals of one instant at a switch are taken in the order
+ * of their senders' ids however their events were scheduled (at the start of a coasting packet,
+ * at the tx_done of another). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -8,6 +11,7 @@
 #include "network_internal.h"
 
 static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg);
+static void coast_end_event(nm_engine *engine, void *ctx, uint64_t arg);
 static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg);
 static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg);
 
@@ -25,9 +29,19 @@ void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint
 	NM_CODE_AS(nm_trace_fn, net->trace)(net->trace_ctx, &rec);
 }
 
+static bool pause_mode(const nm_network *net)
+{
+	return net->cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE;
+}
+
+static bool traced(const nm_network *net, nm_trace_kind kind)
+{
+	return net->trace && (net->trace_mask >> kind & 1u);
+}
+
 #define TRACE(net, kind, reason, node, port, pkt)                                  \
 	do {                                                                        \
-		if ((net)->trace && ((net)->trace_mask >> (kind) & 1u))            \
+		if (traced((net), (kind)))                                          \
 			emit_trace((net), (kind), (reason), (node), (port), (pkt)); \
 	} while (0)
 
@@ -75,12 +89,102 @@ void packet_free(nm_network *net, uint32_t index)
 	net->stats.in_flight--;
 }
 
-/* ---- buffers and pause ---- */
+/* ---- Coasting ----
+ * Most packets of a quiet network start on an idle port with nothing queued behind them, and
+ * nothing is left to decide when their last bit leaves: no impairment, the link up, nobody
+ * waiting for room at the port. Such a packet's arrival downstream is scheduled when it starts,
+ * and the port stays busy until busy_until without a tx_done event (half the events of a packet
+ * crossing a switch). What tx_done would do then is done by whoever looks at the port from that
+ * instant on (settle), or by a coast_end event at that instant when something needs it then: a
+ * packet queued behind, a port waiting for room. If the link, the impairments or the traced
+ * kinds change before busy_until, the packet goes back to ending with tx_done. The times and what
+ * happens are those of the event-per-step machine (coasting_test.cc compares them); only events
+ * of one instant at one host may run in another order (their sequence numbers are taken at
+ * another moment). */
 
-static bool pause_mode(const nm_network *net)
+/* Not a switch's port toward another switch in pause mode: its next packet's start reserves room
+ * downstream, and may pause it behind others; which of a switch's and another's starts of one
+ * instant comes first must be the event-per-step machine's (a coasting port may start its next
+ * packet at the event of another node that finds it done). A host's starts all happen at its
+ * own events, whichever machine. */
+static bool may_coast(const nm_network *net, const egress_port *p)
 {
-	return net->cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE;
+	return p->queue_head == NO_INDEX && p->waiter_head == NO_INDEX && !p->impair &&
+	       net->link_up[p->link] && !traced(net, NM_TRACE_TX_END) &&
+	       !(pause_mode(net) && p->owner_is_switch && p->peer_is_switch);
 }
+
+/* A coasting port whose packet has left by now is idle, as after its tx_done. */
+static void settle(nm_network *net, egress_port *p)
+{
+	if (p->state != PORT_COASTING || nm_engine_now(net->engine) < p->busy_until)
+		return;
+	p->queued_bytes -= p->in_service_bytes;
+	p->in_service = NO_INDEX;
+	p->state = PORT_IDLE;
+}
+
+/* Something needs the coasting port at busy_until (nothing, if that has passed). */
+static void need_coast_end(nm_network *net, uint32_t port_id)
+{
+	egress_port *p = &net->ports[port_id];
+	settle(net, p);
+	if (p->state != PORT_COASTING || p->coast_end != NM_EVENT_NONE)
+		return;
+	if (nm_engine_schedule(net->engine, p->busy_until, p->node, coast_end_event, net, port_id,
+			       &p->coast_end))
+		abort(); /* see port_try_start */
+}
+
+void port_stop_coasting(nm_network *net, uint32_t port_id)
+{
+	egress_port *p = &net->ports[port_id];
+	settle(net, p);
+	if (p->state != PORT_COASTING)
+		return;
+	nm_engine_cancel(net->engine, p->coast_arrival);
+	if (p->coast_end != NM_EVENT_NONE) {
+		nm_engine_cancel(net->engine, p->coast_end);
+		p->coast_end = NM_EVENT_NONE;
+	}
+	p->stats.tx_packets--;
+	p->stats.tx_bytes -= p->in_service_bytes;
+	p->state = PORT_BUSY;
+	if (nm_engine_schedule(net->engine, p->busy_until, p->node, tx_done_event, net, port_id,
+			       NULL))
+		abort();
+}
+
+/* A packet whose last bit leaves at this instant has left, for everything that looks at the
+ * port at this instant: whether its tx_done has run yet or not (it may run after an arrival of
+ * the same instant), or it coasts. */
+static bool leaving(const nm_network *net, const egress_port *p)
+{
+	return (p->state == PORT_BUSY || p->state == PORT_COASTING) &&
+	       p->busy_until <= nm_engine_now(net->engine);
+}
+
+static uint64_t queued_now(const nm_network *net, const egress_port *p)
+{
+	return p->queued_bytes - (leaving(net, p) ? p->in_service_bytes : 0);
+}
+
+void port_stats_now(const nm_network *net, uint32_t port_id, nm_port_stats *out)
+{
+	const egress_port *p = &net->ports[port_id];
+	*out = p->stats;
+	out->queued_bytes = queued_now(net, p);
+	/* A transmission counts once complete; a coasting one was counted when it started. */
+	if (p->state == PORT_COASTING && !leaving(net, p)) {
+		out->tx_packets--;
+		out->tx_bytes -= p->in_service_bytes;
+	} else if (p->state == PORT_BUSY && leaving(net, p)) {
+		out->tx_packets++;
+		out->tx_bytes += p->in_service_bytes;
+	}
+}
+
+/* ---- buffers and pause ---- */
 
 static uint64_t buffer_limit(const nm_network *net, const egress_port *p)
 {
@@ -90,7 +194,7 @@ static uint64_t buffer_limit(const nm_network *net, const egress_port *p)
 static bool has_room(const nm_network *net, const egress_port *p, uint64_t bytes)
 {
 	uint64_t limit = buffer_limit(net, p);
-	return limit == 0 || p->queued_bytes + p->reserved_bytes + bytes <= limit;
+	return limit == 0 || queued_now(net, p) + p->reserved_bytes + bytes <= limit;
 }
 
 /* Global id of the egress port `pkt` leaves switch `node` through. */
@@ -109,6 +213,7 @@ static void add_waiter(nm_network *net, uint32_t target_id, uint32_t waiter_id)
 	else
 		net->ports[target->waiter_tail].next_waiter = waiter_id;
 	target->waiter_tail = waiter_id;
+	need_coast_end(net, target_id); /* room frees when its packet has left */
 }
 
 /* Space was freed at `target_id`: restart waiting transmitters in the order they paused, as long
@@ -152,9 +257,26 @@ static nm_time_ns port_serialization(egress_port *p, uint32_t bytes)
 	return p->cached_ser_ns;
 }
 
+static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns left,
+			  nm_time_ns extra_delay);
+
+static void coast(egress_port *p)
+{
+	p->state = PORT_COASTING;
+	p->stats.tx_packets++;
+	p->stats.tx_bytes += p->in_service_bytes;
+}
+
 void port_try_start(nm_network *net, uint32_t port_id)
 {
 	egress_port *p = &net->ports[port_id];
+	settle(net, p);
+	if (p->state == PORT_COASTING) {
+		/* The packet queued behind starts when the coasting one has left. */
+		if (p->queue_head != NO_INDEX)
+			need_coast_end(net, port_id);
+		return;
+	}
 	if (p->state != PORT_IDLE || p->queue_head == NO_INDEX)
 		return;
 	uint32_t index = p->queue_head;
@@ -179,9 +301,21 @@ void port_try_start(nm_network *net, uint32_t port_id)
 	else /* it will be needed when this one is done; packets in long queues are cold */
 		__builtin_prefetch(packet_at(net, p->queue_head));
 	p->in_service = index;
-	p->state = PORT_BUSY;
+	p->in_service_bytes = slot->pkt.bytes;
+	nm_time_ns now = nm_engine_now(net->engine);
+	nm_time_ns done = now + port_serialization(p, slot->pkt.bytes);
+	p->busy_until = done;
+	/* The state is set before the trace: its callback may send more through this port. */
+	bool coasting = done > now && may_coast(net, p);
+	if (coasting)
+		coast(p);
+	else
+		p->state = PORT_BUSY;
 	TRACE(net, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
-	nm_time_ns done = nm_engine_now(net->engine) + port_serialization(p, slot->pkt.bytes);
+	if (coasting) {
+		p->coast_arrival = launch(net, p, index, done, 0);
+		return;
+	}
 	/* Cannot fail once the engine's arrays hold the peak number of events; if memory runs out
 	 * the packet would be stuck, so abort loudly rather than corrupt the run. */
 	if (nm_engine_schedule(net->engine, done, p->node, tx_done_event, net, port_id, NULL))
@@ -199,8 +333,9 @@ void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
 		packet_at(net, p->queue_tail)->next = index;
 	p->queue_tail = index;
 	p->queued_bytes += slot->pkt.bytes;
-	if (p->queued_bytes > p->stats.peak_queued_bytes)
-		p->stats.peak_queued_bytes = p->queued_bytes;
+	uint64_t queued = queued_now(net, p);
+	if (queued > p->stats.peak_queued_bytes)
+		p->stats.peak_queued_bytes = queued;
 	port_try_start(net, port_id);
 }
 
@@ -215,16 +350,21 @@ static void drop_packet(nm_network *net, uint32_t port_id, uint32_t index, nm_dr
 	packet_free(net, index);
 }
 
-/* Sends a surviving packet across the link: it arrives after the link latency (plus the peer
- * switch's forwarding latency, folded into the same event) plus any reordering hold. */
-static void launch(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns extra_delay)
+/* Sends a surviving packet, whose last bit left at `left`, across the link: it arrives after the
+ * link latency (plus the peer switch's forwarding latency, folded into the same event) plus any
+ * reordering hold. */
+static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns left,
+			  nm_time_ns extra_delay)
 {
 	packet_slot *slot = packet_at(net, index);
 	slot->ingress_port = p->peer_port;
-	nm_time_ns at = nm_engine_now(net->engine) + p->arrive_delay_ns + extra_delay;
-	nm_event_fn fn = p->peer_is_switch ? arrive_switch_event : deliver_event;
-	if (nm_engine_schedule(net->engine, at, p->peer_node, fn, net, index, NULL))
+	nm_time_ns at = left + p->arrive_delay_ns + extra_delay;
+	nm_event_id id;
+	if (p->peer_is_switch ?
+		    nm_engine_schedule(net->engine, at, p->node, arrive_switch_event, net, index, &id) :
+		    nm_engine_schedule(net->engine, at, p->peer_node, deliver_event, net, index, &id))
 		abort();
+	return id;
 }
 
 /* A copy made by the duplication impairment. In pause mode it needs space of its own at the
@@ -249,7 +389,7 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 		target->reserved_bytes += copy->pkt.bytes;
 		copy->reserved_port = original->reserved_port;
 	}
-	launch(net, p, index, 0);
+	launch(net, p, index, nm_engine_now(net->engine), 0);
 }
 
 static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
@@ -286,10 +426,24 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 		if (verdict.extra_delay)
 			slot->pkt.flags |= NM_PKT_DELAYED;
 		TRACE(net, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
-		launch(net, p, index, verdict.extra_delay);
+		launch(net, p, index, nm_engine_now(net->engine), verdict.extra_delay);
 		if (verdict.duplicate)
 			launch_duplicate(net, port_id, slot);
 	}
+	port_try_start(net, port_id);
+	(void)engine;
+}
+
+static void coast_end_event(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	nm_network *net = ctx;
+	uint32_t port_id = (uint32_t)arg;
+	egress_port *p = &net->ports[port_id];
+
+	p->coast_end = NM_EVENT_NONE;
+	settle(net, p);
+	if (p->waiter_head != NO_INDEX)
+		wake_waiters(net, port_id);
 	port_try_start(net, port_id);
 	(void)engine;
 }
@@ -317,7 +471,7 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 		}
 	}
 	uint64_t ecn = net->cfg.sw.ecn_threshold_bytes;
-	if (ecn && egress->queued_bytes >= ecn) {
+	if (ecn && queued_now(net, egress) >= ecn) {
 		slot->pkt.flags |= NM_PKT_ECN;
 		egress->stats.ecn_marked++;
 		net->stats.ecn_marked++;

@@ -170,11 +170,21 @@ void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx)
 	net->deliver_ctx = ctx;
 }
 
+/* A packet that coasts has no end of its own to trace (forward.c). */
+static void stop_coasting_if_traced(nm_network *net)
+{
+	if (!net->trace || !(net->trace_mask >> NM_TRACE_TX_END & 1u))
+		return;
+	for (uint32_t id = 0; id < net->topo.port_count; id++)
+		port_stop_coasting(net, id);
+}
+
 void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx)
 {
 	net->trace = NM_CODE(fn);
 	net->trace_ctx = ctx;
 	net->trace_mask = UINT32_MAX;
+	stop_coasting_if_traced(net);
 }
 
 nm_engine *nm_network_engine(const nm_network *net)
@@ -234,6 +244,7 @@ int nm_network_set_port_link(nm_network *net, uint32_t port_id, const nm_link_pa
 				    port_id, net->topo.port_count - 1);
 	if (link->mtu_bytes == 0)
 		return nm_error_set(err, -EINVAL, "link.mtu: 0 is out of range (allowed: >= 1)");
+	port_stop_coasting(net, port_id); /* its arrival used the old latency */
 	apply_link_params(net, &net->ports[port_id], link);
 	network_refresh_instant(net);
 	return 0;
@@ -246,6 +257,7 @@ int nm_network_set_port_impairments(nm_network *net, uint32_t port_id,
 		return nm_error_set(err, -EINVAL, "port %" PRIu32 " does not exist (allowed: 0 to %" PRIu32 ")",
 				    port_id, net->topo.port_count - 1);
 	impair_state *state;
+	port_stop_coasting(net, port_id); /* its fate is decided at its end */
 	int rc = port_impair(net, port_id, &state, err);
 	if (rc)
 		return rc;
@@ -269,6 +281,7 @@ int nm_network_add_scripted_drop(nm_network *net, uint32_t port_id, uint64_t flo
 	if (port_id >= net->topo.port_count || nth == 0)
 		return -EINVAL;
 	impair_state *state;
+	port_stop_coasting(net, port_id);
 	int rc = port_impair(net, port_id, &state, NULL);
 
 	network_refresh_instant(net);
@@ -279,6 +292,8 @@ int nm_network_set_link_up(nm_network *net, uint32_t link, bool up)
 {
 	if (link >= net->topo.link_count)
 		return -EINVAL;
+	port_stop_coasting(net, net->topo.link_ports[2 * link]);
+	port_stop_coasting(net, net->topo.link_ports[2 * link + 1]);
 	net->link_up[link] = up;
 	network_refresh_instant(net);
 	return 0;
@@ -359,8 +374,7 @@ int nm_network_port_stats_get(const nm_network *net, uint32_t port_id, nm_port_s
 {
 	if (port_id >= net->topo.port_count)
 		return -EINVAL;
-	*out = net->ports[port_id].stats;
-	out->queued_bytes = net->ports[port_id].queued_bytes;
+	port_stats_now(net, port_id, out);
 	return 0;
 }
 
@@ -378,4 +392,5 @@ size_t nm_network_memory_bytes(const nm_network *net)
 void nm_network_set_trace_mask(nm_network *net, uint32_t mask)
 {
 	net->trace_mask = mask;
+	stop_coasting_if_traced(net);
 }

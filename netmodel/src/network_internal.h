@@ -32,11 +32,19 @@ typedef struct packet_slot {
  *   IDLE   --packet queued, room downstream-->  BUSY    (tx_done scheduled)
  *   IDLE   --packet queued, no room downstream--> PAUSED (on the downstream port's waiter list)
  *   PAUSED --room freed downstream-->           BUSY
- *   BUSY   --tx_done-->                         IDLE, then tries the next packet at once. */
+ *   BUSY   --tx_done-->                         IDLE, then tries the next packet at once.
+ * A packet with nothing to decide at its end (nothing queued behind it, no impairment, its link
+ * up, nobody waiting for room here) skips tx_done (forward.c, "Coasting"):
+ *   IDLE   --such a packet starts-->            COASTING (its arrival downstream scheduled)
+ *   COASTING --looked at from busy_until on-->  IDLE
+ *   COASTING --needed at busy_until (a packet queued behind, a port waiting for room)-->
+ *              COASTING with coast_end scheduled, which does what tx_done does then
+ *   COASTING --its link or impairments change before busy_until--> BUSY (tx_done scheduled). */
 typedef enum port_state {
 	PORT_IDLE = 0,
 	PORT_BUSY = 1,
 	PORT_PAUSED = 2,
+	PORT_COASTING = 3,
 } port_state;
 
 typedef struct port {
@@ -65,6 +73,14 @@ typedef struct port {
 	uint32_t waiter_head;    /* pause mode: ports waiting for space here, FIFO */
 	uint32_t waiter_tail;
 	uint32_t next_waiter;
+
+	/* BUSY, COASTING: the packet in service, its size and when its last bit leaves. */
+	uint32_t in_service_bytes;
+	nm_time_ns busy_until;
+	/* COASTING: its arrival downstream, and the event that ends its service when one is
+	 * needed (else NM_EVENT_NONE). */
+	nm_event_id coast_arrival;
+	nm_event_id coast_end;
 
 	impair_state *impair; /* NULL when this direction has no impairment */
 	nm_port_stats stats;
@@ -107,6 +123,11 @@ void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index);
 void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint32_t node,
 		uint32_t port, const nm_packet *pkt);
 void link_state_event(nm_engine *engine, void *ctx, uint64_t arg);
+/* The port's coasting packet (if any) goes back to ending with tx_done: what decides its fate
+ * then (the link, the impairments, the traced kinds) is changing. */
+void port_stop_coasting(nm_network *net, uint32_t port_id);
+/* What the port's counters say now (a coasting packet counts once its last bit has left). */
+void port_stats_now(const nm_network *net, uint32_t port_id, nm_port_stats *out);
 void instant_send(nm_network *net, uint32_t index);
 /* network.c: recomputes net->instant after a change of links or ports. */
 void network_refresh_instant(nm_network *net);

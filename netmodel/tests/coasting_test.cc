@@ -1,0 +1,280 @@
+// Coasting (forward.c): a packet with nothing to decide at the end of its transmission has its
+// arrival downstream scheduled when it starts, and no event of its own at its end. Tracing
+// NM_TRACE_TX_END turns it off, which gives the event-per-step machine to compare with: every
+// test runs a scenario both ways and expects the same arrivals at the same nanoseconds, the same
+// losses, marks and pauses, and the same counters.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "netmodel/tests/test_util.h"
+
+namespace {
+
+using nmtest::Arrival;
+using nmtest::Collector;
+using nmtest::Packet;
+
+struct Outcome {
+  std::vector<Arrival> arrivals;
+  nm_network_stats net;
+  std::vector<nm_port_stats> ports;
+  uint64_t events;
+};
+
+void NoTrace(void*, const nm_trace_record*) {}
+
+struct Injection {
+  nm_network* net;
+  nm_packet pkt;
+};
+
+void InjectEvent(nm_engine*, void* ctx, uint64_t) {
+  auto* in = static_cast<Injection*>(ctx);
+  ASSERT_EQ(0, nm_network_inject(in->net, &in->pkt));
+}
+
+// Runs `packets` (injected at their times, from engine events ordered by source as the NIC
+// model's are) with `extra` scheduling whatever else the scenario needs; `per_step` forces an
+// event at the end of every transmission.
+Outcome RunScenario(const nm_config& cfg, const std::vector<std::pair<nm_time_ns, nm_packet>>& packets,
+            bool per_step, const std::function<void(nmtest::Sim&)>& extra = nullptr) {
+  nmtest::Sim sim(cfg);
+  Collector col;
+  col.Attach(sim);
+  if (per_step) {
+    nm_network_set_trace(sim.net, NoTrace, nullptr);
+    nm_network_set_trace_mask(sim.net, 1u << NM_TRACE_TX_END);
+  }
+  std::vector<Injection> injections;
+  injections.reserve(packets.size());
+  for (const auto& [at, pkt] : packets) {
+    injections.push_back({sim.net, pkt});
+    EXPECT_EQ(0, nm_engine_schedule(sim.engine, at, pkt.src, InjectEvent, &injections.back(), 0,
+                                    nullptr));
+  }
+  if (extra) extra(sim);
+  nm_engine_run_until(sim.engine, NM_TIME_NEVER);
+  Outcome out;
+  out.arrivals = col.arrivals;
+  nm_network_stats_get(sim.net, &out.net);
+  const nm_topology* topo = nm_network_topology(sim.net);
+  for (uint32_t id = 0; id < topo->port_count; id++) {
+    nm_port_stats ps;
+    EXPECT_EQ(0, nm_network_port_stats_get(sim.net, id, &ps));
+    out.ports.push_back(ps);
+  }
+  out.events = nm_engine_events_run(sim.engine);
+  return out;
+}
+
+void ExpectSame(const Outcome& coasting, const Outcome& per_step) {
+  ASSERT_EQ(per_step.arrivals.size(), coasting.arrivals.size());
+  for (size_t i = 0; i < per_step.arrivals.size(); i++) {
+    SCOPED_TRACE("arrival " + std::to_string(i));
+    EXPECT_EQ(per_step.arrivals[i].time, coasting.arrivals[i].time);
+    EXPECT_EQ(per_step.arrivals[i].pkt.user_id, coasting.arrivals[i].pkt.user_id);
+    EXPECT_EQ(per_step.arrivals[i].pkt.flags, coasting.arrivals[i].pkt.flags);
+  }
+  EXPECT_EQ(per_step.net.delivered, coasting.net.delivered);
+  EXPECT_EQ(per_step.net.ecn_marked, coasting.net.ecn_marked);
+  for (int r = 0; r < NM_DROP_REASON_COUNT; r++)
+    EXPECT_EQ(per_step.net.dropped[r], coasting.net.dropped[r]) << "drop reason " << r;
+  ASSERT_EQ(per_step.ports.size(), coasting.ports.size());
+  for (size_t id = 0; id < per_step.ports.size(); id++) {
+    SCOPED_TRACE("port " + std::to_string(id));
+    const nm_port_stats &a = per_step.ports[id], &b = coasting.ports[id];
+    EXPECT_EQ(a.tx_packets, b.tx_packets);
+    EXPECT_EQ(a.tx_bytes, b.tx_bytes);
+    EXPECT_EQ(a.dropped, b.dropped);
+    EXPECT_EQ(a.ecn_marked, b.ecn_marked);
+    EXPECT_EQ(a.queued_bytes, b.queued_bytes);
+    EXPECT_EQ(a.peak_queued_bytes, b.peak_queued_bytes);
+    EXPECT_EQ(a.pauses, b.pauses);
+  }
+}
+
+// 8 Gb/s links: a 100-byte packet takes 100 ns; links 50 ns, switches 30 ns.
+nm_config Config(nm_topology_kind kind, nm_flow_control fc) {
+  nm_config cfg = nmtest::Preset("ideal");
+  cfg.topology = {kind, 16, 4, 2};
+  cfg.link.bandwidth_bps = 8000000000ull;
+  cfg.link.latency_ns = 50;
+  cfg.link.mtu_bytes = 1000;
+  cfg.link.header_bytes = 0;
+  cfg.sw.latency_ns = 30;
+  cfg.sw.flow_control = fc;
+  cfg.sw.buffer_bytes = 3000;
+  cfg.sw.ecn_threshold_bytes = 1500;
+  return cfg;
+}
+
+// Bursts of 100 packets within 2 us, every 20 us, between random hosts: queues build up and
+// drain. Sizes and times in steps of 100 bytes (100 ns) so that arrivals, departures and starts
+// often fall on the same nanosecond: the ties are where an order of events could show.
+std::vector<std::pair<nm_time_ns, nm_packet>> Workload(uint64_t seed, uint32_t hosts) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::pair<nm_time_ns, nm_packet>> out;
+  for (uint64_t id = 1; id <= 3000; id++) {
+    uint32_t src = rng() % hosts, dst = rng() % (hosts - 1);
+    if (dst >= src) dst++;
+    nm_time_ns at = (rng() % 20) * 100 + (id / 100) * 20000;
+    out.push_back({at, Packet(src, dst, src * hosts + dst, 100 * (1 + rng() % 10), id)});
+  }
+  return out;
+}
+
+struct Case {
+  const char* name;
+  nm_topology_kind kind;
+  nm_flow_control fc;
+};
+
+class CoastingOnCongestedNetworks : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CoastingOnCongestedNetworks, GivesTheSameTimesLossesMarksAndCounters) {
+  const Case& c = GetParam();
+  nm_config cfg = Config(c.kind, c.fc);
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto packets = Workload(seed, 16);
+    Outcome coasting = RunScenario(cfg, packets, false);
+    Outcome per_step = RunScenario(cfg, packets, true);
+    ExpectSame(coasting, per_step);
+    // The scenario bites, and coasting happened.
+    EXPECT_GT(per_step.net.ecn_marked, 0u);
+    if (c.fc == NM_FLOW_CONTROL_DROP) {
+      EXPECT_GT(per_step.net.dropped[NM_DROP_BUFFER], 0u);
+    } else {
+      uint64_t pauses = 0;
+      for (const auto& p : per_step.ports) pauses += p.pauses;
+      EXPECT_GT(pauses, 0u);
+    }
+    EXPECT_LT(coasting.events, per_step.events);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, CoastingOnCongestedNetworks,
+    ::testing::Values(Case{"StarTailDrop", NM_TOPO_STAR, NM_FLOW_CONTROL_DROP},
+                      Case{"StarPause", NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE},
+                      Case{"FatTreeTailDrop", NM_TOPO_FATTREE, NM_FLOW_CONTROL_DROP},
+                      Case{"FatTreePause", NM_TOPO_FATTREE, NM_FLOW_CONTROL_PAUSE}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+uint32_t LinkOf(nmtest::Sim& sim, uint32_t port) {
+  return nm_network_topology(sim.net)->ports[port].link;
+}
+
+// One 1000-byte packet from host 0 to host 1 of a star: it leaves host 0 from 0 to 1000, is in
+// the switch's egress from 1080 to 2080, arrives at 2130.
+std::vector<std::pair<nm_time_ns, nm_packet>> OnePacket() {
+  return {{0, Packet(0, 1, 1, 1000, 7)}};
+}
+
+TEST(Coasting, AlonePacketArrivesOnTimeWithTwoEventsFewer) {
+  nm_config cfg = Config(NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE);
+  Outcome coasting = RunScenario(cfg, OnePacket(), false);
+  Outcome per_step = RunScenario(cfg, OnePacket(), true);
+  ExpectSame(coasting, per_step);
+  ASSERT_EQ(1u, coasting.arrivals.size());
+  EXPECT_EQ(2130u, coasting.arrivals[0].time);
+  EXPECT_EQ(per_step.events - 2, coasting.events);
+}
+
+// The link goes down, or down and up again, while the packet is being sent on either hop: it
+// is lost exactly when the event-per-step machine loses it (a link is looked at when the last
+// bit leaves). A change at that very nanosecond is left out: in both machines it depends on which
+// of the two events of that instant was scheduled first.
+TEST(Coasting, ALinkThatChangesDuringTheTransmissionDecidesAsWithoutCoasting) {
+  nm_config cfg = Config(NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE);
+  struct Change {
+    uint32_t host;  // whose link
+    nm_time_ns down, up;  // up == 0: stays down
+    bool delivered;
+  };
+  const Change changes[] = {
+      {0, 500, 0, false},     // host 0's link, during the first hop
+      {0, 500, 900, true},    // ... back before the last bit left
+      {0, 1001, 0, true},     // ... just after the last bit left: it is on the wire
+      {1, 1500, 0, false},    // host 1's link, during the second hop
+      {1, 1500, 2000, true},  // ... back in time
+      {1, 2100, 0, true},     // ... after the last bit left: it is on the wire
+  };
+  for (const Change& ch : changes) {
+    SCOPED_TRACE("host " + std::to_string(ch.host) + " down at " + std::to_string(ch.down));
+    auto extra = [&](nmtest::Sim& sim) {
+      uint32_t link = LinkOf(sim, sim.HostPort(ch.host));
+      ASSERT_EQ(0, nm_network_schedule_link_state(sim.net, link, ch.down, false));
+      if (ch.up) ASSERT_EQ(0, nm_network_schedule_link_state(sim.net, link, ch.up, true));
+    };
+    Outcome coasting = RunScenario(cfg, OnePacket(), false, extra);
+    Outcome per_step = RunScenario(cfg, OnePacket(), true, extra);
+    ExpectSame(coasting, per_step);
+    EXPECT_EQ(ch.delivered ? 1u : 0u, coasting.arrivals.size());
+    EXPECT_EQ(ch.delivered ? 0u : 1u, coasting.net.dropped[NM_DROP_LINK_DOWN]);
+  }
+}
+
+struct Impair {
+  nmtest::Sim* sim;
+  uint32_t port;
+};
+
+void LoseEverything(nm_engine*, void* ctx, uint64_t) {
+  auto* in = static_cast<Impair*>(ctx);
+  nm_impair_params params{};
+  params.loss_rate = 1.0;
+  params.burst_mean_length = 1;
+  nm_error err;
+  ASSERT_EQ(0, nm_network_set_port_impairments(in->sim->net, in->port, &params, &err)) << err.msg;
+}
+
+// Loss switched on for the switch's port toward host 1 while the packet crosses it: its fate is
+// decided when its last bit leaves, as without coasting.
+TEST(Coasting, ImpairmentsSetDuringTheTransmissionApplyToIt) {
+  nm_config cfg = Config(NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE);
+  Impair in{};
+  auto extra = [&](nmtest::Sim& sim) {
+    in.sim = &sim;
+    in.port = nm_network_topology(sim.net)->ports[sim.HostPort(1)].peer_port;
+    ASSERT_EQ(0, nm_engine_schedule(sim.engine, 1500, 0, LoseEverything, &in, 0, nullptr));
+  };
+  Outcome coasting = RunScenario(cfg, OnePacket(), false, extra);
+  Outcome per_step = RunScenario(cfg, OnePacket(), true, extra);
+  ExpectSame(coasting, per_step);
+  EXPECT_EQ(0u, coasting.arrivals.size());
+  EXPECT_EQ(1u, coasting.net.dropped[NM_DROP_LOSS]);
+}
+
+// Counters read in the middle of a transmission: the packet is queued until its last bit has
+// left, and counted as sent from then on.
+TEST(Coasting, CountersReadDuringTheTransmissionAreThoseOfTheEventPath) {
+  nm_config cfg = Config(NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE);
+  for (bool per_step : {false, true}) {
+    SCOPED_TRACE(per_step ? "per step" : "coasting");
+    nmtest::Sim sim(cfg);
+    if (per_step) {
+      nm_network_set_trace(sim.net, NoTrace, nullptr);
+      nm_network_set_trace_mask(sim.net, 1u << NM_TRACE_TX_END);
+    }
+    nm_packet pkt = Packet(0, 1, 1, 1000);
+    ASSERT_EQ(0, nm_network_inject(sim.net, &pkt));
+    uint32_t port = sim.HostPort(0);
+    nm_port_stats ps;
+    nm_engine_run_until(sim.engine, 999);
+    ASSERT_EQ(0, nm_network_port_stats_get(sim.net, port, &ps));
+    EXPECT_EQ(1000u, ps.queued_bytes);
+    EXPECT_EQ(0u, ps.tx_packets);
+    nm_engine_run_until(sim.engine, 1000);
+    ASSERT_EQ(0, nm_network_port_stats_get(sim.net, port, &ps));
+    EXPECT_EQ(0u, ps.queued_bytes);
+    EXPECT_EQ(1u, ps.tx_packets);
+    EXPECT_EQ(1000u, ps.tx_bytes);
+  }
+}
+
+}  // namespace

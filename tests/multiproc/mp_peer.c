@@ -9,7 +9,8 @@
  * as a file in DIR (the out-of-band exchange real programs do with
  * sockets or a launcher), reads the others', then to every peer: sends
  * MESSAGES tagged messages of SIZE bytes, writes SIZE bytes into the
- * peer's region with fi_write, and sends a last "done" message. It checks
+ * peer's region with fi_write (with MP_READ=1, reads it back with fi_read
+ * and checks it), and sends a last "done" message. It checks
  * every payload and its own region, and prints one line:
  *   node I: ok, DIGEST, T ns, D dropped
  * where DIGEST sums the order, sources, tags and virtual times of its
@@ -19,6 +20,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,8 @@ static int dead = -1;
 /* MP_AWAY=k:ms: node k sleeps ms milliseconds outside the fabric once its
  * receives are posted (as a program blocked out of band would). */
 static int away = -1, away_ms;
+/* MP_READ=1: each write is read back (fi_read) and checked. */
+static bool read_back;
 
 #define CHECK(call) PEER_CHECK(node, call)
 
@@ -108,9 +112,12 @@ static uint64_t fold(uint64_t digest, uint64_t tag, uint64_t now)
 	return (digest * 1000003u + tag) * 1000003u + now;
 }
 
+/* Differs between messages, and between the packets of one message (a
+ * packet delivered twice, or in another's place, shows). */
 static uint8_t pattern(int src, int dst, int msg, size_t i)
 {
-	return (uint8_t)(src * 31 + dst * 7 + msg * 13 + i);
+	return (uint8_t)(src * 31 + dst * 7 + msg * 13 + i + (i >> 8) * 101 +
+			 (i >> 16) * 37);
 }
 
 int main(int argc, char **argv)
@@ -136,6 +143,7 @@ int main(int argc, char **argv)
 	node = atoi(env);
 	if (getenv("MP_DEAD"))
 		dead = atoi(getenv("MP_DEAD"));
+	read_back = getenv("MP_READ") && atoi(getenv("MP_READ"));
 	if (getenv("MP_AWAY") &&
 	    sscanf(getenv("MP_AWAY"), "%d:%d", &away, &away_ms) != 2)
 		fail("MP_AWAY: expected NODE:MILLISECONDS");
@@ -179,7 +187,9 @@ int main(int argc, char **argv)
 	if (!region || !sendbuf || !recvbuf)
 		fail("out of memory");
 	CHECK(fi_mr_reg(domain, region, (size_t)nodes * size,
-			FI_REMOTE_WRITE | FI_SEND | FI_RECV | FI_WRITE, 0, 1, 0,
+			FI_REMOTE_WRITE | FI_REMOTE_READ | FI_SEND | FI_RECV |
+				FI_WRITE,
+			0, 1, 0,
 			&mr, NULL));
 	me.addrlen = sizeof(me.addr);
 	CHECK(fi_getname(&ep->fid, me.addr, &me.addrlen));
@@ -204,8 +214,8 @@ int main(int argc, char **argv)
 
 	CHECK(fi_mr_reg(domain, recvbuf, per_peer * (size_t)(nodes - 1),
 			FI_RECV, 0, 2, 0, &rmr, NULL));
-	CHECK(fi_mr_reg(domain, sendbuf, size, FI_SEND | FI_WRITE, 0, 3, 0,
-			&smr, NULL));
+	CHECK(fi_mr_reg(domain, sendbuf, size, FI_SEND | FI_WRITE | FI_READ, 0,
+			3, 0, &smr, NULL));
 	for (int p = 0; p < nodes; p++) {
 		if (p == node)
 			continue;
@@ -267,11 +277,20 @@ int main(int argc, char **argv)
 			dead_error = fi_strerror(err.err);
 			continue;
 		}
-		/* The messages, the write, then "done" once it landed. */
-		for (int m = 0; m <= messages + 1; m++) {
+		/* The messages, the write (and reading it back), then "done"
+		 * once it landed. */
+		for (int m = 0; m <= messages + 1 + read_back; m++) {
+			bool reading = read_back && m == messages + 1;
+
 			for (size_t i = 0; i < size; i++)
-				sendbuf[i] = pattern(node, p, m, i);
-			if (m < messages)
+				sendbuf[i] = reading ? 0 : pattern(node, p, m, i);
+			if (reading)
+				CHECK(fi_read(ep, sendbuf, size,
+					      fi_mr_desc(smr), addr[p],
+					      peers[p].base +
+						      (uint64_t)node * size,
+					      peers[p].key, NULL));
+			else if (m < messages)
 				CHECK(fi_tsend(ep, sendbuf, size,
 					       fi_mr_desc(smr), addr[p],
 					       (uint64_t)node << 20 |
@@ -311,6 +330,10 @@ int main(int argc, char **argv)
 					pending_tx--;
 				}
 			}
+			for (size_t i = 0; reading && i < size; i++)
+				if (sendbuf[i] != pattern(node, p, messages, i))
+					fail("fi_read brought back other bytes "
+					     "than were written");
 		}
 	}
 	while (got_recv < expect_recv) {

@@ -32,8 +32,8 @@ static void count_failure(const struct nic *nic)
 }
 
 /* Copies len bytes between this process's `here` and the owner's `there`,
- * in the direction `to_owner` says. */
-static void owner_copy(const struct nic *nic, void *there, void *here,
+ * in the direction `to_owner` says; false (counted) if it could not. */
+static bool owner_copy(const struct nic *nic, void *there, void *here,
 		       size_t len, bool to_owner)
 {
 	size_t done = 0;
@@ -47,10 +47,11 @@ static void owner_copy(const struct nic *nic, void *there, void *here,
 
 		if (n <= 0) {
 			count_failure(nic);
-			return;
+			return false;
 		}
 		done += (size_t)n;
 	}
+	return true;
 }
 
 void nic_dma_read(const struct nic *nic, void *dst, const void *src,
@@ -62,6 +63,69 @@ void nic_dma_read(const struct nic *nic, void *dst, const void *src,
 		memcpy(dst, src, len);
 	else
 		owner_copy(nic, (void *)src, dst, len, false);
+}
+
+/* Bytes of another process's buffer fetched by one system call when a NIC
+ * reads it in order: a 64 KiB send across processes took sixteen calls of
+ * ~0.7 us, one per 4 KiB packet. A NIC may read a send's buffer at any
+ * time before the send completes. */
+#define NIC_READ_AHEAD (64 * 1024)
+
+static void *ahead_buffer(struct nic_world *world)
+{
+	void *buf = world->free_aheads;
+
+	if (!buf)
+		return fs_mem_alloc(world->arena, NIC_READ_AHEAD);
+	memcpy(&world->free_aheads, buf, sizeof(void *));
+	return buf;
+}
+
+void nic_dma_read_ahead(const struct nic *nic, struct nic_read_ahead *ra,
+			void *dst, const void *src, size_t len, size_t avail)
+{
+	const uint8_t *at = src;
+	size_t want = avail < NIC_READ_AHEAD ? avail : NIC_READ_AHEAD;
+
+	if (local(nic) || fs_arena_contains(nic->world->arena, src) ||
+	    len > want) {
+		nic_dma_read(nic, dst, src, len);
+		return;
+	}
+	if (!ra->buf || at < ra->from || at + len > ra->from + ra->len) {
+		if (!ra->buf)
+			ra->buf = ahead_buffer(nic->world);
+		ra->len = 0;
+		if (!ra->buf) { /* no memory for it: packet by packet */
+			nic_dma_read(nic, dst, src, len);
+			return;
+		}
+		ra->from = at;
+		if (!owner_copy(nic, (void *)src, ra->buf, want, false))
+			return;
+		ra->len = want;
+	}
+	memcpy(dst, ra->buf + (at - ra->from), len);
+}
+
+void nic_read_ahead_release(struct nic_world *world, struct nic_read_ahead *ra)
+{
+	if (!ra->buf)
+		return;
+	memcpy(ra->buf, &world->free_aheads, sizeof(void *));
+	world->free_aheads = ra->buf;
+	ra->buf = NULL;
+	ra->len = 0;
+}
+
+void nic_read_ahead_free_all(struct nic_world *world)
+{
+	while (world->free_aheads) {
+		void *buf = world->free_aheads;
+
+		memcpy(&world->free_aheads, buf, sizeof(void *));
+		fs_mem_free(world->arena, buf);
+	}
 }
 
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,

@@ -294,6 +294,7 @@ struct nic_world {
 	/* Recycled records (nic_qp.c): requests without atomic values, and
 	 * callbacks into the glue. */
 	struct nic_swqe  *free_wqes;
+	void             *free_aheads;   /* read-ahead buffers (nic_dma.c) */
 	struct nic_pending *free_pendings;
 	struct nic_call   *free_calls;   /* nic_proc.c */
 	struct nic_stats  stats;
@@ -308,6 +309,21 @@ struct nic_world {
 /* Host memory of the process that opened `nic` (nic_dma.c). */
 void nic_dma_read(const struct nic *nic, void *dst, const void *src,
 		  size_t len);
+/* A buffer of another process that the NIC reads in order (a send's,
+ * packet after packet), brought into the world's memory a large piece at a
+ * time: one system call for many packets. */
+struct nic_read_ahead {
+	uint8_t       *buf;  /* NIC_READ_AHEAD bytes of the world's, or NULL */
+	const uint8_t *from; /* the owner's address of buf[0] */
+	size_t         len;  /* bytes of buf that hold the owner's */
+};
+/* nic_dma_read for bytes of a buffer read in order, `avail` of which (from
+ * src on) may be read ahead. */
+void nic_dma_read_ahead(const struct nic *nic, struct nic_read_ahead *ra,
+			void *dst, const void *src, size_t len, size_t avail);
+void nic_read_ahead_release(struct nic_world *world,
+			    struct nic_read_ahead *ra);
+void nic_read_ahead_free_all(struct nic_world *world);
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,
 		   size_t len);
 /* Received bytes that a completion on `qp` will announce: when the QP's
@@ -407,6 +423,7 @@ struct nic_swqe {
 	nm_event_id      ready_event;
 	struct nic_flow *flow;
 	struct nic_swqe *next;
+	struct nic_read_ahead ahead;   /* its data, when another process's */
 	bool             recycled;     /* no atomic values: back to the pool */
 	uint8_t          atomic_values[]; /* operand, then compare values */
 };
@@ -530,6 +547,7 @@ struct nic_read_job {
 	const uint8_t       *src;
 	size_t               len;
 	size_t               sent;
+	struct nic_read_ahead ahead;   /* src, when another process's */
 	struct nic_read_job *next;
 };
 

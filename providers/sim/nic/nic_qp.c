@@ -39,6 +39,7 @@ struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra)
 
 void nic_wqe_put(struct nic_world *world, struct nic_swqe *w)
 {
+	nic_read_ahead_release(world, &w->ahead);
 	if (!w->recycled) {
 		fs_mem_free(world->arena, w);
 		return;
@@ -78,6 +79,7 @@ void nic_recycled_free(struct nic_world *world)
 		world->free_pendings = p->next;
 		fs_mem_free(world->arena, p);
 	}
+	nic_read_ahead_free_all(world);
 }
 
 static void unlink_pending(struct nic_qp *qp, struct nic_pending *p)

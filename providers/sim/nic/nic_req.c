@@ -215,7 +215,7 @@ static void timer_arm(struct nic_flow *flow, nm_time_ns delay)
 /* Points pkt at bytes [offset, offset+len) of the request's local data,
  * copying when they straddle buffers. */
 static struct nic_pkt *data_packet(struct nic_flow *flow,
-				   const struct nic_swqe *w, size_t offset,
+				   struct nic_swqe *w, size_t offset,
 				   size_t len)
 {
 	struct nic_world *world = flow_world(flow);
@@ -241,8 +241,9 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 
 		if (n > len - done)
 			n = len - done;
-		nic_dma_read(flow->qp->nic, pkt->owned + done,
-			     (const uint8_t *)sge[i].addr + skip, n);
+		nic_dma_read_ahead(flow->qp->nic, &w->ahead, pkt->owned + done,
+				   (const uint8_t *)sge[i].addr + skip, n,
+				   sge[i].len - skip);
 		done += n;
 	}
 	pkt->payload_len = (uint32_t)len;

@@ -120,14 +120,16 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 	pkt->aeth_msn = job->msn;
 	/* The NIC reads target memory as it sends. */
 	if (len)
-		nic_dma_read(flow->qp->nic, pkt->owned, job->src + job->sent,
-			     len);
+		nic_dma_read_ahead(flow->qp->nic, &job->ahead, pkt->owned,
+				   job->src + job->sent, len,
+				   job->len - job->sent);
 	pkt->payload_len = (uint32_t)len;
 	job->sent += len;
 	if (job->sent >= job->len) {
 		flow->reads = job->next;
 		if (!flow->reads)
 			flow->reads_tail = NULL;
+		nic_read_ahead_release(flow->qp->nic->world, &job->ahead);
 		fs_mem_free(flow->qp->nic->world->arena, job);
 	}
 	return pkt;

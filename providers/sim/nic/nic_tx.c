@@ -147,6 +147,7 @@ void nic_flow_tx_release(struct nic_flow *flow)
 		struct nic_read_job *job = flow->reads;
 
 		flow->reads = job->next;
+		nic_read_ahead_release(world, &job->ahead);
 		fs_mem_free(world->arena, job);
 	}
 	flow->reads_tail = NULL;

@@ -300,11 +300,16 @@ struct nic_world {
 	struct nic_stats  stats;
 	struct nic_recorder *rec;        /* trace files, when recording */
 	bool              broken;        /* a process died holding the lock */
-	/* Packets carry copies of their payload, in the world's memory,
-	 * rather than pointers into the sender's (any process may read
-	 * them). */
-	bool              stage_payload;
 };
+
+/* Processes share the world: its memory is an arena every one maps, and
+ * packets carry copies of their payload there rather than pointers into
+ * the sender's (any process may read them). (The pollers read the same
+ * fact from version.shared, on their own cache line.) */
+static inline bool nic_world_shared(const struct nic_world *world)
+{
+	return world->arena != NULL;
+}
 
 /* Host memory of the process that opened `nic` (nic_dma.c). */
 void nic_dma_read(const struct nic *nic, void *dst, const void *src,

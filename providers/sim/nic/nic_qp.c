@@ -429,7 +429,7 @@ static void keep_atomic_values(struct nic_swqe *wqe)
  * before the send completes. */
 static bool stage_at_post(const struct nic_qp *qp, const struct nic_wr *wr)
 {
-	return qp->nic->world->stage_payload &&
+	return nic_world_shared(qp->nic->world) &&
 	       (wr->opcode == NIC_WR_SEND || wr->opcode == NIC_WR_WRITE) &&
 	       sge_total(wr) <= NIC_INLINE_MAX;
 }

@@ -229,7 +229,7 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 		skip -= sge[i].len;
 		i++;
 	}
-	if (sge[i].len - skip >= len && !world->stage_payload) {
+	if (sge[i].len - skip >= len && !nic_world_shared(world)) {
 		pkt = nic_pkt_alloc(world, false);
 		pkt->payload = (const uint8_t *)sge[i].addr + skip;
 		pkt->payload_len = (uint32_t)len;

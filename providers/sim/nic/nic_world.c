@@ -79,7 +79,6 @@ int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
 		return -ENOMEM;
 	world->arena = arena;
 	world->version.shared = arena != NULL;
-	world->stage_payload = arena != NULL;
 	world->cfg = *cfg;
 	world->transport = *transport;
 	if (arena) {

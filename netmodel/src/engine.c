@@ -45,6 +45,9 @@ typedef struct event_record {
 struct nm_engine {
 	fs_arena *arena;
 	nm_time_ns now;
+	/* The highest place (order) run at `now`; UINT64_MAX once every event due by `now` has run
+	 * (a run that ended past them, or the clock set to a deadline). */
+	uint64_t reached;
 	uint64_t next_seq;
 	uint64_t events_run;
 
@@ -199,13 +202,48 @@ static heap_entry heap_pop(nm_engine *engine)
 	return top;
 }
 
+static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn, void *ctx,
+		uint64_t arg, nm_event_id *id_out);
+
 int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_event_fn fn,
 		       void *ctx, uint64_t arg, nm_event_id *id_out)
 {
-	if (!fn || at < engine->now || priority > NM_ENGINE_PRIORITY_MAX)
+	uint64_t order;
+	int rc;
+
+	if (!fn || at < engine->now)
+		return -EINVAL;
+	if ((rc = nm_engine_reserve_order(engine, priority, &order)))
+		return rc;
+	return push(engine, at, order, fn, ctx, arg, id_out);
+}
+
+int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *order_out)
+{
+	if (priority > NM_ENGINE_PRIORITY_MAX)
 		return -EINVAL;
 	if (engine->next_seq == SEQ_LIMIT)
 		return -EOVERFLOW;
+	*order_out = ((uint64_t)priority << SEQ_BITS) | engine->next_seq++;
+	return 0;
+}
+
+bool nm_engine_reached(const nm_engine *engine, nm_time_ns at, uint64_t order)
+{
+	return at < engine->now || (at == engine->now && order <= engine->reached);
+}
+
+int nm_engine_schedule_ordered(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn,
+			       void *ctx, uint64_t arg, nm_event_id *id_out)
+{
+	if (!fn || nm_engine_reached(engine, at, order))
+		return -EINVAL;
+	return push(engine, at, order, fn, ctx, arg, id_out);
+}
+
+static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn, void *ctx,
+		uint64_t arg, nm_event_id *id_out)
+{
 	if (engine->free_head == NO_SLOT && grow_records(engine) != 0)
 		return -ENOMEM;
 	if (engine->heap_len == engine->heap_cap && grow_heap(engine) != 0)
@@ -219,7 +257,7 @@ int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_e
 	rec->arg = arg;
 
 	heap_entry item = {
-		.order = ((uint64_t)priority << SEQ_BITS) | engine->next_seq++,
+		.order = order,
 		.time = at,
 		.slot = slot,
 	};
@@ -296,7 +334,11 @@ static void run_top(nm_engine *engine)
 	uint64_t arg = rec->arg;
 	/* Free first: the handler may schedule and reuse this record. */
 	free_record(engine, top.slot);
+	if (top.time != engine->now)
+		engine->reached = 0;
 	engine->now = top.time;
+	if (top.order > engine->reached)
+		engine->reached = top.order;
 	engine->events_run++;
 	if (engine->observer) {
 		nm_engine_observer_fn observer = NM_CODE_AS(nm_engine_observer_fn, engine->observer);
@@ -313,6 +355,8 @@ uint64_t nm_engine_run_until(nm_engine *engine, nm_time_ns end)
 		run_top(engine);
 	if (end != NM_TIME_NEVER && end > engine->now)
 		engine->now = end;
+	if (end >= engine->now) /* everything due by now has run */
+		engine->reached = UINT64_MAX;
 	return engine->events_run - before;
 }
 
@@ -324,6 +368,7 @@ uint64_t nm_engine_run_next_instant(nm_engine *engine)
 	uint64_t before = engine->events_run;
 	while (settle_top(engine) && engine->heap[0].time == instant)
 		run_top(engine);
+	engine->reached = UINT64_MAX;
 	return engine->events_run - before;
 }
 
@@ -334,11 +379,12 @@ nm_run_result nm_engine_run_until_pred(nm_engine *engine, nm_engine_pred_fn pred
 		if (pred(ctx))
 			return NM_RUN_SATISFIED;
 		if (!settle_top(engine) || engine->heap[0].time > deadline) {
-			if (deadline == NM_TIME_NEVER)
-				return NM_RUN_IDLE;
-			if (deadline > engine->now)
+			/* Nothing is due by the deadline (or at all). */
+			if (deadline != NM_TIME_NEVER && deadline > engine->now)
 				engine->now = deadline;
-			return NM_RUN_DEADLINE;
+			if (!settle_top(engine) || engine->heap[0].time > engine->now)
+				engine->reached = UINT64_MAX;
+			return deadline == NM_TIME_NEVER ? NM_RUN_IDLE : NM_RUN_DEADLINE;
 		}
 		run_top(engine);
 	}

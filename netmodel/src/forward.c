@@ -94,46 +94,64 @@ void packet_free(nm_network *net, uint32_t index)
  * nothing is left to decide when their last bit leaves: no impairment, the link up, nobody
  * waiting for room at the port. Such a packet's arrival downstream is scheduled when it starts,
  * and the port stays busy until busy_until without a tx_done event (half the events of a packet
- * crossing a switch). What tx_done would do then is done by whoever looks at the port from that
- * instant on (settle), or by a coast_end event at that instant when something needs it then: a
- * packet queued behind, a port waiting for room. If the link, the impairments or the traced
- * kinds change before busy_until, the packet goes back to ending with tx_done. The times and what
- * happens are those of the event-per-step machine (coasting_test.cc compares them); only events
- * of one instant at one host may run in another order (their sequence numbers are taken at
- * another moment). */
+ * crossing a switch). The tx_done it would have had keeps its place in the engine's order all
+ * the same (end_order, reserved when the packet starts): from that place on, whoever looks at the
+ * port finds it idle (settle); when something needs the port there (a packet queued behind, a
+ * port waiting for room), a coast_end event runs in that very place. If the link, the port's link
+ * parameters, its impairments or the traced kinds change before it, the packet goes back to
+ * ending with a tx_done, in that place. So what happens, and when, is what the event-per-step
+ * machine does (coasting_test.cc compares them); only the arrival's own event takes its sequence
+ * number earlier, which may reorder it among other events of one instant at one node. */
 
-/* Not a switch's port toward another switch in pause mode: its next packet's start reserves room
- * downstream, and may pause it behind others; which of a switch's and another's starts of one
- * instant comes first must be the event-per-step machine's (a coasting port may start its next
- * packet at the event of another node that finds it done). A host's starts all happen at its
- * own events, whichever machine. */
+/* Not a switch's port toward another switch in pause mode: there the arrival's event would run
+ * among the sending switch's own events of that instant (its ports' ends, which wake paused
+ * ports that then take room downstream) in another order than without coasting, and in pause
+ * mode that order decides who gets room (coasting_test finds it in fat trees). */
 static bool may_coast(const nm_network *net, const egress_port *p)
 {
-	return p->queue_head == NO_INDEX && p->waiter_head == NO_INDEX && !p->impair &&
+	/* A packet that would arrive at the very instant its last bit leaves could arrive before
+	 * its end's place in that instant. */
+	return p->arrive_delay_ns > 0 && p->queue_head == NO_INDEX &&
+	       p->waiter_head == NO_INDEX && !p->impair &&
 	       net->link_up[p->link] && !traced(net, NM_TRACE_TX_END) &&
 	       !(pause_mode(net) && p->owner_is_switch && p->peer_is_switch);
 }
 
-/* A coasting port whose packet has left by now is idle, as after its tx_done. */
+/* The coasting packet's tx_done would have run by now. */
+static bool coast_over(const nm_network *net, const egress_port *p)
+{
+	return p->coast_ready && nm_engine_reached(net->engine, p->busy_until, p->end_order);
+}
+
+/* A coasting port whose packet's end has come is idle, as after its tx_done. */
 static void settle(nm_network *net, egress_port *p)
 {
-	if (p->state != PORT_COASTING || nm_engine_now(net->engine) < p->busy_until)
+	if (p->state != PORT_COASTING || !coast_over(net, p))
 		return;
 	p->queued_bytes -= p->in_service_bytes;
 	p->in_service = NO_INDEX;
 	p->state = PORT_IDLE;
 }
 
-/* Something needs the coasting port at busy_until (nothing, if that has passed). */
+static void schedule_coast_end(nm_network *net, uint32_t port_id)
+{
+	egress_port *p = &net->ports[port_id];
+	if (nm_engine_schedule_ordered(net->engine, p->busy_until, p->end_order, coast_end_event,
+				       net, port_id, &p->coast_end))
+		abort(); /* see port_try_start */
+}
+
+/* Something needs the coasting port at the end of its packet (nothing, if that has come). */
 static void need_coast_end(nm_network *net, uint32_t port_id)
 {
 	egress_port *p = &net->ports[port_id];
 	settle(net, p);
 	if (p->state != PORT_COASTING || p->coast_end != NM_EVENT_NONE)
 		return;
-	if (nm_engine_schedule(net->engine, p->busy_until, p->node, coast_end_event, net, port_id,
-			       &p->coast_end))
-		abort(); /* see port_try_start */
+	if (!p->coast_ready)
+		p->end_wanted = true; /* its place is taken once its trace has run */
+	else
+		schedule_coast_end(net, port_id);
 }
 
 void port_stop_coasting(nm_network *net, uint32_t port_id)
@@ -142,16 +160,18 @@ void port_stop_coasting(nm_network *net, uint32_t port_id)
 	settle(net, p);
 	if (p->state != PORT_COASTING)
 		return;
+	p->stats.tx_packets--;
+	p->stats.tx_bytes -= p->in_service_bytes;
+	p->state = PORT_BUSY;
+	if (!p->coast_ready)
+		return; /* its start (port_try_start) schedules the tx_done */
 	nm_engine_cancel(net->engine, p->coast_arrival);
 	if (p->coast_end != NM_EVENT_NONE) {
 		nm_engine_cancel(net->engine, p->coast_end);
 		p->coast_end = NM_EVENT_NONE;
 	}
-	p->stats.tx_packets--;
-	p->stats.tx_bytes -= p->in_service_bytes;
-	p->state = PORT_BUSY;
-	if (nm_engine_schedule(net->engine, p->busy_until, p->node, tx_done_event, net, port_id,
-			       NULL))
+	if (nm_engine_schedule_ordered(net->engine, p->busy_until, p->end_order, tx_done_event, net,
+				       port_id, NULL))
 		abort();
 }
 
@@ -263,8 +283,23 @@ static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index,
 static void coast(egress_port *p)
 {
 	p->state = PORT_COASTING;
+	p->coast_ready = false;
+	p->end_wanted = false;
+	p->coast_end = NM_EVENT_NONE;
 	p->stats.tx_packets++;
 	p->stats.tx_bytes += p->in_service_bytes;
+}
+
+/* After the packet's start was traced: its arrival, and its end's place. */
+static void coast_on(nm_network *net, uint32_t port_id, uint32_t index)
+{
+	egress_port *p = &net->ports[port_id];
+	if (nm_engine_reserve_order(net->engine, p->node, &p->end_order))
+		abort();
+	p->coast_arrival = launch(net, p, index, p->busy_until, 0);
+	p->coast_ready = true;
+	if (p->end_wanted)
+		schedule_coast_end(net, port_id);
 }
 
 void port_try_start(nm_network *net, uint32_t port_id)
@@ -312,8 +347,9 @@ void port_try_start(nm_network *net, uint32_t port_id)
 	else
 		p->state = PORT_BUSY;
 	TRACE(net, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
-	if (coasting) {
-		p->coast_arrival = launch(net, p, index, done, 0);
+	/* Unless the trace changed what decides its end (port_stop_coasting). */
+	if (p->state == PORT_COASTING) {
+		coast_on(net, port_id, index);
 		return;
 	}
 	/* Cannot fail once the engine's arrays hold the peak number of events; if memory runs out

@@ -35,11 +35,13 @@ typedef struct packet_slot {
  *   BUSY   --tx_done-->                         IDLE, then tries the next packet at once.
  * A packet with nothing to decide at its end (nothing queued behind it, no impairment, its link
  * up, nobody waiting for room here) skips tx_done (forward.c, "Coasting"):
- *   IDLE   --such a packet starts-->            COASTING (its arrival downstream scheduled)
- *   COASTING --looked at from busy_until on-->  IDLE
- *   COASTING --needed at busy_until (a packet queued behind, a port waiting for room)-->
- *              COASTING with coast_end scheduled, which does what tx_done does then
- *   COASTING --its link or impairments change before busy_until--> BUSY (tx_done scheduled). */
+ *   IDLE   --such a packet starts-->            COASTING (its arrival downstream scheduled, the
+ *                                                 place of its tx_done reserved)
+ *   COASTING --looked at once that place is reached--> IDLE
+ *   COASTING --needed then (a packet queued behind, a port waiting for room)-->
+ *              COASTING with coast_end scheduled in that place, which does what tx_done does
+ *   COASTING --its link, link parameters, impairments or the traced kinds change before-->
+ *              BUSY (tx_done scheduled in that place). */
 typedef enum port_state {
 	PORT_IDLE = 0,
 	PORT_BUSY = 1,
@@ -77,10 +79,14 @@ typedef struct port {
 	/* BUSY, COASTING: the packet in service, its size and when its last bit leaves. */
 	uint32_t in_service_bytes;
 	nm_time_ns busy_until;
-	/* COASTING: its arrival downstream, and the event that ends its service when one is
-	 * needed (else NM_EVENT_NONE). */
+	/* COASTING: the place its tx_done would have had, its arrival downstream, and the event
+	 * that ends its service when one is needed (else NM_EVENT_NONE). Until its start has been
+	 * traced (coast_ready), none of them is there yet; end_wanted: the end event is needed. */
+	uint64_t end_order;
 	nm_event_id coast_arrival;
 	nm_event_id coast_end;
+	bool coast_ready;
+	bool end_wanted;
 
 	impair_state *impair; /* NULL when this direction has no impairment */
 	nm_port_stats stats;

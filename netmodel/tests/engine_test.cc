@@ -77,6 +77,39 @@ TEST_F(EngineTest, RunUntilMovesTheClockAndStopsAtTheBoundary) {
   EXPECT_EQ(15u, nm_engine_now(engine_));
 }
 
+bool RanOne(void* ctx) { return static_cast<Log*>(ctx)->ran.size() >= 1; }
+bool RanTwo(void* ctx) { return static_cast<Log*>(ctx)->ran.size() >= 2; }
+
+// A reserved place: an event scheduled into it later runs where one scheduled at the
+// reservation would have, and the engine tells whether that place has been passed, mid-instant
+// included.
+TEST_F(EngineTest, AReservedPlaceRunsWhereItWasTakenAndIsReachedInOrder) {
+  uint64_t early, late;
+  ASSERT_EQ(0, nm_engine_reserve_order(engine_, 5, &early));
+  ASSERT_EQ(0, nm_engine_schedule(engine_, 100, 5, Record, &log_, 1, nullptr));
+  ASSERT_EQ(0, nm_engine_reserve_order(engine_, 5, &late));
+  ASSERT_EQ(0, nm_engine_schedule(engine_, 100, 4, Record, &log_, 2, nullptr));
+  EXPECT_EQ(-EINVAL, nm_engine_reserve_order(engine_, NM_ENGINE_PRIORITY_MAX + 1, &late));
+  EXPECT_FALSE(nm_engine_reached(engine_, 100, early));
+  ASSERT_EQ(0, nm_engine_schedule_ordered(engine_, 100, early, Record, &log_, 3, nullptr));
+
+  // Priority 4 first, then the early place (before the event scheduled after it), then that one.
+  EXPECT_EQ(NM_RUN_SATISFIED, nm_engine_run_until_pred(engine_, RanOne, &log_, NM_TIME_NEVER));
+  EXPECT_EQ(std::vector<uint64_t>({2}), log_.ran);
+  EXPECT_FALSE(nm_engine_reached(engine_, 100, early));
+  EXPECT_EQ(NM_RUN_SATISFIED, nm_engine_run_until_pred(engine_, RanTwo, &log_, NM_TIME_NEVER));
+  EXPECT_EQ(std::vector<uint64_t>({2, 3}), log_.ran);
+  EXPECT_TRUE(nm_engine_reached(engine_, 100, early));
+  EXPECT_FALSE(nm_engine_reached(engine_, 100, late));
+  EXPECT_EQ(-EINVAL, nm_engine_schedule_ordered(engine_, 100, early, Record, &log_, 4, nullptr));
+  EXPECT_EQ(1u, nm_engine_run_next_instant(engine_));
+  EXPECT_TRUE(nm_engine_reached(engine_, 100, late));  // the instant has run out
+  EXPECT_TRUE(nm_engine_reached(engine_, 99, UINT64_MAX));
+  EXPECT_FALSE(nm_engine_reached(engine_, 101, 0));
+  nm_engine_run_until(engine_, 200);  // a clock moved to 200 has passed every place by 200
+  EXPECT_TRUE(nm_engine_reached(engine_, 200, late));
+}
+
 struct Chain {
   Log log;
   int remaining;

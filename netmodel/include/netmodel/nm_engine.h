@@ -81,6 +81,21 @@ int nm_engine_schedule_after(nm_engine *engine, nm_time_ns delay, uint32_t prior
  * or never existed. */
 int nm_engine_cancel(nm_engine *engine, nm_event_id id);
 
+/* Reserved places. An event that may never need to be scheduled (one whose work can be done by
+ * whoever looks first) can still have the place in the order that scheduling it now would have
+ * given it: *order_out takes the sequence number now, with `priority`. Returns 0, -EINVAL
+ * (priority too high) or -EOVERFLOW. */
+int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *order_out);
+
+/* Schedules fn at `at` in a reserved place: it runs where an event scheduled when the place was
+ * reserved would run. Returns 0, -EINVAL (fn NULL, or that place has been reached:
+ * nm_engine_reached) or -ENOMEM. */
+int nm_engine_schedule_ordered(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn,
+			       void *ctx, uint64_t arg, nm_event_id *id_out);
+
+/* Whether an event at `at` in place `order` would have run by now (the one running counts). */
+bool nm_engine_reached(const nm_engine *engine, nm_time_ns at, uint64_t order);
+
 /* Runs every event due at or before `end`, then sets the clock to `end` (virtual time passes even
  * when nothing happens). With end == NM_TIME_NEVER it runs until no event is left and leaves the
  * clock at the last event's time. Returns the number of events run. */

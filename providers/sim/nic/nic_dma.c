@@ -68,16 +68,20 @@ void nic_dma_read(const struct nic *nic, void *dst, const void *src,
 /* Bytes of another process's buffer fetched by one system call when a NIC
  * reads it in order: a 64 KiB send across processes took sixteen calls of
  * ~0.7 us, one per 4 KiB packet. A NIC may read a send's buffer at any
- * time before the send completes. */
+ * time before the send completes. Buffers of the full size are kept for
+ * reuse, a few of them: the rest go back to the world's memory, which
+ * outstanding requests must not exhaust. */
 #define NIC_READ_AHEAD (64 * 1024)
+#define NIC_READ_AHEAD_SPARES 8
 
-static void *ahead_buffer(struct nic_world *world)
+static uint8_t *ahead_buffer(struct nic_world *world, size_t size)
 {
-	void *buf = world->free_aheads;
+	uint8_t *buf = world->free_aheads;
 
-	if (!buf)
-		return fs_mem_alloc(world->arena, NIC_READ_AHEAD);
+	if (size < NIC_READ_AHEAD || !buf)
+		return fs_mem_alloc(world->arena, size);
 	memcpy(&world->free_aheads, buf, sizeof(void *));
+	world->spare_aheads--;
 	return buf;
 }
 
@@ -87,14 +91,22 @@ void nic_dma_read_ahead(const struct nic *nic, struct nic_read_ahead *ra,
 	const uint8_t *at = src;
 	size_t want = avail < NIC_READ_AHEAD ? avail : NIC_READ_AHEAD;
 
-	if (local(nic) || fs_arena_contains(nic->world->arena, src) ||
-	    len > want) {
+	if (local(nic) || fs_arena_contains(nic->world->arena, src)) {
 		nic_dma_read(nic, dst, src, len);
 		return;
 	}
 	if (!ra->buf || at < ra->from || at + len > ra->from + ra->len) {
-		if (!ra->buf)
-			ra->buf = ahead_buffer(nic->world);
+		/* Nothing to gain when this piece is all there is to read. */
+		if (want <= len) {
+			nic_dma_read(nic, dst, src, len);
+			return;
+		}
+		if (ra->buf && ra->cap < want)
+			nic_read_ahead_release(nic->world, ra);
+		if (!ra->buf) {
+			ra->buf = ahead_buffer(nic->world, want);
+			ra->cap = want;
+		}
 		ra->len = 0;
 		if (!ra->buf) { /* no memory for it: packet by packet */
 			nic_dma_read(nic, dst, src, len);
@@ -112,10 +124,16 @@ void nic_read_ahead_release(struct nic_world *world, struct nic_read_ahead *ra)
 {
 	if (!ra->buf)
 		return;
-	memcpy(ra->buf, &world->free_aheads, sizeof(void *));
-	world->free_aheads = ra->buf;
+	if (ra->cap == NIC_READ_AHEAD &&
+	    world->spare_aheads < NIC_READ_AHEAD_SPARES) {
+		memcpy(ra->buf, &world->free_aheads, sizeof(void *));
+		world->free_aheads = ra->buf;
+		world->spare_aheads++;
+	} else {
+		fs_mem_free(world->arena, ra->buf);
+	}
 	ra->buf = NULL;
-	ra->len = 0;
+	ra->len = ra->cap = 0;
 }
 
 void nic_read_ahead_free_all(struct nic_world *world)
@@ -126,6 +144,7 @@ void nic_read_ahead_free_all(struct nic_world *world)
 		memcpy(&world->free_aheads, buf, sizeof(void *));
 		fs_mem_free(world->arena, buf);
 	}
+	world->spare_aheads = 0;
 }
 
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,

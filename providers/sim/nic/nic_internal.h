@@ -295,6 +295,7 @@ struct nic_world {
 	 * callbacks into the glue. */
 	struct nic_swqe  *free_wqes;
 	void             *free_aheads;   /* read-ahead buffers (nic_dma.c) */
+	uint32_t          spare_aheads;  /* ... how many */
 	struct nic_pending *free_pendings;
 	struct nic_call   *free_calls;   /* nic_proc.c */
 	struct nic_stats  stats;
@@ -318,9 +319,10 @@ void nic_dma_read(const struct nic *nic, void *dst, const void *src,
  * packet after packet), brought into the world's memory a large piece at a
  * time: one system call for many packets. */
 struct nic_read_ahead {
-	uint8_t       *buf;  /* NIC_READ_AHEAD bytes of the world's, or NULL */
+	uint8_t       *buf;  /* cap bytes of the world's, or NULL */
 	const uint8_t *from; /* the owner's address of buf[0] */
 	size_t         len;  /* bytes of buf that hold the owner's */
+	size_t         cap;
 };
 /* nic_dma_read for bytes of a buffer read in order, `avail` of which (from
  * src on) may be read ahead. */

@@ -246,6 +246,10 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 				   sge[i].len - skip);
 		done += n;
 	}
+	/* Its last bytes read: the buffer goes (a retransmission reads
+	 * again). */
+	if (offset + len == w->len)
+		nic_read_ahead_release(world, &w->ahead);
 	pkt->payload_len = (uint32_t)len;
 	return pkt;
 }

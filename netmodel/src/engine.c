@@ -1,8 +1,7 @@
 /* Event engine: a 4-ary min-heap of (time, priority, sequence, record) over a pool of event
  * records. The heap holds the ordering key inline so comparisons never touch the pool; the pool
  * holds what to run. See nm_engine.h for the ordering rule and the cancellation scheme. */
-#include "netmodel/nm_engine.h"
-#include "netmodel/nm_code.h"
+#include "engine_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,49 +19,12 @@ _Static_assert(NM_ENGINE_PRIORITY_MAX == (UINT32_C(1) << (64 - 40)) - 1, "priori
 #define SEQ_BITS 40
 #define SEQ_LIMIT (UINT64_C(1) << SEQ_BITS)
 
-typedef struct heap_entry {
-	uint64_t order;
-	nm_time_ns time;
-	uint32_t slot;
-} heap_entry;
 
 static inline unsigned __int128 entry_key(const heap_entry *e)
 {
 	return ((unsigned __int128)e->time << 64) | e->order;
 }
 
-/* fn == 0 marks a cancelled record still referenced by the heap; free records are chained
- * through next_free. The generation changes each time a record is freed, which invalidates ids.
- * Handlers are kept as nm_code so that any process mapping the engine can run them. */
-typedef struct event_record {
-	nm_code fn;
-	void *ctx;
-	uint64_t arg;
-	uint32_t generation;
-	uint32_t next_free;
-} event_record;
-
-struct nm_engine {
-	fs_arena *arena;
-	nm_time_ns now;
-	/* The highest place (order) run at `now`; UINT64_MAX once every event due by `now` has run
-	 * (a run that ended past them, or the clock set to a deadline). */
-	uint64_t reached;
-	uint64_t next_seq;
-	uint64_t events_run;
-
-	heap_entry *heap;
-	size_t heap_len;
-	size_t heap_cap;
-
-	event_record *records;
-	uint32_t record_cap;
-	uint32_t free_head;
-	size_t cancelled; /* cancelled records still in the heap */
-
-	nm_code observer; /* nm_engine_observer_fn */
-	void *observer_ctx;
-};
 
 static inline nm_event_id make_id(uint32_t slot, uint32_t generation)
 {
@@ -202,47 +164,8 @@ static heap_entry heap_pop(nm_engine *engine)
 	return top;
 }
 
-static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn, void *ctx,
-		uint64_t arg, nm_event_id *id_out);
-
-int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_event_fn fn,
-		       void *ctx, uint64_t arg, nm_event_id *id_out)
-{
-	uint64_t order;
-	int rc;
-
-	if (!fn || at < engine->now)
-		return -EINVAL;
-	if ((rc = nm_engine_reserve_order(engine, priority, &order)))
-		return rc;
-	return push(engine, at, order, fn, ctx, arg, id_out);
-}
-
-int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *order_out)
-{
-	if (priority > NM_ENGINE_PRIORITY_MAX)
-		return -EINVAL;
-	if (engine->next_seq == SEQ_LIMIT)
-		return -EOVERFLOW;
-	*order_out = ((uint64_t)priority << SEQ_BITS) | engine->next_seq++;
-	return 0;
-}
-
-bool nm_engine_reached(const nm_engine *engine, nm_time_ns at, uint64_t order)
-{
-	return at < engine->now || (at == engine->now && order <= engine->reached);
-}
-
-int nm_engine_schedule_ordered(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn,
-			       void *ctx, uint64_t arg, nm_event_id *id_out)
-{
-	if (!fn || nm_engine_reached(engine, at, order))
-		return -EINVAL;
-	return push(engine, at, order, fn, ctx, arg, id_out);
-}
-
-static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn, void *ctx,
-		uint64_t arg, nm_event_id *id_out)
+static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn,
+		void *ctx, uint64_t arg, nm_event_id *id_out)
 {
 	if (engine->free_head == NO_SLOT && grow_records(engine) != 0)
 		return -ENOMEM;
@@ -265,6 +188,40 @@ static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn
 	if (id_out)
 		*id_out = make_id(slot, rec->generation);
 	return 0;
+}
+
+int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_event_fn fn,
+		void *ctx, uint64_t arg, nm_event_id *id_out)
+{
+	if (!fn || at < engine->now || priority > NM_ENGINE_PRIORITY_MAX)
+		return -EINVAL;
+	if (engine->next_seq == SEQ_LIMIT)
+		return -EOVERFLOW;
+	return push(engine, at, ((uint64_t)priority << SEQ_BITS) | engine->next_seq++, fn, ctx, arg,
+		    id_out);
+}
+
+int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *order_out)
+{
+	if (priority > NM_ENGINE_PRIORITY_MAX)
+		return -EINVAL;
+	if (engine->next_seq == SEQ_LIMIT)
+		return -EOVERFLOW;
+	*order_out = ((uint64_t)priority << SEQ_BITS) | engine->next_seq++;
+	return 0;
+}
+
+bool nm_engine_reached(const nm_engine *engine, nm_time_ns at, uint64_t order)
+{
+	return engine_reached(engine, at, order);
+}
+
+int nm_engine_schedule_ordered(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn,
+			       void *ctx, uint64_t arg, nm_event_id *id_out)
+{
+	if (!fn || nm_engine_reached(engine, at, order))
+		return -EINVAL;
+	return push(engine, at, order, fn, ctx, arg, id_out);
 }
 
 int nm_engine_schedule_after(nm_engine *engine, nm_time_ns delay, uint32_t priority,

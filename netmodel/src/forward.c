@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "engine_internal.h"
 #include "netmodel/nm_link.h"
 #include "network_internal.h"
 
@@ -120,7 +121,7 @@ static bool may_coast(const nm_network *net, const egress_port *p)
 /* The coasting packet's tx_done would have run by now. */
 static bool coast_over(const nm_network *net, const egress_port *p)
 {
-	return p->coast_ready && nm_engine_reached(net->engine, p->busy_until, p->end_order);
+	return p->coast_ready && engine_reached(net->engine, p->busy_until, p->end_order);
 }
 
 /* A coasting port whose packet's end has come is idle, as after its tx_done. */
@@ -181,7 +182,7 @@ void port_stop_coasting(nm_network *net, uint32_t port_id)
 static bool leaving(const nm_network *net, const egress_port *p)
 {
 	return (p->state == PORT_BUSY || p->state == PORT_COASTING) &&
-	       p->busy_until <= nm_engine_now(net->engine);
+	       p->busy_until <= engine_now(net->engine);
 }
 
 static uint64_t queued_now(const nm_network *net, const egress_port *p)
@@ -337,7 +338,7 @@ void port_try_start(nm_network *net, uint32_t port_id)
 		__builtin_prefetch(packet_at(net, p->queue_head));
 	p->in_service = index;
 	p->in_service_bytes = slot->pkt.bytes;
-	nm_time_ns now = nm_engine_now(net->engine);
+	nm_time_ns now = engine_now(net->engine);
 	nm_time_ns done = now + port_serialization(p, slot->pkt.bytes);
 	p->busy_until = done;
 	/* The state is set before the trace: its callback may send more through this port. */

@@ -1,0 +1,59 @@
+/* The engine's layout, private to netmodel: engine.c, and the network's hot paths, which read
+ * the clock inline (forward.c). See nm_engine.h for what the engine does. */
+#ifndef NM_ENGINE_INTERNAL_H
+#define NM_ENGINE_INTERNAL_H
+
+#include "netmodel/nm_code.h"
+#include "netmodel/nm_engine.h"
+
+typedef struct heap_entry {
+	uint64_t order;
+	nm_time_ns time;
+	uint32_t slot;
+} heap_entry;
+
+/* fn == 0 marks a cancelled record still referenced by the heap; free records are chained
+ * through next_free. The generation changes each time a record is freed, which invalidates ids.
+ * Handlers are kept as nm_code so that any process mapping the engine can run them. */
+typedef struct event_record {
+	nm_code fn;
+	void *ctx;
+	uint64_t arg;
+	uint32_t generation;
+	uint32_t next_free;
+} event_record;
+
+struct nm_engine {
+	fs_arena *arena;
+	nm_time_ns now;
+	/* The highest place (order) run at `now`; UINT64_MAX once every event due by `now` has run
+	 * (a run that ended past them, or the clock set to a deadline). */
+	uint64_t reached;
+	uint64_t next_seq;
+	uint64_t events_run;
+
+	heap_entry *heap;
+	size_t heap_len;
+	size_t heap_cap;
+
+	event_record *records;
+	uint32_t record_cap;
+	uint32_t free_head;
+	size_t cancelled; /* cancelled records still in the heap */
+
+	nm_code observer; /* nm_engine_observer_fn */
+	void *observer_ctx;
+};
+
+static inline nm_time_ns engine_now(const nm_engine *engine)
+{
+	return engine->now;
+}
+
+/* nm_engine_reached, inline. */
+static inline bool engine_reached(const nm_engine *engine, nm_time_ns at, uint64_t order)
+{
+	return at < engine->now || (at == engine->now && order <= engine->reached);
+}
+
+#endif

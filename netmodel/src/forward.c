@@ -104,14 +104,14 @@ void packet_free(nm_network *net, uint32_t index)
  * machine does (coasting_test.cc compares them); only the arrival's own event takes its sequence
  * number earlier, which may reorder it among other events of one instant at one node. */
 
-/* Not a switch's port toward another switch in pause mode: there the arrival's event would run
- * among the sending switch's own events of that instant (its ports' ends, which wake paused
- * ports that then take room downstream) in another order than without coasting, and in pause
- * mode that order decides who gets room (coasting_test finds it in fat trees). */
+/* Besides what the section says: some latency to the next hop (a packet arriving at the very
+ * instant its last bit leaves could arrive before its end's place), and in pause mode not a
+ * switch's port toward another switch (there the arrival's event would run among the sending
+ * switch's own events of that instant, its ports' ends, which wake paused ports that then take
+ * room downstream, in another order than without coasting; in pause mode that order decides
+ * who gets room, and coasting_test finds it in fat trees). */
 static bool may_coast(const nm_network *net, const egress_port *p)
 {
-	/* A packet that would arrive at the very instant its last bit leaves could arrive before
-	 * its end's place in that instant. */
 	return p->arrive_delay_ns > 0 && p->queue_head == NO_INDEX &&
 	       p->waiter_head == NO_INDEX && !p->impair &&
 	       net->link_up[p->link] && !traced(net, NM_TRACE_TX_END) &&

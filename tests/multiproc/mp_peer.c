@@ -52,6 +52,10 @@ static int dead = -1;
 static int away = -1, away_ms;
 /* MP_READ=1: each write is read back (fi_read) and checked. */
 static bool read_back;
+/* MP_BURST=1: the tagged messages to every peer are all posted at once,
+ * each from a buffer of its own, before anything waits (many requests
+ * outstanding at a time); then the writes and "done" as usual. */
+static bool burst;
 
 #define CHECK(call) PEER_CHECK(node, call)
 
@@ -144,6 +148,7 @@ int main(int argc, char **argv)
 	if (getenv("MP_DEAD"))
 		dead = atoi(getenv("MP_DEAD"));
 	read_back = getenv("MP_READ") && atoi(getenv("MP_READ"));
+	burst = getenv("MP_BURST") && atoi(getenv("MP_BURST"));
 	if (getenv("MP_AWAY") &&
 	    sscanf(getenv("MP_AWAY"), "%d:%d", &away, &away_ms) != 2)
 		fail("MP_AWAY: expected NODE:MILLISECONDS");
@@ -246,6 +251,62 @@ int main(int argc, char **argv)
 	long got_recv = 0, pending_tx = 0;
 	struct fi_cq_tagged_entry e;
 
+	if (burst && dead < 0) {
+		uint8_t *all = malloc(size * (size_t)(nodes - 1) * messages);
+		struct fid_mr *amr;
+		int k = 0;
+
+		if (!all)
+			fail("out of memory");
+		CHECK(fi_mr_reg(domain, all, size * (size_t)(nodes - 1) * messages,
+				FI_SEND, 0, 4, 0, &amr, NULL));
+		for (int p = 0; p < nodes; p++) {
+			for (int m = 0; p != node && m < messages; m++, k++) {
+				uint8_t *b = all + size * (size_t)k;
+				ssize_t r;
+
+				for (size_t i = 0; i < size; i++)
+					b[i] = pattern(node, p, m, i);
+				/* A full send queue: completions free it. */
+				while ((r = fi_tsend(ep, b, size, fi_mr_desc(amr),
+						     addr[p],
+						     (uint64_t)node << 20 | (uint64_t)m,
+						     NULL)) == -FI_EAGAIN) {
+					ssize_t n = fi_cq_read(cq, &e, 1);
+
+					if (n == -FI_EAGAIN)
+						continue;
+					if (n < 0)
+						cq_failed(cq, n);
+					if (e.flags & FI_RECV) {
+						got_recv++;
+						digest = fold(digest, e.tag,
+							      sim->now_ns(&domain->fid));
+					} else {
+						pending_tx--;
+					}
+				}
+				CHECK(r);
+				pending_tx++;
+			}
+		}
+		while (pending_tx) {
+			ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 10000);
+
+			if (n == -FI_EAGAIN)
+				continue;
+			if (n < 0)
+				cq_failed(cq, n);
+			if (e.flags & FI_RECV) {
+				got_recv++;
+				digest = fold(digest, e.tag, sim->now_ns(&domain->fid));
+			} else {
+				pending_tx--;
+			}
+		}
+		CHECK(fi_close(&amr->fid));
+		free(all);
+	}
 	for (int p = 0; p < nodes; p++) {
 		uint64_t word = (uint64_t)node;
 
@@ -279,7 +340,8 @@ int main(int argc, char **argv)
 		}
 		/* The messages, the write (and reading it back), then "done"
 		 * once it landed. */
-		for (int m = 0; m <= messages + 1 + read_back; m++) {
+		for (int m = burst ? messages : 0; m <= messages + 1 + read_back;
+		     m++) {
 			bool reading = read_back && m == messages + 1;
 
 			for (size_t i = 0; i < size; i++)

@@ -13,10 +13,10 @@ _Static_assert(NM_ENGINE_PRIORITY_MAX == (UINT32_C(1) << (64 - 40)) - 1, "priori
 /* Sweeping cancelled records costs O(n); below this size lazy removal is always cheaper. */
 #define SWEEP_MIN_CANCELLED 1024
 
-/* The ordering key is (time, order) with order = priority << SEQ_BITS | sequence, so that one
+/* The ordering key is (time, order) with order = priority << SEQ_BITS | sequence (SEQ_BITS:
+ * engine_internal.h), so that one
  * 128-bit compare (branch-free on x86-64) decides; the limits this implies are checked when
  * scheduling. */
-#define SEQ_BITS 40
 #define SEQ_LIMIT (UINT64_C(1) << SEQ_BITS)
 
 

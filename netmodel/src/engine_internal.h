@@ -6,6 +6,15 @@
 #include "netmodel/nm_code.h"
 #include "netmodel/nm_engine.h"
 
+/* An event's order: its priority above, its sequence number below. */
+#define SEQ_BITS 40
+
+/* The place with `order`'s sequence number and another priority. */
+static inline uint64_t order_with_priority(uint64_t order, uint32_t priority)
+{
+	return (uint64_t)priority << SEQ_BITS | (order & ((UINT64_C(1) << SEQ_BITS) - 1));
+}
+
 typedef struct heap_entry {
 	uint64_t order;
 	nm_time_ns time;

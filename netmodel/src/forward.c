@@ -100,22 +100,17 @@ void packet_free(nm_network *net, uint32_t index)
  * port finds it idle (settle); when something needs the port there (a packet queued behind, a
  * port waiting for room), a coast_end event runs in that very place. If the link, the port's link
  * parameters, its impairments or the traced kinds change before it, the packet goes back to
- * ending with a tx_done, in that place. So what happens, and when, is what the event-per-step
- * machine does (coasting_test.cc compares them); only the arrival's own event takes its sequence
- * number earlier, which may reorder it among other events of one instant at one node. */
+ * ending with a tx_done, in that place. The arrival takes the sequence number of that place,
+ * as it does after a tx_done (launch). So what happens, and when, is what the event-per-step
+ * machine does (coasting_test.cc compares them). */
 
 /* Besides what the section says: some latency to the next hop (a packet arriving at the very
- * instant its last bit leaves could arrive before its end's place), and in pause mode not a
- * switch's port toward another switch (there the arrival's event would run among the sending
- * switch's own events of that instant, its ports' ends, which wake paused ports that then take
- * room downstream, in another order than without coasting; in pause mode that order decides
- * who gets room, and coasting_test finds it in fat trees). */
+ * instant its last bit leaves could arrive before its end's place). */
 static bool may_coast(const nm_network *net, const egress_port *p)
 {
 	return p->arrive_delay_ns > 0 && p->queue_head == NO_INDEX &&
 	       p->waiter_head == NO_INDEX && !p->impair &&
-	       net->link_up[p->link] && !traced(net, NM_TRACE_TX_END) &&
-	       !(pause_mode(net) && p->owner_is_switch && p->peer_is_switch);
+	       net->link_up[p->link] && !traced(net, NM_TRACE_TX_END);
 }
 
 /* The coasting packet's tx_done would have run by now. */
@@ -278,8 +273,11 @@ static nm_time_ns port_serialization(egress_port *p, uint32_t bytes)
 	return p->cached_ser_ns;
 }
 
+/* No place to take an arrival's sequence number from (a duplicate). */
+#define NO_ORDER UINT64_MAX
+
 static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns left,
-			  nm_time_ns extra_delay);
+			  nm_time_ns extra_delay, uint64_t end_order);
 
 static void coast(egress_port *p)
 {
@@ -297,7 +295,7 @@ static void coast_on(nm_network *net, uint32_t port_id, uint32_t index)
 	egress_port *p = &net->ports[port_id];
 	if (nm_engine_reserve_order(net->engine, p->node, &p->end_order))
 		abort();
-	p->coast_arrival = launch(net, p, index, p->busy_until, 0);
+	p->coast_arrival = launch(net, p, index, p->busy_until, 0, p->end_order);
 	p->coast_ready = true;
 	if (p->end_wanted)
 		schedule_coast_end(net, port_id);
@@ -354,8 +352,14 @@ void port_try_start(nm_network *net, uint32_t port_id)
 		return;
 	}
 	/* Cannot fail once the engine's arrays hold the peak number of events; if memory runs out
-	 * the packet would be stuck, so abort loudly rather than corrupt the run. */
-	if (nm_engine_schedule(net->engine, done, p->node, tx_done_event, net, port_id, NULL))
+	 * the packet would be stuck, so abort loudly rather than corrupt the run. (A zero-time
+	 * transmission's place may count as reached already: it gets a plain one.) */
+	if (nm_engine_reserve_order(net->engine, p->node, &p->end_order))
+		abort();
+	if (nm_engine_reached(net->engine, done, p->end_order) ?
+		    nm_engine_schedule(net->engine, done, p->node, tx_done_event, net, port_id, NULL) :
+		    nm_engine_schedule_ordered(net->engine, done, p->end_order, tx_done_event, net,
+					       port_id, NULL))
 		abort();
 }
 
@@ -389,17 +393,22 @@ static void drop_packet(nm_network *net, uint32_t port_id, uint32_t index, nm_dr
 
 /* Sends a surviving packet, whose last bit left at `left`, across the link: it arrives after the
  * link latency (plus the peer switch's forwarding latency, folded into the same event) plus any
- * reordering hold. */
+ * reordering hold. Its event takes the sequence number of the end of its transmission
+ * (end_order), whether that end had an event or coasted: among the events of the instant it
+ * arrives at, it has the same place either way. */
 static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns left,
-			  nm_time_ns extra_delay)
+			  nm_time_ns extra_delay, uint64_t end_order)
 {
 	packet_slot *slot = packet_at(net, index);
 	slot->ingress_port = p->peer_port;
 	nm_time_ns at = left + p->arrive_delay_ns + extra_delay;
+	uint32_t priority = p->peer_is_switch ? p->node : p->peer_node;
+	nm_event_fn fn = p->peer_is_switch ? arrive_switch_event : deliver_event;
+	uint64_t order = end_order == NO_ORDER ? 0 : order_with_priority(end_order, priority);
 	nm_event_id id;
-	if (p->peer_is_switch ?
-		    nm_engine_schedule(net->engine, at, p->node, arrive_switch_event, net, index, &id) :
-		    nm_engine_schedule(net->engine, at, p->peer_node, deliver_event, net, index, &id))
+	if (end_order == NO_ORDER || nm_engine_reached(net->engine, at, order) ?
+		    nm_engine_schedule(net->engine, at, priority, fn, net, index, &id) :
+		    nm_engine_schedule_ordered(net->engine, at, order, fn, net, index, &id))
 		abort();
 	return id;
 }
@@ -426,7 +435,7 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 		target->reserved_bytes += copy->pkt.bytes;
 		copy->reserved_port = original->reserved_port;
 	}
-	launch(net, p, index, nm_engine_now(net->engine), 0);
+	launch(net, p, index, nm_engine_now(net->engine), 0, NO_ORDER);
 }
 
 static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
@@ -436,15 +445,16 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 	egress_port *p = &net->ports[port_id];
 	uint32_t index = p->in_service;
 	packet_slot *slot = packet_at(net, index);
+	uint64_t end_order = p->end_order;
 
 	p->in_service = NO_INDEX;
 	p->state = PORT_IDLE;
 	p->queued_bytes -= slot->pkt.bytes;
 	p->stats.tx_packets++;
 	p->stats.tx_bytes += slot->pkt.bytes;
-	if (p->waiter_head != NO_INDEX)
-		wake_waiters(net, port_id);
 
+	/* The packet's fate first: what the wake-ups below trigger (their traces' callbacks) must
+	 * not change it, as they could not change a coasting packet's. */
 	impair_verdict verdict = {0};
 	if (!net->link_up[p->link]) {
 		verdict.drop = true;
@@ -463,10 +473,12 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 		if (verdict.extra_delay)
 			slot->pkt.flags |= NM_PKT_DELAYED;
 		TRACE(net, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
-		launch(net, p, index, nm_engine_now(net->engine), verdict.extra_delay);
+		launch(net, p, index, nm_engine_now(net->engine), verdict.extra_delay, end_order);
 		if (verdict.duplicate)
 			launch_duplicate(net, port_id, slot);
 	}
+	if (p->waiter_head != NO_INDEX)
+		wake_waiters(net, port_id);
 	port_try_start(net, port_id);
 	(void)engine;
 }

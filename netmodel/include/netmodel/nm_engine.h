@@ -89,7 +89,8 @@ int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *orde
 
 /* Schedules fn at `at` in a reserved place: it runs where an event scheduled when the place was
  * reserved would run. Returns 0, -EINVAL (fn NULL, or that place has been reached:
- * nm_engine_reached) or -ENOMEM. */
+ * nm_engine_reached) or -ENOMEM. A place is meant for a later instant than the one it was
+ * reserved at: at that one, places below the event running count as reached. */
 int nm_engine_schedule_ordered(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn,
 			       void *ctx, uint64_t arg, nm_event_id *id_out);
 

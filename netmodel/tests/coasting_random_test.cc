@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "netmodel/tests/test_util.h"
+#include "netmodel/tests/coasting_util.h"
 
 namespace {
 
@@ -345,33 +345,10 @@ struct RigOpts {
 };
 
 void ExpectSameOut(const Out& c, const Out& e) {
-  ASSERT_EQ(e.arrivals.size(), c.arrivals.size());
-  for (size_t i = 0; i < e.arrivals.size(); i++) {
-    SCOPED_TRACE("arrival " + std::to_string(i));
-    ASSERT_EQ(e.arrivals[i].time, c.arrivals[i].time);
-    ASSERT_EQ(e.arrivals[i].pkt.user_id, c.arrivals[i].pkt.user_id);
-    ASSERT_EQ(e.arrivals[i].pkt.flags, c.arrivals[i].pkt.flags);
-  }
+  nmtest::ExpectSameArrivals(c.arrivals, e.arrivals);
   EXPECT_EQ(e.changes, c.changes);
-  EXPECT_EQ(e.net.delivered, c.net.delivered);
-  EXPECT_EQ(e.net.ecn_marked, c.net.ecn_marked);
-  EXPECT_EQ(e.net.duplicated, c.net.duplicated);
-  EXPECT_EQ(e.net.peak_in_flight, c.net.peak_in_flight);
-  EXPECT_EQ(e.net.in_flight, c.net.in_flight);
-  for (int r = 0; r < NM_DROP_REASON_COUNT; r++)
-    EXPECT_EQ(e.net.dropped[r], c.net.dropped[r]) << "drop reason " << r;
-  ASSERT_EQ(e.ports.size(), c.ports.size());
-  for (size_t id = 0; id < e.ports.size(); id++) {
-    SCOPED_TRACE("port " + std::to_string(id));
-    const nm_port_stats &a = e.ports[id], &b = c.ports[id];
-    EXPECT_EQ(a.tx_packets, b.tx_packets);
-    EXPECT_EQ(a.tx_bytes, b.tx_bytes);
-    EXPECT_EQ(a.dropped, b.dropped);
-    EXPECT_EQ(a.ecn_marked, b.ecn_marked);
-    EXPECT_EQ(a.queued_bytes, b.queued_bytes);
-    EXPECT_EQ(a.peak_queued_bytes, b.peak_queued_bytes);
-    EXPECT_EQ(a.pauses, b.pauses);
-  }
+  nmtest::ExpectSameCounters(c.net, e.net);
+  nmtest::ExpectSamePorts(c.ports, e.ports);
   ASSERT_EQ(e.steps.size(), c.steps.size());
   for (size_t i = 0; i < e.steps.size(); i++) {
     SCOPED_TRACE("step " + std::to_string(i));

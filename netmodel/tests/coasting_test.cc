@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "netmodel/tests/test_util.h"
+#include "netmodel/tests/coasting_util.h"
 
 namespace {
 
@@ -75,29 +75,9 @@ Outcome RunScenario(const nm_config& cfg, const std::vector<std::pair<nm_time_ns
 }
 
 void ExpectSame(const Outcome& coasting, const Outcome& per_step) {
-  ASSERT_EQ(per_step.arrivals.size(), coasting.arrivals.size());
-  for (size_t i = 0; i < per_step.arrivals.size(); i++) {
-    SCOPED_TRACE("arrival " + std::to_string(i));
-    EXPECT_EQ(per_step.arrivals[i].time, coasting.arrivals[i].time);
-    EXPECT_EQ(per_step.arrivals[i].pkt.user_id, coasting.arrivals[i].pkt.user_id);
-    EXPECT_EQ(per_step.arrivals[i].pkt.flags, coasting.arrivals[i].pkt.flags);
-  }
-  EXPECT_EQ(per_step.net.delivered, coasting.net.delivered);
-  EXPECT_EQ(per_step.net.ecn_marked, coasting.net.ecn_marked);
-  for (int r = 0; r < NM_DROP_REASON_COUNT; r++)
-    EXPECT_EQ(per_step.net.dropped[r], coasting.net.dropped[r]) << "drop reason " << r;
-  ASSERT_EQ(per_step.ports.size(), coasting.ports.size());
-  for (size_t id = 0; id < per_step.ports.size(); id++) {
-    SCOPED_TRACE("port " + std::to_string(id));
-    const nm_port_stats &a = per_step.ports[id], &b = coasting.ports[id];
-    EXPECT_EQ(a.tx_packets, b.tx_packets);
-    EXPECT_EQ(a.tx_bytes, b.tx_bytes);
-    EXPECT_EQ(a.dropped, b.dropped);
-    EXPECT_EQ(a.ecn_marked, b.ecn_marked);
-    EXPECT_EQ(a.queued_bytes, b.queued_bytes);
-    EXPECT_EQ(a.peak_queued_bytes, b.peak_queued_bytes);
-    EXPECT_EQ(a.pauses, b.pauses);
-  }
+  nmtest::ExpectSameArrivals(coasting.arrivals, per_step.arrivals);
+  nmtest::ExpectSameCounters(coasting.net, per_step.net);
+  nmtest::ExpectSamePorts(coasting.ports, per_step.ports);
 }
 
 // 8 Gb/s links: a 100-byte packet takes 100 ns; links 50 ns, switches 30 ns.

@@ -1,0 +1,53 @@
+// What the coasting tests compare between a run that coasts and the same run on the event-per-step
+// machine (NM_TRACE_TX_END traced): arrivals, the network's counters, every port's.
+#ifndef NETMODEL_TESTS_COASTING_UTIL_H
+#define NETMODEL_TESTS_COASTING_UTIL_H
+
+#include <string>
+#include <vector>
+
+#include "netmodel/tests/test_util.h"
+
+namespace nmtest {
+
+inline void ExpectSameArrivals(const std::vector<Arrival>& coasting,
+                               const std::vector<Arrival>& per_step) {
+  ASSERT_EQ(per_step.size(), coasting.size());
+  for (size_t i = 0; i < per_step.size(); i++) {
+    SCOPED_TRACE("arrival " + std::to_string(i));
+    EXPECT_EQ(per_step[i].time, coasting[i].time);
+    EXPECT_EQ(per_step[i].pkt.user_id, coasting[i].pkt.user_id);
+    EXPECT_EQ(per_step[i].pkt.flags, coasting[i].pkt.flags);
+  }
+}
+
+inline void ExpectSameCounters(const nm_network_stats& coasting, const nm_network_stats& per_step) {
+  EXPECT_EQ(per_step.delivered, coasting.delivered);
+  EXPECT_EQ(per_step.ecn_marked, coasting.ecn_marked);
+  EXPECT_EQ(per_step.duplicated, coasting.duplicated);
+  EXPECT_EQ(per_step.corrupted, coasting.corrupted);
+  EXPECT_EQ(per_step.peak_in_flight, coasting.peak_in_flight);
+  EXPECT_EQ(per_step.in_flight, coasting.in_flight);
+  for (int r = 0; r < NM_DROP_REASON_COUNT; r++)
+    EXPECT_EQ(per_step.dropped[r], coasting.dropped[r]) << "drop reason " << r;
+}
+
+inline void ExpectSamePorts(const std::vector<nm_port_stats>& coasting,
+                            const std::vector<nm_port_stats>& per_step) {
+  ASSERT_EQ(per_step.size(), coasting.size());
+  for (size_t id = 0; id < per_step.size(); id++) {
+    SCOPED_TRACE("port " + std::to_string(id));
+    const nm_port_stats &a = per_step[id], &b = coasting[id];
+    EXPECT_EQ(a.tx_packets, b.tx_packets);
+    EXPECT_EQ(a.tx_bytes, b.tx_bytes);
+    EXPECT_EQ(a.dropped, b.dropped);
+    EXPECT_EQ(a.ecn_marked, b.ecn_marked);
+    EXPECT_EQ(a.queued_bytes, b.queued_bytes);
+    EXPECT_EQ(a.peak_queued_bytes, b.peak_queued_bytes);
+    EXPECT_EQ(a.pauses, b.pauses);
+  }
+}
+
+}  // namespace nmtest
+
+#endif

@@ -116,6 +116,41 @@ static uint64_t fold(uint64_t digest, uint64_t tag, uint64_t now)
 	return (digest * 1000003u + tag) * 1000003u + now;
 }
 
+/* What the completions taken in so far come to. */
+struct tally {
+	long     got_recv;   /* receives */
+	long     pending_tx; /* sends posted and not completed */
+	uint64_t digest;
+};
+
+/* Takes in one completion, waiting up to 10 s for it when `wait`; false
+ * when none came. A receive goes into the digest with the virtual time it
+ * was read at; a send ends a pending one. */
+static bool take(struct fid_cq *cq, struct fid_domain *domain,
+		 struct fabsim_ops_v1 *sim, struct tally *t, bool wait)
+{
+	struct fi_cq_tagged_entry e;
+	ssize_t n = wait ? fi_cq_sread(cq, &e, 1, NULL, 10000) :
+			   fi_cq_read(cq, &e, 1);
+
+	if (n == -FI_EAGAIN)
+		return false;
+	if (n < 0)
+		cq_failed(cq, n);
+	if (getenv("MP_TRACE"))
+		fprintf(stderr, "n%d %s %llx %llu\n", node,
+			e.flags & FI_RECV ? "rx" : "tx",
+			(unsigned long long)e.tag,
+			(unsigned long long)sim->now_ns(&domain->fid));
+	if (e.flags & FI_RECV) {
+		t->got_recv++;
+		t->digest = fold(t->digest, e.tag, sim->now_ns(&domain->fid));
+	} else {
+		t->pending_tx--;
+	}
+	return true;
+}
+
 /* Differs between messages, and between the packets of one message (a
  * packet delivered twice, or in another's place, shows). */
 static uint8_t pattern(int src, int dst, int msg, size_t i)
@@ -140,7 +175,7 @@ int main(int argc, char **argv)
 	int nodes, messages;
 	size_t size;
 	uint8_t *region, *sendbuf, *recvbuf;
-	uint64_t digest = 0;
+	struct tally t = { 0 };
 
 	if (argc != 5 || !env)
 		fail("usage: FI_SIM_NODE=i mp_peer DIR NODES MESSAGES SIZE");
@@ -248,7 +283,6 @@ int main(int argc, char **argv)
 	/* Then sends, one at a time per completion to keep it simple. */
 	long expect_recv = (long)(nodes - 1 - (dead >= 0)) * (messages + 1);
 	const char *dead_error = NULL;
-	long got_recv = 0, pending_tx = 0;
 	struct fi_cq_tagged_entry e;
 
 	if (burst && dead < 0) {
@@ -271,39 +305,14 @@ int main(int argc, char **argv)
 				while ((r = fi_tsend(ep, b, size, fi_mr_desc(amr),
 						     addr[p],
 						     (uint64_t)node << 20 | (uint64_t)m,
-						     NULL)) == -FI_EAGAIN) {
-					ssize_t n = fi_cq_read(cq, &e, 1);
-
-					if (n == -FI_EAGAIN)
-						continue;
-					if (n < 0)
-						cq_failed(cq, n);
-					if (e.flags & FI_RECV) {
-						got_recv++;
-						digest = fold(digest, e.tag,
-							      sim->now_ns(&domain->fid));
-					} else {
-						pending_tx--;
-					}
-				}
+						     NULL)) == -FI_EAGAIN)
+					take(cq, domain, sim, &t, false);
 				CHECK(r);
-				pending_tx++;
+				t.pending_tx++;
 			}
 		}
-		while (pending_tx) {
-			ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 10000);
-
-			if (n == -FI_EAGAIN)
-				continue;
-			if (n < 0)
-				cq_failed(cq, n);
-			if (e.flags & FI_RECV) {
-				got_recv++;
-				digest = fold(digest, e.tag, sim->now_ns(&domain->fid));
-			} else {
-				pending_tx--;
-			}
-		}
+		while (t.pending_tx)
+			take(cq, domain, sim, &t, true);
 		CHECK(fi_close(&amr->fid));
 		free(all);
 	}
@@ -331,9 +340,9 @@ int main(int argc, char **argv)
 					cq_failed(cq, n);
 				if (!(e.flags & FI_RECV))
 					fail("a send to the dead peer succeeded");
-				got_recv++;
-				digest = fold(digest, e.tag,
-					      sim->now_ns(&domain->fid));
+				t.got_recv++;
+				t.digest = fold(t.digest, e.tag,
+						sim->now_ns(&domain->fid));
 			}
 			dead_error = fi_strerror(err.err);
 			continue;
@@ -369,47 +378,19 @@ int main(int argc, char **argv)
 					       addr[p],
 					       DONE_TAG | (uint64_t)node,
 					       NULL));
-			pending_tx++;
+			t.pending_tx++;
 			/* Wait for it to complete, taking receives as they
 			 * come. */
-			while (pending_tx) {
-				ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 10000);
-
-				if (n == -FI_EAGAIN)
-					continue;
-				if (n < 0)
-					cq_failed(cq, n);
-				if (getenv("MP_TRACE"))
-					fprintf(stderr, "n%d %s %llx %llu\n", node,
-						e.flags & FI_RECV ? "rx" : "tx",
-						(unsigned long long)e.tag,
-						(unsigned long long)sim->now_ns(&domain->fid));
-				if (e.flags & FI_RECV) {
-					got_recv++;
-					digest = fold(digest, e.tag,
-						      sim->now_ns(&domain->fid));
-				} else {
-					pending_tx--;
-				}
-			}
+			while (t.pending_tx)
+				take(cq, domain, sim, &t, true);
 			for (size_t i = 0; reading && i < size; i++)
 				if (sendbuf[i] != pattern(node, p, messages, i))
 					fail("fi_read brought back other bytes "
 					     "than were written");
 		}
 	}
-	while (got_recv < expect_recv) {
-		ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 10000);
-
-		if (n == -FI_EAGAIN)
-			continue;
-		if (n < 0)
-			cq_failed(cq, n);
-		if (e.flags & FI_RECV) {
-			got_recv++;
-			digest = fold(digest, e.tag, sim->now_ns(&domain->fid));
-		}
-	}
+	while (t.got_recv < expect_recv)
+		take(cq, domain, sim, &t, true);
 
 	/* Every payload, and every peer's write into our region. */
 	slot = 0;
@@ -438,7 +419,7 @@ int main(int argc, char **argv)
 	CHECK(sim->stats(&domain->fid, &st));
 	printf("node %d: ok, %016" PRIx64 ", %" PRIu64 " ns, %" PRIu64
 	       " dropped",
-	       node, digest, sim->now_ns(&domain->fid), st.packets_dropped);
+	       node, t.digest, sim->now_ns(&domain->fid), st.packets_dropped);
 	if (dead_error)
 		printf(", send to node %d failed: %s", dead, dead_error);
 	printf("\n");

@@ -356,7 +356,7 @@ void port_try_start(nm_network *net, uint32_t port_id)
 	 * transmission's place may count as reached already: it gets a plain one.) */
 	if (nm_engine_reserve_order(net->engine, p->node, &p->end_order))
 		abort();
-	if (nm_engine_reached(net->engine, done, p->end_order) ?
+	if (engine_reached(net->engine, done, p->end_order) ?
 		    nm_engine_schedule(net->engine, done, p->node, tx_done_event, net, port_id, NULL) :
 		    nm_engine_schedule_ordered(net->engine, done, p->end_order, tx_done_event, net,
 					       port_id, NULL))
@@ -406,7 +406,7 @@ static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index,
 	nm_event_fn fn = p->peer_is_switch ? arrive_switch_event : deliver_event;
 	uint64_t order = end_order == NO_ORDER ? 0 : order_with_priority(end_order, priority);
 	nm_event_id id;
-	if (end_order == NO_ORDER || nm_engine_reached(net->engine, at, order) ?
+	if (end_order == NO_ORDER || engine_reached(net->engine, at, order) ?
 		    nm_engine_schedule(net->engine, at, priority, fn, net, index, &id) :
 		    nm_engine_schedule_ordered(net->engine, at, order, fn, net, index, &id))
 		abort();

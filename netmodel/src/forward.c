@@ -438,6 +438,15 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 	launch(net, p, index, nm_engine_now(net->engine), 0, NO_ORDER);
 }
 
+/* The port's packet has left (tx_done, coast_end): ports paused on room here may go, then its
+ * next packet. */
+static void port_freed(nm_network *net, uint32_t port_id)
+{
+	if (net->ports[port_id].waiter_head != NO_INDEX)
+		wake_waiters(net, port_id);
+	port_try_start(net, port_id);
+}
+
 static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	nm_network *net = ctx;
@@ -477,9 +486,7 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 		if (verdict.duplicate)
 			launch_duplicate(net, port_id, slot);
 	}
-	if (p->waiter_head != NO_INDEX)
-		wake_waiters(net, port_id);
-	port_try_start(net, port_id);
+	port_freed(net, port_id);
 	(void)engine;
 }
 
@@ -491,9 +498,7 @@ static void coast_end_event(nm_engine *engine, void *ctx, uint64_t arg)
 
 	p->coast_end = NM_EVENT_NONE;
 	settle(net, p);
-	if (p->waiter_head != NO_INDEX)
-		wake_waiters(net, port_id);
-	port_try_start(net, port_id);
+	port_freed(net, port_id);
 	(void)engine;
 }
 

@@ -20,18 +20,10 @@ using nmtest::Packet;
 
 void NoTrace(void*, const nm_trace_record*) {}
 
+// 8 Gb/s: 100 B take 100 ns.
 nm_config StarCfg(uint32_t hosts) {
-  nm_config cfg = nmtest::Preset("ideal");
-  cfg.topology = {NM_TOPO_STAR, hosts, 4, 2};
-  cfg.link.bandwidth_bps = 8000000000ull;  // 100 B = 100 ns
-  cfg.link.latency_ns = 50;
-  cfg.link.mtu_bytes = 1000;
-  cfg.link.header_bytes = 0;
-  cfg.sw.latency_ns = 30;
-  cfg.sw.flow_control = NM_FLOW_CONTROL_DROP;
-  cfg.sw.buffer_bytes = 100000;
-  cfg.sw.ecn_threshold_bytes = 0;
-  return cfg;
+  return nmtest::SmallNetwork(
+      {NM_TOPO_STAR, hosts, 8000000000ull, 50, 30, NM_FLOW_CONTROL_DROP, 100000, 0});
 }
 
 // ---- A host's own event at the instant a packet is delivered to it ----

@@ -82,17 +82,7 @@ void ExpectSame(const Outcome& coasting, const Outcome& per_step) {
 
 // 8 Gb/s links: a 100-byte packet takes 100 ns; links 50 ns, switches 30 ns.
 nm_config Config(nm_topology_kind kind, nm_flow_control fc) {
-  nm_config cfg = nmtest::Preset("ideal");
-  cfg.topology = {kind, 16, 4, 2};
-  cfg.link.bandwidth_bps = 8000000000ull;
-  cfg.link.latency_ns = 50;
-  cfg.link.mtu_bytes = 1000;
-  cfg.link.header_bytes = 0;
-  cfg.sw.latency_ns = 30;
-  cfg.sw.flow_control = fc;
-  cfg.sw.buffer_bytes = 3000;
-  cfg.sw.ecn_threshold_bytes = 1500;
-  return cfg;
+  return nmtest::SmallNetwork({kind, 16, 8000000000ull, 50, 30, fc, 3000, 1500});
 }
 
 // Bursts of 100 packets within 2 us, every 20 us, between random hosts: queues build up and
@@ -407,16 +397,8 @@ TEST(Coasting, AChangeAtTheInstantTheLastBitLeavesDecidesAsWithoutCoasting) {
 // ports end at one instant, and which wakes its paused host first decides who gets room.
 // (Found by a review: the ends' events took their places in another order.)
 TEST(Coasting, ZeroTimeTransmittersWokenAtOneInstantTakeRoomInTheSameOrder) {
-  nm_config cfg = nmtest::Preset("ideal");
-  cfg.topology = {NM_TOPO_STAR, 5, 4, 2};
-  cfg.link.bandwidth_bps = 4000000000ull;
-  cfg.link.latency_ns = 0;
-  cfg.link.mtu_bytes = 1000;
-  cfg.link.header_bytes = 0;
-  cfg.sw.latency_ns = 50;
-  cfg.sw.flow_control = NM_FLOW_CONTROL_PAUSE;
-  cfg.sw.buffer_bytes = 2000;
-  cfg.sw.ecn_threshold_bytes = 0;
+  nm_config cfg = nmtest::SmallNetwork(
+      {NM_TOPO_STAR, 5, 4000000000ull, 0, 50, NM_FLOW_CONTROL_PAUSE, 2000, 0});
   std::vector<std::pair<nm_time_ns, nm_packet>> packets = {
       {2100, Packet(1, 3, 8, 1000, 4)},  {250, Packet(0, 1, 1, 800, 6)},
       {1450, Packet(2, 1, 11, 700, 8)},  {1000, Packet(2, 1, 11, 700, 11)},

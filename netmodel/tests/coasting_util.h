@@ -10,6 +10,31 @@
 
 namespace nmtest {
 
+// A small network for the coasting tests: 1000-byte MTU and no framing, so that a packet's size
+// is what crosses the wire.
+struct Net {
+  nm_topology_kind kind;
+  uint32_t hosts;
+  uint64_t bandwidth_bps;
+  nm_time_ns link_latency_ns, switch_latency_ns;
+  nm_flow_control flow_control;
+  uint64_t buffer_bytes, ecn_threshold_bytes;
+};
+
+inline nm_config SmallNetwork(const Net& n) {
+  nm_config cfg = Preset("ideal");
+  cfg.topology = {n.kind, n.hosts, 4, 2};
+  cfg.link.bandwidth_bps = n.bandwidth_bps;
+  cfg.link.latency_ns = n.link_latency_ns;
+  cfg.link.mtu_bytes = 1000;
+  cfg.link.header_bytes = 0;
+  cfg.sw.latency_ns = n.switch_latency_ns;
+  cfg.sw.flow_control = n.flow_control;
+  cfg.sw.buffer_bytes = n.buffer_bytes;
+  cfg.sw.ecn_threshold_bytes = n.ecn_threshold_bytes;
+  return cfg;
+}
+
 inline void ExpectSameArrivals(const std::vector<Arrival>& coasting,
                                const std::vector<Arrival>& per_step) {
   ASSERT_EQ(per_step.size(), coasting.size());

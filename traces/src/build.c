@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "inet.h"
+#include <traces/tr_inet.h>
 #include "traces/tr_crc.h"
 #include "traces/tr_packet.h"
 

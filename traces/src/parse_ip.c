@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "inet.h"
+#include <traces/tr_inet.h>
 #include "parse_internal.h"
 
 #define IPPROTO_UDP_ 17u

@@ -120,6 +120,7 @@ struct nic_stats {
 	uint64_t duplicates;       /* packets received twice */
 	uint64_t retry_exhausted;  /* peers given up on */
 	uint64_t ud_no_buffer;     /* datagrams dropped: no receive posted */
+	uint64_t ud_bad_qkey;      /* datagrams dropped: the Q_Key differs */
 	uint64_t threads_out_of_time; /* program threads that stayed away */
 	uint64_t dma_failures;     /* host memory another process could not reach */
 };
@@ -306,6 +307,7 @@ enum nic_wr_flags {
 	NIC_WR_INLINE = 1u << 2,   /* payload copied at post time */
 	NIC_WR_FENCE = 1u << 3,    /* wait for earlier ops to this peer */
 	NIC_WR_SIGNALED = 1u << 4, /* the glue wants to hear of success */
+	NIC_WR_QKEY = 1u << 5,     /* UD: wr.qkey, not the QP's own Q_Key */
 };
 
 #define NIC_MAX_SGE 4
@@ -354,6 +356,7 @@ struct nic_wr {
 	uint32_t           flags;
 	struct nic_peer    peer;     /* RD/UD: destination; RC: ignored */
 	uint32_t           imm;
+	uint32_t           qkey;     /* UD, with NIC_WR_QKEY */
 	uint64_t           tag;
 	size_t             sge_count;
 	struct nic_sge     sge[NIC_MAX_SGE];
@@ -443,6 +446,11 @@ struct nic *nic_qp_nic(const struct nic_qp *qp);
 
 /* RC only: the one peer. */
 int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer);
+
+/* UD only: the Q_Key the QP accepts datagrams with, and sends with unless
+ * a request names another (NIC_WR_QKEY). A new UD QP has NIC_DGRAM_QKEY. */
+int nic_qp_set_qkey(struct nic_qp *qp, uint32_t qkey);
+#define NIC_DGRAM_QKEY 0x11111111u
 
 /* RC: moves the QP to the error state, as verbs does on a fatal error or
  * a disconnect: posted work completes with NIC_WR_FLUSH_ERR, and so does

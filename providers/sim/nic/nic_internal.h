@@ -515,6 +515,7 @@ struct nic_qp {
 	bool                  rc_connected;
 	bool                  in_error;
 	uint32_t              ud_psn;     /* UD: next send PSN (24 bits) */
+	uint32_t              qkey;       /* UD: what it accepts and sends */
 	struct nic_flow     **flows;      /* hash by peer */
 	size_t                flow_slots;
 	size_t                flow_count;
@@ -653,9 +654,8 @@ size_t nic_atomic_size(int datatype);
 bool nic_atomic_apply(int datatype, int op, size_t count, void *dst,
 		      const void *operand, const void *compare, void *result);
 
-/* The Q_Key of general services (QP1) and of our datagram QPs. */
+/* The Q_Key of general services (QP1). */
 #define NIC_GSI_QKEY 0x80010000u
-#define NIC_UD_QKEY  0x11111111u
 
 #define NIC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

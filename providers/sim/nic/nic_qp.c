@@ -237,6 +237,7 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 	qp->owner = nic_proc_self(nic->world);
 	qp->matcher.arena = nic->world->arena;
 	qp->gen = ++nic->qp_gen;
+	qp->qkey = NIC_DGRAM_QKEY;
 	ret = qpn_alloc(nic, qp);
 	if (ret) {
 		fs_mem_free(nic->world->arena, qp);
@@ -331,6 +332,14 @@ int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer)
 		return -EINVAL;
 	qp->rc_peer = peer;
 	qp->rc_connected = true;
+	return 0;
+}
+
+int nic_qp_set_qkey(struct nic_qp *qp, uint32_t qkey)
+{
+	if (qp->type != NIC_QP_UD)
+		return -EINVAL;
+	qp->qkey = qkey;
 	return 0;
 }
 

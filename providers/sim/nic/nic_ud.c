@@ -47,7 +47,7 @@ static void ud_ready(nm_engine *engine, void *ctx, uint64_t arg)
 	pkt->src.qpn = qp->qpn;
 	pkt->src_qp_gen = qp->gen;
 	pkt->dst = w->wr.peer;
-	pkt->qkey = NIC_UD_QKEY;
+	pkt->qkey = (w->wr.flags & NIC_WR_QKEY) ? w->wr.qkey : qp->qkey;
 	/* A UD QP numbers its packets too (IBA 9.7.6.1.1), though nobody
 	 * acknowledges them. */
 	pkt->psn = qp->ud_psn;
@@ -94,8 +94,11 @@ void nic_ud_receive(struct nic_qp *qp, struct nic_pkt *pkt)
 {
 	struct nic_rmatch *m;
 
-	if (pkt->qkey != NIC_UD_QKEY)
+	if (pkt->qkey != qp->qkey) {
+		/* IBA 10.2.4: a datagram whose Q_Key differs is dropped. */
+		qp->nic->world->stats.ud_bad_qkey++;
 		return;
+	}
 	m = nic_match_take_posted(qp, pkt->src);
 	if (!m) {
 		qp->nic->world->stats.ud_no_buffer++;

@@ -12,6 +12,7 @@
  *   sv_cq.c      completion channels, CQs, polling and events
  *   sv_qp.c      queue pairs: states, attributes, the NIC's callbacks
  *   sv_post.c    ibv_post_send / ibv_post_recv: work requests to the NIC
+ *   sv_ah.c      address handles, GIDs to hosts, the GRH of a datagram
  *   sv_async.c   asynchronous events
  *   sv_misc.c    strings, rates, sysfs, fork, and what is not simulated
  *
@@ -89,6 +90,10 @@ int sv_world_init(void);
 struct sv_device *sv_device_of(struct ibv_device *dev);
 /* Runs the events of the next instant (an empty poll); lock held. */
 void sv_poll_instant(void);
+/* The world lock for an empty poll: false when the poll need not look
+ * (nic_world_poll_lock: on a shared fabric, nothing can have changed for
+ * this thread, or another process holds it). */
+bool sv_poll_lock(void);
 
 /* ---- Contexts (sv_device.c) ---------------------------------------------- */
 
@@ -152,6 +157,17 @@ void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited);
 
 /* ---- QPs (sv_qp.c, sv_post.c) ------------------------------------------------------ */
 
+/* Where the 40 bytes of a datagram's GRH go: the start of a UD receive's
+ * scatter list (the NIC places the payload after them). */
+struct sv_grh_room {
+	struct {
+		void    *addr;
+		uint32_t len;
+	} sge[SV_MAX_SGE];
+	int count;
+	bool short_list; /* fewer than 40 bytes in all */
+};
+
 /* A posted work request, until its completion. */
 struct sv_wr {
 	uint64_t       wr_id;
@@ -162,6 +178,7 @@ struct sv_wr {
 	bool           recv;
 	bool           consumed;  /* receive taken by an RDMA write with imm */
 	uint64_t       operand, compare; /* atomics */
+	struct sv_grh_room grh;   /* UD receives */
 	struct sv_wr  *prev, *next;
 };
 
@@ -202,6 +219,24 @@ bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id);
 /* For rdma_cm (sv_private.h), lock held. */
 int sv_qp_connect_locked(struct ibv_qp *qp, uint32_t host, uint32_t qpn);
 void sv_qp_error_locked(struct ibv_qp *qp);
+
+/* ---- Address handles and GRHs (sv_ah.c) ---------------------------------------------- */
+
+#define SV_GRH_BYTES 40
+
+struct sv_ah {
+	struct ibv_ah      ah;
+	struct sv_pd      *pd;
+	uint32_t           host;  /* the destination's host on the fabric */
+};
+
+/* The host a RoCE address vector names (an IPv4-mapped GID, or a device's
+ * link-local GID), or NIC_HOST_ANY. */
+uint32_t sv_host_of_ah(const struct ibv_ah_attr *ah);
+/* Writes a received datagram's GRH (RoCEv2 over IPv4: 20 bytes of zeros,
+ * then the packet's IPv4 header) where room says. */
+void sv_grh_write(const struct sv_grh_room *room, struct in_addr src,
+		  struct in_addr dst, size_t payload, bool imm);
 
 /* ---- Async events (sv_async.c) ------------------------------------------------------ */
 

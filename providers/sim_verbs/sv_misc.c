@@ -268,29 +268,6 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	return EOPNOTSUPP;
 }
 
-struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
-{
-	NOT_SIMULATED_PTR;
-}
-
-int ibv_destroy_ah(struct ibv_ah *ah)
-{
-	return EOPNOTSUPP;
-}
-
-int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
-			struct ibv_wc *wc, struct ibv_grh *grh,
-			struct ibv_ah_attr *ah_attr)
-{
-	return EOPNOTSUPP;
-}
-
-struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
-				     struct ibv_grh *grh, uint8_t port_num)
-{
-	NOT_SIMULATED_PTR;
-}
-
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 		     uint16_t lid)
 {

@@ -8,7 +8,12 @@
  * where the NIC writes (receives, read and atomic results). A bad local
  * key is found by the "device": the post succeeds and the request
  * completes with IBV_WC_LOC_PROT_ERR, which puts the QP in the error
- * state. Remote keys and bounds are the NIC model's to check. */
+ * state. Remote keys and bounds are the NIC model's to check.
+ *
+ * UD: a send names its destination by address handle, QP number and Q_Key
+ * (one whose high bit is set stands for the QP's own, IBA 10.2.4) and
+ * fits in one packet; a receive's first 40 bytes are for the GRH, so the
+ * NIC is given what follows them. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -102,6 +107,24 @@ static int send_opcode(enum ibv_wr_opcode op, enum nic_wr_opcode *nic,
 	}
 }
 
+/* UD: where a send goes; EINVAL for what a datagram cannot be. */
+static int ud_address(const struct ibv_send_wr *wr, struct nic_wr *nw)
+{
+	const struct sv_ah *ah;
+
+	if ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
+	    !wr->wr.ud.ah)
+		return EINVAL;
+	ah = SV_CONTAINER_OF(wr->wr.ud.ah, struct sv_ah, ah);
+	nw->peer.host = ah->host;
+	nw->peer.qpn = wr->wr.ud.remote_qpn & 0xffffff;
+	if (!(wr->wr.ud.remote_qkey & 0x80000000u)) {
+		nw->flags |= NIC_WR_QKEY;
+		nw->qkey = wr->wr.ud.remote_qkey;
+	}
+	return 0;
+}
+
 static int post_one_send(struct sv_qp *qp, const struct ibv_send_wr *wr)
 {
 	struct nic_wr nw;
@@ -125,6 +148,9 @@ static int post_one_send(struct sv_qp *qp, const struct ibv_send_wr *wr)
 	ret = send_opcode(wr->opcode, &nic_op, &wc_op);
 	if (ret)
 		return ret;
+	memset(&nw, 0, sizeof(nw));
+	if (qp->qp.qp_type == IBV_QPT_UD && (ret = ud_address(wr, &nw)))
+		return ret;
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (is_inline && !atomic && wr->opcode != IBV_WR_RDMA_READ &&
@@ -142,7 +168,6 @@ static int post_one_send(struct sv_qp *qp, const struct ibv_send_wr *wr)
 	w->byte_len = (uint32_t)total;
 	w->signaled = (wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all;
 
-	memset(&nw, 0, sizeof(nw));
 	nw.wr_id = (uintptr_t)w;
 	nw.opcode = nic_op;
 	if (w->signaled)
@@ -234,6 +259,31 @@ int sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
+/* UD: the scatter list after the GRH's 40 bytes goes to the NIC; room
+ * remembers where the GRH goes. */
+static size_t skip_grh(struct nic_recv *r, struct sv_grh_room *room)
+{
+	size_t skip = SV_GRH_BYTES, out = 0;
+
+	for (size_t i = 0; i < r->sge_count; i++) {
+		struct nic_sge s = r->sge[i];
+		size_t n = s.len < skip ? s.len : skip;
+
+		if (n) {
+			room->sge[room->count].addr = s.addr;
+			room->sge[room->count].len = (uint32_t)n;
+			room->count++;
+		}
+		skip -= n;
+		s.addr = (char *)s.addr + n;
+		s.len -= n;
+		if (s.len)
+			r->sge[out++] = s;
+	}
+	room->short_list = skip > 0;
+	return out;
+}
+
 static int post_one_recv(struct sv_qp *qp, const struct ibv_recv_wr *wr)
 {
 	struct nic_recv r;
@@ -268,6 +318,8 @@ static int post_one_recv(struct sv_qp *qp, const struct ibv_recv_wr *wr)
 		if (!lkey_ok(qp, s, true, &r.sge[i].mr))
 			return fail_local(qp, w, IBV_WC_LOC_PROT_ERR);
 	}
+	if (qp->qp.qp_type == IBV_QPT_UD)
+		r.sge_count = skip_grh(&r, &w->grh);
 	link_recv(qp, w);
 	ret = nic_post_recv(qp->nqp, &r);
 	if (ret) {

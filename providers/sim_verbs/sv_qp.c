@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * Reliable-connected queue pairs over the NIC model's RC queue pairs.
+ * Queue pairs: reliable-connected ones over the NIC model's RC queue pairs,
+ * unreliable-datagram ones over its UD queue pairs.
  *
- * States follow verbs: RESET -> INIT (receives may be posted) -> RTR (the
- * peer's GID and QP number connect the NIC's QP) -> RTS (sends may be
+ * States follow verbs: RESET -> INIT (receives may be posted) -> RTR (RC:
+ * the peer's GID and QP number connect the NIC's QP) -> RTS (sends may be
  * posted); ERR from any state, by the application or when a request fails
- * (the NIC flushes everything posted, as a device does).
+ * (the NIC flushes everything posted, as a device does). A UD QP's
+ * transitions take the attributes the kernel asks of them (a Q_Key at
+ * INIT, a send PSN at RTS) and no others.
  *
  * What the NIC model does differently from an IB device, and what the face
  * does about it:
@@ -106,6 +109,26 @@ static void on_send_done(void *ctx, const struct nic_completion *c)
 	free(w);
 }
 
+/* A datagram came in (UD): its GRH goes before it, and counts in its
+ * length. One that does not fit fails only its receive. */
+static void ud_received(struct sv_qp *qp, const struct sv_wr *w,
+			const struct nic_completion *c, struct ibv_wc *wc)
+{
+	struct sv_device *dev = qp->pd->ctx->dev;
+
+	if (c->status != NIC_OK && c->status != NIC_TRUNCATED)
+		return;
+	if (c->status == NIC_TRUNCATED || w->grh.short_list) {
+		wc->status = IBV_WC_LOC_LEN_ERR;
+		wc->vendor_err = NIC_TRUNCATED;
+		return;
+	}
+	sv_grh_write(&w->grh, nic_ipv4_of_host(sv_world.nic, c->source.host),
+		     dev->ip, c->len, c->flags & NIC_CQ_IMM);
+	wc->byte_len += SV_GRH_BYTES;
+	wc->wc_flags |= IBV_WC_GRH;
+}
+
 static void on_recv_done(void *ctx, const struct nic_completion *c)
 {
 	struct sv_qp *qp = ctx;
@@ -130,11 +153,13 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = htonl(c->imm);
 	}
+	if (qp->qp.qp_type == IBV_QPT_UD)
+		ud_received(qp, w, c, &wc);
 	/* The NIC model carries no solicited-event bit: every receive may
 	 * wake a CQ armed for solicited completions. */
 	sv_cq_push(qp->rcq, &wc, true);
 	free(w);
-	if (c->status == NIC_TRUNCATED) {
+	if (c->status == NIC_TRUNCATED && qp->qp.qp_type == IBV_QPT_RC) {
 		/* A local length error is fatal to an RC queue pair. */
 		qp->qp.state = IBV_QPS_ERR;
 		nic_qp_set_error(qp->nqp);
@@ -240,8 +265,9 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	struct sv_qp *qp;
 	int ret;
 
-	if (init->qp_type != IBV_QPT_RC || init->srq) {
-		/* UD, UC, raw packet and shared receive queues are not
+	if ((init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UD) ||
+	    init->srq) {
+		/* UC, raw packet, XRC and shared receive queues are not
 		 * simulated by this face yet. */
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -261,8 +287,9 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	qp->cap = init->cap;
 	qp->sq_sig_all = init->sq_sig_all;
 	sv->lock();
-	ret = nic_qp_create(pd->ctx->dev->nic, NIC_QP_RC, &sv_qp_nic_ops, qp,
-			    &qp->nqp);
+	ret = nic_qp_create(pd->ctx->dev->nic,
+			    init->qp_type == IBV_QPT_UD ? NIC_QP_UD : NIC_QP_RC,
+			    &sv_qp_nic_ops, qp, &qp->nqp);
 	if (!ret) {
 		pd->refs++;
 		qp->scq->refs++;
@@ -282,7 +309,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	qp->qp.qp_num = nic_qp_num(qp->nqp);
 	qp->qp.handle = qp->qp.qp_num;
 	qp->qp.state = IBV_QPS_RESET;
-	qp->qp.qp_type = IBV_QPT_RC;
+	qp->qp.qp_type = init->qp_type;
 	pthread_mutex_init(&qp->qp.mutex, NULL);
 	pthread_cond_init(&qp->qp.cond, NULL);
 	return &qp->qp;
@@ -325,45 +352,6 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 /* ---- Attributes and states -------------------------------------------------------------------- */
 
-/* The host a RoCE address vector names: an IPv4-mapped GID, or a device's
- * link-local GID. NIC_HOST_ANY when no simulated NIC has it. */
-static uint32_t host_of_ah(const struct ibv_ah_attr *ah)
-{
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0,
-					    0, 0, 0xff, 0xff };
-	const union ibv_gid *gid = &ah->grh.dgid;
-
-	if (!ah->is_global)
-		return NIC_HOST_ANY; /* RoCE needs a GRH: LIDs are 0 */
-	if (!memcmp(gid->raw, mapped, sizeof(mapped))) {
-		struct in_addr ip;
-
-		memcpy(&ip.s_addr, gid->raw + 12, 4);
-		return sv->host_of_ip(ip);
-	}
-	for (unsigned i = 0; i < sv_world.ndev; i++) {
-		union ibv_gid local;
-
-		sv_fill_gid(&sv_world.devs[i], 0, &local);
-		if (!memcmp(&local, gid, sizeof(local)))
-			return sv_world.devs[i].host;
-	}
-	/* A link-local GID of a host no device here stands for: the EUI-64
-	 * carries its IPv4 address (sv_world.c). */
-	if (gid->raw[0] == 0xfe && gid->raw[1] == 0x80 && gid->raw[11] == 0xff &&
-	    gid->raw[12] == 0xfe) {
-		struct in_addr ip;
-		uint8_t *b = (uint8_t *)&ip.s_addr;
-
-		b[0] = gid->raw[10];
-		b[1] = gid->raw[13];
-		b[2] = gid->raw[14];
-		b[3] = gid->raw[15];
-		return sv->host_of_ip(ip);
-	}
-	return NIC_HOST_ANY;
-}
-
 static bool transition_ok(enum ibv_qp_state from, enum ibv_qp_state to)
 {
 	switch (to) {
@@ -374,6 +362,59 @@ static bool transition_ok(enum ibv_qp_state from, enum ibv_qp_state to)
 	case IBV_QPS_ERR: return true;
 	default: return false;
 	}
+}
+
+/* What a UD QP's transition requires and allows besides its state (the
+ * kernel's table, after IBA 11.2.4.2): EINVAL when the mask differs. */
+static int ud_attrs_ok(enum ibv_qp_state from, enum ibv_qp_state to,
+		       int mask)
+{
+	int req = 0, opt = 0;
+
+	mask &= ~(IBV_QP_STATE | IBV_QP_CUR_STATE);
+	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+		req = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+	else if (from == IBV_QPS_INIT && to == IBV_QPS_INIT)
+		opt = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+	else if (from == IBV_QPS_INIT && to == IBV_QPS_RTR)
+		opt = IBV_QP_PKEY_INDEX | IBV_QP_QKEY;
+	else if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
+		req = IBV_QP_SQ_PSN, opt = IBV_QP_QKEY;
+	else if (from == IBV_QPS_RTS && to == IBV_QPS_RTS)
+		opt = IBV_QP_QKEY;
+	return (mask & req) == req && !(mask & ~(req | opt)) ? 0 : EINVAL;
+}
+
+/* RC: what a transition does to the NIC's QP. */
+static int rc_transition(struct sv_qp *qp, enum ibv_qp_state from,
+			 enum ibv_qp_state to, const struct ibv_qp_attr *attr,
+			 int mask)
+{
+	if (to != IBV_QPS_RTR || from != IBV_QPS_INIT)
+		return 0;
+	if ((mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) !=
+	    (IBV_QP_AV | IBV_QP_DEST_QPN))
+		return EINVAL;
+	struct nic_peer peer = {
+		.host = sv_host_of_ah(&attr->ah_attr),
+		.qpn = attr->dest_qp_num,
+	};
+
+	if (peer.host == NIC_HOST_ANY)
+		return EINVAL; /* no route to that GID */
+	return -nic_qp_connect(qp->nqp, peer);
+}
+
+/* UD: the Q_Key is the only attribute the NIC's QP takes. */
+static int ud_transition(struct sv_qp *qp, enum ibv_qp_state from,
+			 enum ibv_qp_state to, const struct ibv_qp_attr *attr,
+			 int mask)
+{
+	int ret = ud_attrs_ok(from, to, mask);
+
+	if (!ret && (mask & IBV_QP_QKEY))
+		ret = -nic_qp_set_qkey(qp->nqp, attr->qkey);
+	return ret;
 }
 
 static void keep_attrs(struct sv_qp *qp, const struct ibv_qp_attr *a,
@@ -427,23 +468,12 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		ret = EINVAL;
 	else if ((attr_mask & IBV_QP_STATE) && !transition_ok(from, to))
 		ret = EINVAL;
-	else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT &&
-		 (attr_mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) !=
-			 (IBV_QP_AV | IBV_QP_DEST_QPN))
-		ret = EINVAL;
 	else if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1)
 		ret = EINVAL;
-	if (!ret && to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
-		struct nic_peer peer = {
-			.host = host_of_ah(&attr->ah_attr),
-			.qpn = attr->dest_qp_num,
-		};
-
-		if (peer.host == NIC_HOST_ANY)
-			ret = EINVAL; /* no route to that GID */
-		else
-			ret = -nic_qp_connect(qp->nqp, peer);
-	}
+	else if (to != IBV_QPS_ERR && to != IBV_QPS_RESET)
+		ret = ibqp->qp_type == IBV_QPT_UD ?
+			      ud_transition(qp, from, to, attr, attr_mask) :
+			      rc_transition(qp, from, to, attr, attr_mask);
 	if (!ret) {
 		keep_attrs(qp, attr, attr_mask);
 		if (to == IBV_QPS_ERR && from != IBV_QPS_ERR)
@@ -471,7 +501,7 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 		init->send_cq = ibqp->send_cq;
 		init->recv_cq = ibqp->recv_cq;
 		init->cap = qp->cap;
-		init->qp_type = IBV_QPT_RC;
+		init->qp_type = ibqp->qp_type;
 		init->sq_sig_all = qp->sq_sig_all;
 	}
 	sv->unlock();

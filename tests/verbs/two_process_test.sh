@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Two processes on one shared simulated fabric through the verbs face
 # (LD_LIBRARY_PATH, FI_SIM_FABRIC, FI_SIM_NODE):
-#  - Debian's own ibv_rc_pingpong (ibverbs-utils), unmodified, as server and
-#    client; the run's trace (FI_SIM_PCAP) decodes in tshark with no
-#    malformed packet and passes `fabsim trace check`;
+#  - Debian's own ibv_rc_pingpong and ibv_ud_pingpong (ibverbs-utils),
+#    unmodified, as server and client; each run's trace (FI_SIM_PCAP)
+#    decodes in tshark (no malformed packet; the datagrams carry the
+#    program's Q_Key) and passes `fabsim trace check`;
 #  - Debian's fi_pingpong -e msg on FI_PROVIDER=verbs (fabsim's
 #    libfabric.so.1, its verbs provider over the face).
 set -euo pipefail
@@ -61,6 +62,31 @@ if command -v ibv_rc_pingpong >/dev/null; then
 	fi
 else
 	echo "SKIP: ibv_rc_pingpong is not installed (Debian package ibverbs-utils)"
+fi
+
+# Debian's ibv_ud_pingpong: datagrams with the program's own Q_Key, a GRH in
+# front of each (2048 bytes in a buffer of 2048 + 40), and its trace.
+if command -v ibv_ud_pingpong >/dev/null; then
+	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="ud$$" FI_SIM_PCAP="$TEST_TMPDIR/ud.pcap"
+	udport=$(free_port)
+	pair ud ibv_ud_pingpong -g 0 -n 200 -p $udport -- \
+		ibv_ud_pingpong -g 0 -n 200 -p $udport 127.0.0.1
+	unset FI_SIM_PCAP
+	for side in server client; do
+		grep -q "200 iters in" ud.$side || { echo "FAIL: ud: $side did not finish"; cat ud.$side; fail=1; }
+	done
+	check=$("$fabsim" trace check ud.pcap)
+	echo "$check"
+	grep -q " 0 problems" <<<"$check" || { echo "FAIL: ud: the trace has problems"; fail=1; }
+	if command -v tshark >/dev/null; then
+		frames=$(tshark -r ud.pcap 2>/dev/null | grep -c "UD Send Only" || true)
+		qkeys=$(tshark -r ud.pcap -Y infiniband.deth -T fields -e infiniband.deth.q_key 2>/dev/null | sort -u)
+		echo "tshark: $frames UD Send Only frames, Q_Keys: $qkeys"
+		[ "$frames" -eq 400 ] || { echo "FAIL: ud: tshark sees $frames datagrams, want 400"; fail=1; }
+		[ "$qkeys" = "0x0000000011111111" ] || { echo "FAIL: ud: Q_Keys on the wire: $qkeys"; fail=1; }
+	fi
+else
+	echo "SKIP: ibv_ud_pingpong is not installed (Debian package ibverbs-utils)"
 fi
 
 if command -v fi_pingpong >/dev/null; then

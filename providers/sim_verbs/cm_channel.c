@@ -29,6 +29,7 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 		errno = ENOMEM;
 		return NULL;
 	}
+	ch->w.watched = true;
 	ret = cm_sv->waitable_init(&ch->w, channel_ready);
 	if (ret) {
 		free(ch);

@@ -30,6 +30,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
+	ch->w.watched = true;
 	ret = sv->waitable_init(&ch->w, channel_ready);
 	if (ret) {
 		free(ch);
@@ -206,7 +207,8 @@ void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return;
 	}
 	cq->ring[(cq->head + cq->count) % cq->size] = *wc;
-	cq->count++;
+	/* Read without the lock by sv_poll_cq. */
+	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELAXED);
 	if (cq->armed && cq->channel &&
 	    (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS)) {
 		cq->armed = false;
@@ -224,13 +226,18 @@ int sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 	if (num_entries < 0)
 		return -1;
-	sv->lock();
+	/* Completions already here are read at once; an empty CQ is a poll,
+	 * which on a shared fabric need not always take the lock. */
+	if (__atomic_load_n(&cq->count, __ATOMIC_RELAXED))
+		sv->lock();
+	else if (!sv_poll_lock())
+		return 0;
 	if (!cq->count)
 		sv_poll_instant();
 	while (n < num_entries && cq->count) {
 		wc[n++] = cq->ring[cq->head];
 		cq->head = (cq->head + 1) % cq->size;
-		cq->count--;
+		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 	}
 	sv->unlock();
 	return n;

@@ -26,6 +26,11 @@
  * then calls back into the library, which is where virtual time moves. */
 struct sv_waitable {
 	int                 fd;        /* eventfd */
+	/* Set before waitable_init: a program may wait for it in poll()
+	 * (channels), which on a shared fabric needs the process's waker. An
+	 * async fd is read through ibv_get_async_event, which waits inside
+	 * the fabric. */
+	bool                watched;
 	bool                signalled;
 	bool              (*ready)(struct sv_waitable *w); /* event queued */
 	struct sv_waitable *prev, *next;

@@ -475,4 +475,21 @@ int nic_cancel_recv(struct nic_qp *qp, uint64_t cookie);
 /* Posted sends not yet completed (for close-time checks). */
 size_t nic_qp_outstanding(const struct nic_qp *qp);
 
+/* ---- Shared receive queues ----------------------------------------------------- */
+
+/* Receives that several RC QPs of a NIC take from, in the order posted.
+ * A send that finds none draws a receiver-not-ready NAK (no unexpected
+ * queue). A QP's error leaves them for the others. Completions come from
+ * the QP that took the receive (its recv_done). */
+struct nic_srq;
+int nic_srq_create(struct nic *nic, struct nic_srq **out);
+/* -EBUSY while a QP uses it; else frees it and what is still posted
+ * (nothing is reported: the glue is going away). */
+int nic_srq_destroy(struct nic_srq *srq);
+/* An untagged receive from any source (flags 0), copied. */
+int nic_srq_post_recv(struct nic_srq *srq, const struct nic_recv *recv);
+/* The QP's receives come from srq from now on: an RC QP with nothing
+ * posted yet, of srq's NIC; -EINVAL otherwise. */
+int nic_qp_use_srq(struct nic_qp *qp, struct nic_srq *srq);
+
 #endif

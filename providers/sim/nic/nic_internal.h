@@ -520,6 +520,9 @@ struct nic_qp {
 	size_t                flow_slots;
 	size_t                flow_count;
 	struct nic_matcher    matcher;
+	/* Where its receives wait: its own matcher, or its SRQ's. */
+	struct nic_matcher   *rq;
+	struct nic_srq       *srq;
 	struct nic_pending   *pending;    /* callbacks not yet delivered */
 	size_t                outstanding;
 };
@@ -644,7 +647,18 @@ struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
 /* Completes every posted receive with NIC_WR_FLUSH_ERR. */
 void nic_match_flush(struct nic_qp *qp);
 int nic_match_cancel(struct nic_qp *qp, uint64_t cookie);
-void nic_match_release(struct nic_qp *qp);
+/* Frees every record of mt (nothing is reported). */
+void nic_match_release(struct nic_matcher *mt);
+/* Posts an untagged receive at the end of mt's list, with no look at
+ * unexpected messages (a shared receive queue has none). */
+int nic_match_append(struct nic_matcher *mt, const struct nic_recv *r);
+
+/* A shared receive queue: posted receives that its QPs take from. */
+struct nic_srq {
+	struct nic        *nic;
+	struct nic_matcher matcher;
+	uint32_t           users;  /* QPs that take from it */
+};
 
 /* ---- Atomics (nic_atomic.c) ----------------------------------------------------------- */
 

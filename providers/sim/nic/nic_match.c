@@ -58,7 +58,7 @@ static bool list_remove(struct nic_rmatch_list *l, struct nic_rmatch *m)
 
 static struct nic_rmatch_list *posted_list(struct nic_qp *qp, bool tagged)
 {
-	return tagged ? &qp->matcher.posted_tag : &qp->matcher.posted_msg;
+	return tagged ? &qp->rq->posted_tag : &qp->rq->posted_msg;
 }
 
 /* ---- Matching rules --------------------------------------------------------------- */
@@ -193,8 +193,8 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 static void multi_settle(struct nic_qp *qp, struct nic_rmatch *multi)
 {
 	if (multi->released && !multi->busy) {
-		list_remove(&qp->matcher.draining, multi);
-		rmatch_free(&qp->matcher, multi);
+		list_remove(&qp->rq->draining, multi);
+		rmatch_free(qp->rq, multi);
 	}
 }
 
@@ -216,7 +216,7 @@ static void land_in_multi(struct nic_qp *qp, struct nic_rmatch *msg,
 		multi->released = true;
 		list_remove(posted_list(qp, multi->recv.flags & NIC_RECV_TAGGED),
 			    multi);
-		list_append(&qp->matcher.draining, multi);
+		list_append(&qp->rq->draining, multi);
 	}
 	complete(qp, msg, multi->recv.cookie, buf, len, msg->len - len,
 		 multi->released && !multi->busy ? NIC_CQ_MULTI_RECV_DONE : 0);
@@ -238,7 +238,7 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 		copy_into_sges(qp, &r->recv, 0, held->data, len);
 	complete(qp, held, r->recv.cookie, first_buf(&r->recv), len,
 		 held->len - len, 0);
-	rmatch_free(&qp->matcher, r);
+	rmatch_free(qp->rq, r);
 }
 
 /* ---- Incoming messages ------------------------------------------------------------------ */
@@ -246,7 +246,7 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 				      bool tagged, uint64_t tag)
 {
-	struct nic_matcher *mt = &qp->matcher;
+	struct nic_matcher *mt = qp->rq;
 	struct nic_rmatch_list *list = posted_list(qp, tagged);
 	struct nic_rmatch *m;
 
@@ -258,10 +258,13 @@ struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 	} else {
 		struct nic_rmatch *target = m;
 
+		/* A shared receive queue keeps no unexpected messages: the
+		 * sender is told the receiver is not ready. */
 		if (!target &&
-		    mt->unexpected_bytes >= qp->nic->world->transport.unexpected_bytes)
+		    (qp->srq ||
+		     mt->unexpected_bytes >= qp->nic->world->transport.unexpected_bytes))
 			return NULL;
-		m = rmatch_new(&qp->matcher);
+		m = rmatch_new(qp->rq);
 		if (!m)
 			return NULL;
 		if (target) {
@@ -295,7 +298,7 @@ void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
 		return;
 	/* The queue's budget was checked when the message started; a message
 	 * the host cannot hold at all is cut short. */
-	if (!grow(&qp->matcher, m, offset + len)) {
+	if (!grow(qp->rq, m, offset + len)) {
 		m->truncated += len;
 		return;
 	}
@@ -315,14 +318,14 @@ void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
 
 		complete(qp, m, m->recv.cookie, first_buf(&m->recv), len,
 			 m->truncated, 0);
-		rmatch_free(&qp->matcher, m);
+		rmatch_free(qp->rq, m);
 		break;
 	}
 	case NIC_RM_STAGING:
 		m->len = msg_len;
 		land_in_multi(qp, m, m->bound);
 		multi_settle(qp, m->bound);
-		free_held(&qp->matcher, m);
+		free_held(qp->rq, m);
 		break;
 	case NIC_RM_UNEXPECTED:
 		m->len = msg_len;
@@ -330,9 +333,9 @@ void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
 		if (m->bound) {
 			struct nic_rmatch *r = m->bound;
 
-			list_remove(&qp->matcher.unexpected, m);
+			list_remove(&qp->rq->unexpected, m);
 			deliver_held(qp, m, r);
-			free_held(&qp->matcher, m);
+			free_held(qp->rq, m);
 		}
 		break;
 	}
@@ -342,12 +345,12 @@ void nic_match_drop(struct nic_qp *qp, struct nic_rmatch *m)
 {
 	switch (m->kind) {
 	case NIC_RM_POSTED:
-		rmatch_free(&qp->matcher, m);
+		rmatch_free(qp->rq, m);
 		break;
 	case NIC_RM_STAGING:
 		m->bound->busy--;
 		multi_settle(qp, m->bound);
-		free_held(&qp->matcher, m);
+		free_held(qp->rq, m);
 		break;
 	case NIC_RM_UNEXPECTED:
 		break; /* the unexpected queue owns it */
@@ -365,16 +368,16 @@ void nic_match_abandon(struct nic_qp *qp, struct nic_rmatch *m)
 	case NIC_RM_STAGING:
 		m->bound->busy--;
 		multi_settle(qp, m->bound);
-		free_held(&qp->matcher, m);
+		free_held(qp->rq, m);
 		break;
 	case NIC_RM_UNEXPECTED:
-		list_remove(&qp->matcher.unexpected, m);
+		list_remove(&qp->rq->unexpected, m);
 		if (m->bound) {
 			struct nic_rmatch *r = m->bound;
 
 			list_push_front(posted_list(qp, r->recv.flags & NIC_RECV_TAGGED), r);
 		}
-		free_held(&qp->matcher, m);
+		free_held(qp->rq, m);
 		break;
 	}
 }
@@ -386,7 +389,7 @@ static struct nic_rmatch *find_unexpected(struct nic_qp *qp,
 {
 	bool tagged = r->flags & NIC_RECV_TAGGED;
 
-	for (struct nic_rmatch *u = qp->matcher.unexpected.head; u; u = u->next) {
+	for (struct nic_rmatch *u = qp->rq->unexpected.head; u; u = u->next) {
 		if (u->bound || u->tagged != tagged)
 			continue;
 		if (r->flags & NIC_RECV_CLAIM && !(r->flags & NIC_RECV_PEEK)) {
@@ -430,7 +433,7 @@ static void peek_reply(struct nic_qp *qp, const struct nic_recv *r,
 /* PEEK, PEEK|CLAIM, PEEK|DISCARD, CLAIM and CLAIM|DISCARD. */
 static int post_search(struct nic_qp *qp, const struct nic_recv *r)
 {
-	struct nic_matcher *mt = &qp->matcher;
+	struct nic_matcher *mt = qp->rq;
 	struct nic_rmatch *u = find_unexpected(qp, r);
 
 	if (r->flags & NIC_RECV_PEEK) {
@@ -451,7 +454,7 @@ static int post_search(struct nic_qp *qp, const struct nic_recv *r)
 		free_held(mt, u);
 		return 0;
 	}
-	struct nic_rmatch *posted = rmatch_new(&qp->matcher);
+	struct nic_rmatch *posted = rmatch_new(qp->rq);
 
 	if (!posted)
 		return -ENOMEM;
@@ -464,12 +467,12 @@ static int post_search(struct nic_qp *qp, const struct nic_recv *r)
 
 int nic_match_post(struct nic_qp *qp, const struct nic_recv *r)
 {
-	struct nic_matcher *mt = &qp->matcher;
+	struct nic_matcher *mt = qp->rq;
 	struct nic_rmatch *posted, *u;
 
 	if (r->flags & (NIC_RECV_PEEK | NIC_RECV_CLAIM))
 		return post_search(qp, r);
-	posted = rmatch_new(&qp->matcher);
+	posted = rmatch_new(qp->rq);
 	if (!posted)
 		return -ENOMEM;
 	posted->kind = NIC_RM_POSTED;
@@ -493,7 +496,7 @@ int nic_match_post(struct nic_qp *qp, const struct nic_recv *r)
 			if (posted->released) {
 				/* Filled by what was waiting already. */
 				list_remove(&mt->draining, posted);
-				rmatch_free(&qp->matcher, posted);
+				rmatch_free(qp->rq, posted);
 				return 0;
 			}
 			continue;
@@ -506,10 +509,23 @@ int nic_match_post(struct nic_qp *qp, const struct nic_recv *r)
 	return 0;
 }
 
+int nic_match_append(struct nic_matcher *mt, const struct nic_recv *r)
+{
+	struct nic_rmatch *posted = rmatch_new(mt);
+
+	if (!posted)
+		return -ENOMEM;
+	posted->kind = NIC_RM_POSTED;
+	posted->recv = *r;
+	posted->capacity = capacity_of(r);
+	list_append(&mt->posted_msg, posted);
+	return 0;
+}
+
 int nic_match_cancel(struct nic_qp *qp, uint64_t cookie)
 {
-	struct nic_rmatch_list *lists[] = { &qp->matcher.posted_msg,
-					    &qp->matcher.posted_tag };
+	struct nic_rmatch_list *lists[] = { &qp->rq->posted_msg,
+					    &qp->rq->posted_tag };
 
 	for (size_t i = 0; i < 2; i++) {
 		for (struct nic_rmatch *m = lists[i]->head; m; m = m->next) {
@@ -521,7 +537,7 @@ int nic_match_cancel(struct nic_qp *qp, uint64_t cookie)
 			};
 
 			list_remove(lists[i], m);
-			rmatch_free(&qp->matcher, m);
+			rmatch_free(qp->rq, m);
 			nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
 			return 0;
 		}
@@ -540,10 +556,8 @@ static void free_list(struct nic_matcher *mt, struct nic_rmatch_list *l)
 	l->head = l->tail = NULL;
 }
 
-void nic_match_release(struct nic_qp *qp)
+void nic_match_release(struct nic_matcher *mt)
 {
-	struct nic_matcher *mt = &qp->matcher;
-
 	free_list(mt, &mt->posted_msg);
 	free_list(mt, &mt->posted_tag);
 	free_list(mt, &mt->unexpected);
@@ -576,8 +590,8 @@ struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
 
 void nic_match_flush(struct nic_qp *qp)
 {
-	struct nic_rmatch_list *lists[] = { &qp->matcher.posted_msg,
-					    &qp->matcher.posted_tag };
+	struct nic_rmatch_list *lists[] = { &qp->rq->posted_msg,
+					    &qp->rq->posted_tag };
 
 	for (size_t i = 0; i < 2; i++) {
 		while (lists[i]->head) {
@@ -591,10 +605,10 @@ void nic_match_flush(struct nic_qp *qp)
 			if (m->busy) {
 				/* Messages still landing finish it. */
 				m->released = true;
-				list_append(&qp->matcher.draining, m);
+				list_append(&qp->rq->draining, m);
 				continue;
 			}
-			rmatch_free(&qp->matcher, m);
+			rmatch_free(qp->rq, m);
 			nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
 		}
 	}

@@ -236,6 +236,7 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 	qp->ctx = ctx;
 	qp->owner = nic_proc_self(nic->world);
 	qp->matcher.arena = nic->world->arena;
+	qp->rq = &qp->matcher;
 	qp->gen = ++nic->qp_gen;
 	qp->qkey = NIC_DGRAM_QKEY;
 	ret = qpn_alloc(nic, qp);
@@ -273,7 +274,9 @@ void nic_qp_destroy(struct nic_qp *qp)
 		}
 	}
 	fs_mem_free(arena, qp->flows);
-	nic_match_release(qp);
+	nic_match_release(&qp->matcher);
+	if (qp->srq)
+		qp->srq->users--;
 	nic_proc_forget_qp(qp);
 	qp->nic->qps.slots[qp->qpn - NIC_QPN_BASE] = NULL;
 	fs_mem_free(arena, qp);
@@ -500,7 +503,7 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 
 int nic_post_recv(struct nic_qp *qp, const struct nic_recv *recv)
 {
-	if (recv->sge_count > NIC_MAX_SGE)
+	if (recv->sge_count > NIC_MAX_SGE || qp->srq)
 		return -EINVAL;
 	if (qp->in_error) {
 		struct nic_completion c = {
@@ -522,7 +525,9 @@ void nic_qp_fail(struct nic_qp *qp, enum nic_status why)
 	for (size_t i = 0; i < qp->flow_slots; i++)
 		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next)
 			nic_req_flush(f);
-	nic_match_flush(qp);
+	/* A shared receive queue's receives stay for its other QPs. */
+	if (!qp->srq)
+		nic_match_flush(qp);
 	nic_call_fatal(qp, why);
 }
 

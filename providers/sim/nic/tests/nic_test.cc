@@ -798,6 +798,46 @@ TEST_P(NicTest, ConnectedQpGoesIntoErrorAndFlushes)
 	nic_qp_destroy(b);
 }
 
+// A shared receive queue keeps no unexpected messages, even where the
+// world gives QPs a budget for them: a send that finds it empty is refused
+// until a receive is posted, and lands there.
+TEST_P(NicTest, AnEmptySharedReceiveQueueRefusesUntilAReceiveIsPosted)
+{
+	build("ideal");
+	nic_srq *srq;
+	nic_qp *a, *b;
+	ASSERT_EQ(nic_srq_create(nodes[1].n, &srq), 0);
+	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_RC, &kOps, &nodes[0].got, &a), 0);
+	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_RC, &kOps, &nodes[1].got, &b), 0);
+	ASSERT_EQ(nic_qp_use_srq(b, srq), 0);
+	EXPECT_EQ(nic_qp_use_srq(a, srq), -EINVAL) << "another NIC's SRQ";
+	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
+	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	auto data = pattern(3000, 5);
+	std::vector<uint8_t> buf(3000);
+	nic_recv r = recv_of(buf.data(), buf.size(), 33);
+	EXPECT_EQ(nic_post_recv(b, &r), -EINVAL) << "b's receives are the SRQ's";
+	nic_wr wr = send_wr(nodes[1], data.data(), data.size());
+	ASSERT_EQ(nic_post_send(a, &wr), 0);
+	nic_world_advance(world, 50000);
+	EXPECT_TRUE(nodes[0].got.sends.empty());
+	EXPECT_TRUE(nodes[1].got.recvs.empty());
+	nic_stats st;
+	nic_world_stats(world, &st);
+	EXPECT_GE(st.rnr_naks, 2u);
+	ASSERT_EQ(nic_srq_post_recv(srq, &r), 0);
+	run();
+	ASSERT_EQ(nodes[1].got.recvs.size(), 1u);
+	EXPECT_EQ(nodes[1].got.recvs[0].cookie, 33u);
+	EXPECT_EQ(buf, data);
+	ASSERT_EQ(nodes[0].got.sends.size(), 1u);
+	EXPECT_EQ(nodes[0].got.sends[0].status, NIC_OK);
+	EXPECT_EQ(nic_srq_destroy(srq), -EBUSY);
+	nic_qp_destroy(a);
+	nic_qp_destroy(b);
+	EXPECT_EQ(nic_srq_destroy(srq), 0);
+}
+
 struct Mads {
 	std::vector<std::pair<uint32_t, std::vector<uint8_t>>> got;
 };

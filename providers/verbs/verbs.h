@@ -136,6 +136,10 @@ struct vrb_eq {
 	struct vrb_fabric         *fabric;
 	struct fi_eq_attr          attr;
 	struct rdma_event_channel *channel;
+	/* The wait descriptor (FI_GETWAIT): an epoll set of the channel's
+	 * descriptor and wake_fd, an eventfd fi_eq_write signals. */
+	int                        epfd;
+	int                        wake_fd;
 	pthread_mutex_t            lock;
 	struct fabsim_eventq       q;
 	int                        refs; /* bound endpoints: vrb_eq_ref() */

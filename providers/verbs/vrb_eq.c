@@ -5,13 +5,18 @@
  * and become FI_CONNREQ, FI_CONNECTED and FI_SHUTDOWN entries, or error
  * entries (a reject carries the peer's private data as err_data).
  * Resolution steps and events for requests nobody accepted yet are the
- * provider's business and never reach the queue. */
+ * provider's business and never reach the queue. The wait descriptor is an
+ * epoll set of the channel's and of an eventfd that fi_eq_write signals:
+ * an application's own event wakes a thread blocked on the EQ too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fabsim/fi_stubs.h>
 
@@ -136,6 +141,20 @@ static void drain(struct vrb_eq *eq)
 	}
 }
 
+/* Lock held: an empty queue takes back what fi_eq_write signalled, so
+ * that the descriptor is readable again only for the next event. Passes
+ * ret through. */
+static ssize_t settled(struct vrb_eq *eq, ssize_t ret)
+{
+	uint64_t count;
+
+	if (fabsim_eventq_empty(&eq->q) &&
+	    read(eq->wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		FI_WARN(&vrb_prov, FI_LOG_EQ, "read(eventfd): %s\n",
+			strerror(errno));
+	return ret;
+}
+
 /* ---- Reading ----------------------------------------------------------------------------- */
 
 static ssize_t eq_read(struct fid_eq *fid, uint32_t *event, void *buf,
@@ -148,7 +167,7 @@ static ssize_t eq_read(struct fid_eq *fid, uint32_t *event, void *buf,
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&eq->lock);
 	drain(eq);
-	ret = fabsim_eventq_read(&eq->q, event, buf, len, flags);
+	ret = settled(eq, fabsim_eventq_read(&eq->q, event, buf, len, flags));
 	pthread_mutex_unlock(&eq->lock);
 	return ret;
 }
@@ -165,8 +184,8 @@ static ssize_t eq_readerr(struct fid_eq *fid, struct fi_eq_err_entry *buf,
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&eq->lock);
 	drain(eq);
-	ret = fabsim_eventq_readerr(&eq->q, buf, flags,
-				    eq->fabric->fabric_fid.api_version);
+	ret = settled(eq, fabsim_eventq_readerr(&eq->q, buf, flags,
+				    eq->fabric->fabric_fid.api_version));
 	pthread_mutex_unlock(&eq->lock);
 	return ret;
 }
@@ -183,6 +202,9 @@ static ssize_t eq_write(struct fid_eq *fid, uint32_t event, const void *buf,
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&eq->lock);
 	ret = fabsim_eventq_push(&eq->q, event, buf, len);
+	if (!ret && write(eq->wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+		FI_WARN(&vrb_prov, FI_LOG_EQ, "write(eventfd): %s\n",
+			strerror(errno));
 	pthread_mutex_unlock(&eq->lock);
 	return ret ? ret : (ssize_t)len;
 }
@@ -202,7 +224,7 @@ static ssize_t eq_sread(struct fid_eq *fid, uint32_t *event, void *buf,
 	int64_t deadline = timeout < 0 ? -1 : now_ms() + timeout;
 
 	for (;;) {
-		struct pollfd p = { .fd = eq->channel->fd, .events = POLLIN };
+		struct pollfd p = { .fd = eq->epfd, .events = POLLIN };
 		ssize_t ret = eq_read(fid, event, buf, len, flags);
 		int wait_ms;
 
@@ -228,7 +250,7 @@ int vrb_eq_trywait(struct vrb_eq *eq)
 
 	pthread_mutex_lock(&eq->lock);
 	drain(eq);
-	ret = fabsim_eventq_empty(&eq->q) ? 0 : -FI_EAGAIN;
+	ret = settled(eq, fabsim_eventq_empty(&eq->q) ? 0 : -FI_EAGAIN);
 	pthread_mutex_unlock(&eq->lock);
 	return ret;
 }
@@ -312,7 +334,7 @@ static int eq_control(struct fid *fid, int command, void *arg)
 	case FI_GETWAIT:
 		if (!arg)
 			return -FI_EINVAL;
-		*(int *)arg = eq->channel->fd;
+		*(int *)arg = eq->epfd;
 		return 0;
 	case FI_GETWAITOBJ:
 		if (!arg)
@@ -340,6 +362,8 @@ static int eq_close(struct fid *fid)
 	fabsim_eventq_fini(&eq->q);
 	pthread_mutex_unlock(&eq->lock);
 	vrb_lib.destroy_event_channel(eq->channel);
+	close(eq->epfd);
+	close(eq->wake_fd);
 	pthread_mutex_destroy(&eq->lock);
 	pthread_mutex_lock(&eq->fabric->lock);
 	eq->fabric->refs--;
@@ -366,6 +390,28 @@ static struct fi_ops_eq eq_ops = {
 	.sread = eq_sread,
 	.strerror = eq_strerror,
 };
+
+/* The epoll set of the channel's descriptor and the eventfd; -1 with
+ * errno set and nothing left open on failure. */
+static int wait_set(struct vrb_eq *eq)
+{
+	struct epoll_event in = { .events = EPOLLIN };
+	int saved;
+
+	eq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	eq->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (eq->wake_fd >= 0 && eq->epfd >= 0 &&
+	    !epoll_ctl(eq->epfd, EPOLL_CTL_ADD, eq->channel->fd, &in) &&
+	    !epoll_ctl(eq->epfd, EPOLL_CTL_ADD, eq->wake_fd, &in))
+		return 0;
+	saved = errno;
+	if (eq->wake_fd >= 0)
+		close(eq->wake_fd);
+	if (eq->epfd >= 0)
+		close(eq->epfd);
+	errno = saved;
+	return -1;
+}
 
 int vrb_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **out, void *context)
@@ -400,6 +446,13 @@ int vrb_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 			vrb_lib.destroy_event_channel(eq->channel);
 		free(eq);
 		return -FI_ENODEV;
+	}
+	if (wait_set(eq)) {
+		FI_WARN(&vrb_prov, FI_LOG_EQ, "fi_eq_open: the wait "
+			"descriptor: %s\n", strerror(errno));
+		vrb_lib.destroy_event_channel(eq->channel);
+		free(eq);
+		return -FI_ENOMEM;
 	}
 	eq->attr = *attr;
 	eq->fabric = fab;

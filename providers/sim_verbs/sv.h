@@ -13,6 +13,7 @@
  *   sv_qp.c      queue pairs: states, attributes, the NIC's callbacks
  *   sv_post.c    ibv_post_send / ibv_post_recv: work requests to the NIC
  *   sv_ah.c      address handles, GIDs to hosts, the GRH of a datagram
+ *   sv_srq.c     shared receive queues
  *   sv_async.c   asynchronous events
  *   sv_misc.c    strings, rates, sysfs, fork, and what is not simulated
  *
@@ -179,12 +180,25 @@ struct sv_wr {
 	bool           consumed;  /* receive taken by an RDMA write with imm */
 	uint64_t       operand, compare; /* atomics */
 	struct sv_grh_room grh;   /* UD receives */
+	struct sv_srq *srq;       /* a receive posted to an SRQ */
 	struct sv_wr  *prev, *next;
+};
+
+struct sv_srq {
+	struct ibv_srq       srq;
+	struct sv_pd        *pd;
+	struct nic_srq      *nsrq;
+	struct sv_wr        *recvs, *recvs_tail; /* outstanding */
+	uint32_t             recv_count;
+	struct ibv_srq_attr  attr;     /* max_wr, max_sge, srq_limit */
+	bool                 armed;    /* srq_limit set: the event is due */
+	int                  refs;     /* QPs */
 };
 
 struct sv_qp {
 	struct ibv_qp        qp;
 	struct sv_pd        *pd;
+	struct sv_srq       *srq;      /* receives come from it */
 	struct sv_cq        *scq, *rcq;
 	struct nic_qp       *nqp;
 	struct ibv_qp_cap    cap;
@@ -216,6 +230,15 @@ void sv_wr_unlink(struct sv_wr *w);
 /* A receive being posted completes at once if an RDMA write with
  * immediate data waits for one; true then. */
 bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id);
+/* A receive posted to an SRQ was taken (lock held): may raise
+ * IBV_EVENT_SRQ_LIMIT_REACHED. */
+void sv_srq_taken(struct sv_srq *srq);
+int sv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad);
+/* Whether sge's local key names a region of pd that covers it (and lets
+ * the device write there if it must); its NIC region to *out. */
+bool sv_lkey_ok(struct sv_pd *pd, const struct ibv_sge *sge,
+		bool device_writes, struct nic_mr **out);
 /* For rdma_cm (sv_private.h), lock held. */
 int sv_qp_connect_locked(struct ibv_qp *qp, uint32_t host, uint32_t qpn);
 void sv_qp_error_locked(struct ibv_qp *qp);

@@ -77,6 +77,9 @@ static void fill_device_attr(const struct sv_device *d,
 	a->max_mr = cfg->mr.max_regions && cfg->mr.max_regions < INT32_MAX ?
 			    (int)cfg->mr.max_regions : INT32_MAX;
 	a->max_pd = SV_MAX_PD;
+	a->max_srq = SV_MAX_CQ;
+	a->max_srq_wr = SV_MAX_QP_WR;
+	a->max_srq_sge = SV_MAX_SGE;
 	a->max_qp_rd_atom = SV_MAX_RD_ATOM;
 	a->max_res_rd_atom = SV_MAX_RD_ATOM * a->max_qp;
 	a->max_qp_init_rd_atom = SV_MAX_RD_ATOM;
@@ -265,13 +268,6 @@ int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
 
 /* ---- Contexts ------------------------------------------------------------------------ */
 
-static int no_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-		       struct ibv_recv_wr **bad)
-{
-	*bad = wr;
-	return EOPNOTSUPP;
-}
-
 static struct ibv_mw *no_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
 	errno = EOPNOTSUPP;
@@ -323,7 +319,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.req_notify_cq = sv_req_notify_cq;
 	ctx->ops.post_send = sv_post_send;
 	ctx->ops.post_recv = sv_post_recv;
-	ctx->ops.post_srq_recv = no_srq_recv;
+	ctx->ops.post_srq_recv = sv_post_srq_recv;
 	ctx->ops.alloc_mw = no_alloc_mw;
 	ctx->ops.bind_mw = no_bind_mw;
 	ctx->ops.dealloc_mw = no_dealloc_mw;

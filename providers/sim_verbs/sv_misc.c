@@ -246,28 +246,6 @@ int ibv_dofork_range(void *base, size_t size)
 		return NULL;     \
 	} while (0)
 
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *srq_init_attr)
-{
-	NOT_SIMULATED_PTR;
-}
-
-int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
-		   int srq_attr_mask)
-{
-	return EOPNOTSUPP;
-}
-
-int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
-{
-	return EOPNOTSUPP;
-}
-
-int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	return EOPNOTSUPP;
-}
-
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 		     uint16_t lid)
 {

@@ -167,8 +167,9 @@ static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
 	}
 	if (!ret) {
 		pd->refs++;
-		/* Registration blocks the caller for its cost. */
-		nic_world_advance(sv_world.nic, cost);
+		/* Registration blocks the caller for its cost (time moves
+		 * for every thread and process that waits meanwhile). */
+		nic_sched_sleep(sv_world.nic, cost);
 	}
 	sv->unlock();
 	if (ret) {

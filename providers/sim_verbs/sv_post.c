@@ -23,8 +23,8 @@
 
 #include "sv.h"
 
-static bool lkey_ok(struct sv_qp *qp, const struct ibv_sge *sge,
-		    bool device_writes, struct nic_mr **out)
+bool sv_lkey_ok(struct sv_pd *pd, const struct ibv_sge *sge,
+		bool device_writes, struct nic_mr **out)
 {
 	struct sv_mr *mr;
 	uintptr_t start, end, rstart, rend;
@@ -32,8 +32,8 @@ static bool lkey_ok(struct sv_qp *qp, const struct ibv_sge *sge,
 	*out = NULL;
 	if (!sge->length)
 		return true;
-	mr = sv_mr_find(qp->pd->ctx->dev, sge->lkey);
-	if (!mr || mr->pd != qp->pd)
+	mr = sv_mr_find(pd->ctx->dev, sge->lkey);
+	if (!mr || mr->pd != pd)
 		return false;
 	if (device_writes && !(mr->access & IBV_ACCESS_LOCAL_WRITE))
 		return false;
@@ -185,7 +185,7 @@ static int post_one_send(struct sv_qp *qp, const struct ibv_send_wr *wr)
 
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
 			return fail_local(qp, w, IBV_WC_LOC_QP_OP_ERR);
-		if (!lkey_ok(qp, &wr->sg_list[0], true, &mr))
+		if (!sv_lkey_ok(qp->pd, &wr->sg_list[0], true, &mr))
 			return fail_local(qp, w, IBV_WC_LOC_PROT_ERR);
 		w->byte_len = 8;
 		nw.atomic.datatype = FI_UINT64;
@@ -217,7 +217,7 @@ static int post_one_send(struct sv_qp *qp, const struct ibv_send_wr *wr)
 			nw.sge[i].len = s->length;
 			if (is_inline && wr->opcode != IBV_WR_RDMA_READ)
 				continue; /* copied now: no key involved */
-			if (!lkey_ok(qp, s, device_writes, &nw.sge[i].mr))
+			if (!sv_lkey_ok(qp->pd, s, device_writes, &nw.sge[i].mr))
 				return fail_local(qp, w, IBV_WC_LOC_PROT_ERR);
 		}
 		if (is_inline && wr->opcode != IBV_WR_RDMA_READ)
@@ -290,7 +290,7 @@ static int post_one_recv(struct sv_qp *qp, const struct ibv_recv_wr *wr)
 	struct sv_wr *w;
 	int ret;
 
-	if (qp->qp.state == IBV_QPS_RESET)
+	if (qp->qp.state == IBV_QPS_RESET || qp->srq)
 		return EINVAL;
 	if (qp->recv_count >= qp->cap.max_recv_wr)
 		return ENOMEM;
@@ -315,7 +315,7 @@ static int post_one_recv(struct sv_qp *qp, const struct ibv_recv_wr *wr)
 
 		r.sge[i].addr = (void *)(uintptr_t)s->addr;
 		r.sge[i].len = s->length;
-		if (!lkey_ok(qp, s, true, &r.sge[i].mr))
+		if (!sv_lkey_ok(qp->pd, s, true, &r.sge[i].mr))
 			return fail_local(qp, w, IBV_WC_LOC_PROT_ERR);
 	}
 	if (qp->qp.qp_type == IBV_QPT_UD)

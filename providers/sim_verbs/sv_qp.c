@@ -55,7 +55,10 @@ static enum ibv_wc_status wc_status(enum nic_status st)
 void sv_wr_unlink(struct sv_wr *w)
 {
 	struct sv_qp *qp = w->qp;
-	struct sv_wr **head = w->recv ? &qp->recvs : &qp->sends;
+	struct sv_wr **head = w->srq ? &w->srq->recvs :
+			      w->recv ? &qp->recvs : &qp->sends;
+	struct sv_wr **tail = w->srq ? &w->srq->recvs_tail :
+			      w->recv ? &qp->recvs_tail : NULL;
 
 	if (w->prev)
 		w->prev->next = w->next;
@@ -63,8 +66,8 @@ void sv_wr_unlink(struct sv_wr *w)
 		*head = w->next;
 	if (w->next)
 		w->next->prev = w->prev;
-	else if (w->recv)
-		qp->recvs_tail = w->prev;
+	else if (tail)
+		*tail = w->prev;
 }
 
 static void wc_init(struct ibv_wc *wc, const struct sv_qp *qp,
@@ -142,7 +145,10 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 		free(w);
 		return;
 	}
-	qp->recv_count--;
+	if (w->srq)
+		sv_srq_taken(w->srq);
+	else
+		qp->recv_count--;
 	wc_init(&wc, qp, w, wc_status(c->status));
 	wc.vendor_err = c->status == NIC_OK ? 0 : c->status;
 	/* On a truncation, the whole message's length (what fitted and what
@@ -188,11 +194,15 @@ void sv_qp_take_recv_for_imm(struct sv_qp *qp, uint32_t imm, uint32_t len,
 {
 	struct sv_pending_imm *p;
 
-	for (struct sv_wr *w = qp->recvs; w; w = w->next) {
+	for (struct sv_wr *w = qp->srq ? qp->srq->recvs : qp->recvs; w;
+	     w = w->next) {
 		if (w->consumed || nic_cancel_recv(qp->nqp, (uintptr_t)w))
 			continue;
 		w->consumed = true;
-		qp->recv_count--;
+		if (w->srq)
+			sv_srq_taken(w->srq);
+		else
+			qp->recv_count--;
 		complete_imm(qp, w->wr_id, imm, len, src_qp);
 		return;
 	}
@@ -266,9 +276,9 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	int ret;
 
 	if ((init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UD) ||
-	    init->srq) {
-		/* UC, raw packet, XRC and shared receive queues are not
-		 * simulated by this face yet. */
+	    (init->srq && init->qp_type != IBV_QPT_RC)) {
+		/* UC, raw packet, XRC and datagrams from a shared receive
+		 * queue are not simulated by this face yet. */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -286,14 +296,24 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	qp->rcq = SV_CONTAINER_OF(init->recv_cq, struct sv_cq, cq);
 	qp->cap = init->cap;
 	qp->sq_sig_all = init->sq_sig_all;
+	if (init->srq) {
+		/* The SRQ's limits stand for the QP's receive queue. */
+		qp->srq = SV_CONTAINER_OF(init->srq, struct sv_srq, srq);
+		qp->cap.max_recv_wr = 0;
+		qp->cap.max_recv_sge = 0;
+	}
 	sv->lock();
 	ret = nic_qp_create(pd->ctx->dev->nic,
 			    init->qp_type == IBV_QPT_UD ? NIC_QP_UD : NIC_QP_RC,
 			    &sv_qp_nic_ops, qp, &qp->nqp);
+	if (!ret && qp->srq && (ret = nic_qp_use_srq(qp->nqp, qp->srq->nsrq)))
+		nic_qp_destroy(qp->nqp);
 	if (!ret) {
 		pd->refs++;
 		qp->scq->refs++;
 		qp->rcq->refs++;
+		if (qp->srq)
+			qp->srq->refs++;
 	}
 	sv->unlock();
 	if (ret) {
@@ -306,6 +326,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	qp->qp.pd = ibpd;
 	qp->qp.send_cq = init->send_cq;
 	qp->qp.recv_cq = init->recv_cq;
+	qp->qp.srq = init->srq;
 	qp->qp.qp_num = nic_qp_num(qp->nqp);
 	qp->qp.handle = qp->qp.qp_num;
 	qp->qp.state = IBV_QPS_RESET;
@@ -320,6 +341,12 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
 
 	sv->lock();
+	/* Destroying a QP is a command to the NIC, which takes the fixed
+	 * time of one (a registration's, mr.base_ns): the wire moves on
+	 * meanwhile, and what was already on its way to the QP arrives and
+	 * is acknowledged, as on a device, where a program's teardown comes
+	 * long after its last completion. */
+	nic_sched_sleep(sv_world.nic, sv_world.cfg.mr.base_ns);
 	/* The NIC forgets everything posted; so does the face. */
 	nic_qp_destroy(qp->nqp);
 	while (qp->sends) {
@@ -343,6 +370,8 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
 	sv->unlock();
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
@@ -500,6 +529,7 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 		init->qp_context = ibqp->qp_context;
 		init->send_cq = ibqp->send_cq;
 		init->recv_cq = ibqp->recv_cq;
+		init->srq = ibqp->srq;
 		init->cap = qp->cap;
 		init->qp_type = ibqp->qp_type;
 		init->sq_sig_all = qp->sq_sig_all;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Two processes on one shared simulated fabric through the verbs face
 # (LD_LIBRARY_PATH, FI_SIM_FABRIC, FI_SIM_NODE):
-#  - Debian's own ibv_rc_pingpong and ibv_ud_pingpong (ibverbs-utils),
-#    unmodified, as server and client; each run's trace (FI_SIM_PCAP)
+#  - Debian's own ibv_rc_pingpong, ibv_ud_pingpong and ibv_srq_pingpong
+#    (ibverbs-utils), unmodified, as server and client; each run's trace (FI_SIM_PCAP)
 #    decodes in tshark (no malformed packet; the datagrams carry the
 #    program's Q_Key) and passes `fabsim trace check`;
 #  - Debian's fi_pingpong -e msg on FI_PROVIDER=verbs (fabsim's
@@ -87,6 +87,30 @@ if command -v ibv_ud_pingpong >/dev/null; then
 	fi
 else
 	echo "SKIP: ibv_ud_pingpong is not installed (Debian package ibverbs-utils)"
+fi
+
+# Debian's ibv_srq_pingpong: 16 RC QPs a side taking their receives from one
+# shared receive queue; its last sends are still in flight when the other
+# side tears down, as on a device.
+if command -v ibv_srq_pingpong >/dev/null; then
+	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="srq$$" FI_SIM_PCAP="$TEST_TMPDIR/srq.pcap"
+	srqport=$(free_port)
+	pair srq ibv_srq_pingpong -g 0 -n 500 -p $srqport -- \
+		ibv_srq_pingpong -g 0 -n 500 -p $srqport 127.0.0.1
+	unset FI_SIM_PCAP
+	for side in server client; do
+		grep -q "500 iters in" srq.$side || { echo "FAIL: srq: $side did not finish"; cat srq.$side; fail=1; }
+	done
+	check=$("$fabsim" trace check srq.pcap)
+	echo "$check"
+	grep -q " 0 problems" <<<"$check" || { echo "FAIL: srq: the trace has problems"; fail=1; }
+	if command -v tshark >/dev/null; then
+		qps=$(tshark -r srq.pcap -Y "infiniband.bth.opcode == 4" -T fields -e ip.dst -e infiniband.bth.destqp 2>/dev/null | sort -u | wc -l)
+		echo "tshark: sends reach $qps QPs"
+		[ "$qps" -eq 32 ] || { echo "FAIL: srq: sends reach $qps QPs, want 16 a side"; fail=1; }
+	fi
+else
+	echo "SKIP: ibv_srq_pingpong is not installed (Debian package ibverbs-utils)"
 fi
 
 if command -v fi_pingpong >/dev/null; then

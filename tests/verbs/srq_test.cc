@@ -1,0 +1,277 @@
+// Shared receive queues on the verbs face, through rdma-core's API: RC
+// queue pairs of one device take the receives of one SRQ in the order they
+// were posted; each completion names the QP that took it; a QP's error
+// leaves the SRQ's receives to the others; the limit event; an empty SRQ
+// makes senders retry.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+
+#include <cstring>
+#include <vector>
+
+#include <infiniband/verbs.h>
+
+namespace {
+
+constexpr size_t kBuf = 1 << 16;
+
+struct Dev {
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+	std::vector<uint8_t> mem = std::vector<uint8_t>(kBuf);
+	ibv_mr *mr = nullptr;
+	ibv_gid gid{};
+};
+
+class Srq : public ::testing::Test {
+protected:
+	ibv_device **list = nullptr;
+	Dev a, b;            // senders on a, receivers on b
+	ibv_srq *srq = nullptr;
+	ibv_qp *tx[2] = {};  // on a
+	ibv_qp *rx[2] = {};  // on b, on the SRQ
+
+	void SetUp() override
+	{
+		int n = 0;
+		list = ibv_get_device_list(&n);
+		ASSERT_NE(list, nullptr);
+		ASSERT_EQ(n, 2) << "the test runs with FABSIM_VERBS_DEVICES=2";
+		Open(a, list[0]);
+		Open(b, list[1]);
+		ibv_srq_init_attr init{};
+		init.attr.max_wr = 8;
+		init.attr.max_sge = 1;
+		srq = ibv_create_srq(b.pd, &init);
+		ASSERT_NE(srq, nullptr) << strerror(errno);
+		for (int i = 0; i < 2; i++) {
+			tx[i] = Qp(a, nullptr);
+			rx[i] = Qp(b, srq);
+			ASSERT_NE(tx[i], nullptr);
+			ASSERT_NE(rx[i], nullptr) << strerror(errno);
+			Connect(tx[i], rx[i], b.gid);
+			Connect(rx[i], tx[i], a.gid);
+		}
+	}
+
+	void TearDown() override
+	{
+		for (ibv_qp *qp : { tx[0], tx[1], rx[0], rx[1] })
+			if (qp)
+				EXPECT_EQ(ibv_destroy_qp(qp), 0);
+		if (srq)
+			EXPECT_EQ(ibv_destroy_srq(srq), 0);
+		for (Dev *d : { &a, &b }) {
+			EXPECT_EQ(ibv_dereg_mr(d->mr), 0);
+			EXPECT_EQ(ibv_destroy_cq(d->cq), 0);
+			EXPECT_EQ(ibv_dealloc_pd(d->pd), 0);
+			EXPECT_EQ(ibv_close_device(d->ctx), 0);
+		}
+		ibv_free_device_list(list);
+	}
+
+	static void Open(Dev &d, ibv_device *dev)
+	{
+		d.ctx = ibv_open_device(dev);
+		ASSERT_NE(d.ctx, nullptr);
+		d.pd = ibv_alloc_pd(d.ctx);
+		d.cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
+		d.mr = ibv_reg_mr(d.pd, d.mem.data(), d.mem.size(),
+				  IBV_ACCESS_LOCAL_WRITE);
+		ASSERT_TRUE(d.pd && d.cq && d.mr);
+		ASSERT_EQ(ibv_query_gid(d.ctx, 1, 1, &d.gid), 0);
+	}
+
+	static ibv_qp *Qp(Dev &d, ibv_srq *s)
+	{
+		ibv_qp_init_attr init{};
+		init.send_cq = d.cq;
+		init.recv_cq = d.cq;
+		init.srq = s;
+		init.cap = { 8, s ? 0u : 8u, 1, s ? 0u : 1u, 0 };
+		init.qp_type = IBV_QPT_RC;
+		return ibv_create_qp(d.pd, &init);
+	}
+
+	static void Connect(ibv_qp *qp, ibv_qp *peer, const ibv_gid &gid)
+	{
+		ibv_qp_attr attr{};
+		attr.qp_state = IBV_QPS_INIT;
+		attr.port_num = 1;
+		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+					IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					IBV_QP_ACCESS_FLAGS), 0);
+		attr.qp_state = IBV_QPS_RTR;
+		attr.path_mtu = IBV_MTU_1024;
+		attr.dest_qp_num = peer->qp_num;
+		attr.min_rnr_timer = 1;
+		attr.ah_attr.is_global = 1;
+		attr.ah_attr.grh.dgid = gid;
+		attr.ah_attr.grh.sgid_index = 1;
+		attr.ah_attr.port_num = 1;
+		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+					IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					IBV_QP_MIN_RNR_TIMER), 0);
+		attr.qp_state = IBV_QPS_RTS;
+		attr.retry_cnt = 7;
+		attr.rnr_retry = 7;
+		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+					IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	}
+
+	int PostSrq(size_t off, uint32_t len, uint64_t id)
+	{
+		ibv_sge sge = { (uintptr_t)&b.mem[off], len, b.mr->lkey };
+		ibv_recv_wr wr{}, *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		return ibv_post_srq_recv(srq, &wr, &bad);
+	}
+
+	int Send(ibv_qp *qp, size_t off, uint32_t len, uint64_t id)
+	{
+		ibv_sge sge = { (uintptr_t)&a.mem[off], len, a.mr->lkey };
+		ibv_send_wr wr{}, *bad = nullptr;
+		wr.wr_id = id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		return ibv_post_send(qp, &wr, &bad);
+	}
+
+	static bool Poll(Dev &d, ibv_wc *wc, int turns = 200000)
+	{
+		for (int i = 0; i < turns; i++) {
+			int n = ibv_poll_cq(d.cq, 1, wc);
+			if (n == 1)
+				return true;
+			EXPECT_EQ(n, 0);
+		}
+		return false;
+	}
+};
+
+TEST_F(Srq, QueuePairsTakeTheSharedReceivesInOrderAndSayWhichTookThem)
+{
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(PostSrq(1024 * i, 1024, 100 + i), 0);
+	memset(a.mem.data(), 'x', 100);
+	memset(a.mem.data() + 4096, 'y', 200);
+	ASSERT_EQ(Send(tx[1], 0, 100, 1), 0);
+	ibv_wc wc{};
+	ASSERT_TRUE(Poll(b, &wc));
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(wc.wr_id, 100u) << "the first posted";
+	EXPECT_EQ(wc.qp_num, rx[1]->qp_num);
+	EXPECT_EQ(wc.byte_len, 100u);
+	ASSERT_EQ(Send(tx[0], 4096, 200, 2), 0);
+	ASSERT_TRUE(Poll(b, &wc));
+	EXPECT_EQ(wc.wr_id, 101u);
+	EXPECT_EQ(wc.qp_num, rx[0]->qp_num);
+	EXPECT_EQ(wc.byte_len, 200u);
+	EXPECT_EQ(b.mem[0], 'x');
+	EXPECT_EQ(b.mem[1024], 'y');
+	for (int i = 0; i < 2; i++) {
+		ASSERT_TRUE(Poll(a, &wc));
+		EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	}
+}
+
+TEST_F(Srq, AQueuePairsErrorLeavesTheReceivesToTheOthers)
+{
+	ASSERT_EQ(PostSrq(0, 1024, 7), 0);
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(rx[0], &attr, IBV_QP_STATE), 0);
+	ibv_wc wc{};
+	EXPECT_FALSE(Poll(b, &wc, 2000)) << "the SRQ's receive was flushed";
+	ASSERT_EQ(Send(tx[1], 0, 10, 1), 0);
+	ASSERT_TRUE(Poll(b, &wc));
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(wc.wr_id, 7u);
+	EXPECT_EQ(wc.qp_num, rx[1]->qp_num);
+}
+
+TEST_F(Srq, AnEmptySharedQueueMakesTheSenderRetryUntilAReceiveComes)
+{
+	ASSERT_EQ(Send(tx[0], 0, 64, 1), 0);
+	ibv_wc wc{};
+	EXPECT_FALSE(Poll(a, &wc, 5000)) << "completed with nowhere to land";
+	ASSERT_EQ(PostSrq(0, 64, 9), 0);
+	ASSERT_TRUE(Poll(b, &wc));
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(wc.wr_id, 9u);
+	ASSERT_TRUE(Poll(a, &wc));
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+}
+
+TEST_F(Srq, TheLimitEventComesOnceFewerReceivesAreLeft)
+{
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(PostSrq(256 * i, 256, i), 0);
+	ibv_srq_attr attr{};
+	attr.srq_limit = 3;
+	ASSERT_EQ(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), 0);
+	ASSERT_EQ(ibv_query_srq(srq, &attr), 0);
+	EXPECT_EQ(attr.srq_limit, 3u);
+	EXPECT_EQ(attr.max_wr, 8u);
+
+	// Three left: not fewer than the limit yet.
+	ASSERT_EQ(Send(tx[0], 0, 8, 1), 0);
+	ibv_wc wc{};
+	ASSERT_TRUE(Poll(b, &wc));
+	int fl = fcntl(b.ctx->async_fd, F_GETFL);
+	ASSERT_EQ(fcntl(b.ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+	ibv_async_event ev{};
+	errno = 0;
+	EXPECT_EQ(ibv_get_async_event(b.ctx, &ev), -1);
+	EXPECT_EQ(errno, EAGAIN);
+	// Two left.
+	ASSERT_EQ(Send(tx[0], 0, 8, 2), 0);
+	ASSERT_TRUE(Poll(b, &wc));
+	ASSERT_EQ(ibv_get_async_event(b.ctx, &ev), 0) << strerror(errno);
+	EXPECT_EQ(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+	EXPECT_EQ(ev.element.srq, srq);
+	ibv_ack_async_event(&ev);
+	ASSERT_EQ(ibv_query_srq(srq, &attr), 0);
+	EXPECT_EQ(attr.srq_limit, 0u) << "the limit is disarmed";
+}
+
+TEST_F(Srq, WhatASharedQueueRefuses)
+{
+	ibv_sge sge = { (uintptr_t)b.mem.data(), 64, b.mr->lkey };
+	ibv_recv_wr wr{}, *bad = nullptr;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	EXPECT_EQ(ibv_post_recv(rx[0], &wr, &bad), EINVAL)
+		<< "a QP on an SRQ has no receive queue of its own";
+	EXPECT_EQ(bad, &wr);
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(PostSrq(0, 64, i), 0);
+	EXPECT_EQ(PostSrq(0, 64, 8), ENOMEM) << "max_wr is 8";
+	EXPECT_EQ(ibv_destroy_srq(srq), EBUSY) << "QPs use it";
+	ibv_srq_attr attr{};
+	attr.max_wr = 16;
+	EXPECT_EQ(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR), EINVAL);
+	attr.srq_limit = 9;
+	EXPECT_EQ(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), EINVAL)
+		<< "beyond max_wr";
+
+	ibv_qp_init_attr init{};
+	init.send_cq = b.cq;
+	init.recv_cq = b.cq;
+	init.srq = srq;
+	init.cap = { 1, 0, 1, 0, 0 };
+	init.qp_type = IBV_QPT_UD;
+	EXPECT_EQ(ibv_create_qp(b.pd, &init), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP) << "datagrams from an SRQ";
+}
+
+} // namespace

@@ -10,7 +10,10 @@
  *
  * Transport. Queue pairs are reliable (NIC_QP_RD: reliable datagram, one QP
  * talks to any peer QP with per-peer sequence state, as RDM endpoints need;
- * NIC_QP_RC: the same bound to one peer) or unreliable (NIC_QP_UD). Reliable
+ * NIC_QP_RC: the same bound to one peer) or unreliable (NIC_QP_UD; NIC_QP_UC,
+ * connected: RC's packets in the UC transport, sends and writes only, no
+ * acknowledgement — a request completes once its last packet is out, and a
+ * message that loses a packet or finds no receive is dropped). Reliable
  * traffic uses RoCE RC packets: PSNs, ACK/NAK, go-back-N retransmission on a
  * sequence NAK or a timeout, receiver-not-ready NAKs with a retry timer, and
  * error completions on remote access errors and retry exhaustion
@@ -121,6 +124,9 @@ struct nic_stats {
 	uint64_t retry_exhausted;  /* peers given up on */
 	uint64_t ud_no_buffer;     /* datagrams dropped: no receive posted */
 	uint64_t ud_bad_qkey;      /* datagrams dropped: the Q_Key differs */
+	uint64_t uc_dropped;       /* UC messages a receiver dropped: broken
+				    * by a lost packet, no receive, a write
+				    * refused (wholly lost ones: unseen) */
 	uint64_t threads_out_of_time; /* program threads that stayed away */
 	uint64_t dma_failures;     /* host memory another process could not reach */
 };
@@ -266,6 +272,7 @@ enum nic_qp_type {
 	NIC_QP_RD, /* reliable, any peer */
 	NIC_QP_RC, /* reliable, one peer */
 	NIC_QP_UD, /* unreliable datagrams, one packet each */
+	NIC_QP_UC, /* unreliable, one peer: sends and writes, no ACKs */
 };
 
 /* A peer queue pair. */
@@ -444,7 +451,7 @@ uint32_t nic_qp_num(const struct nic_qp *qp);
 int nic_qp_renumber(struct nic_qp *qp, uint32_t qpn);
 struct nic *nic_qp_nic(const struct nic_qp *qp);
 
-/* RC only: the one peer. */
+/* RC and UC only: the one peer. */
 int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer);
 
 /* UD only: the Q_Key the QP accepts datagrams with, and sends with unless
@@ -477,7 +484,8 @@ size_t nic_qp_outstanding(const struct nic_qp *qp);
 
 /* ---- Shared receive queues ----------------------------------------------------- */
 
-/* Receives that several RC QPs of a NIC take from, in the order posted.
+/* Receives that several RC (or UC) QPs of a NIC take from, in the order
+ * posted.
  * A send that finds none draws a receiver-not-ready NAK (no unexpected
  * queue). A QP's error leaves them for the others. Completions come from
  * the QP that took the receive (its recv_done). */
@@ -488,8 +496,8 @@ int nic_srq_create(struct nic *nic, struct nic_srq **out);
 int nic_srq_destroy(struct nic_srq *srq);
 /* An untagged receive from any source (flags 0), copied. */
 int nic_srq_post_recv(struct nic_srq *srq, const struct nic_recv *recv);
-/* The QP's receives come from srq from now on: an RC QP with nothing
- * posted yet, of srq's NIC; -EINVAL otherwise. */
+/* The QP's receives come from srq from now on: an RC or UC QP with
+ * nothing posted yet, of srq's NIC; -EINVAL otherwise. */
 int nic_qp_use_srq(struct nic_qp *qp, struct nic_srq *srq);
 
 #endif

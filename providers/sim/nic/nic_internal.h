@@ -530,6 +530,12 @@ struct nic_qp {
 struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
 			      bool create);
 
+/* Bound to one peer (rc_peer). */
+static inline bool nic_qp_connected_type(const struct nic_qp *qp)
+{
+	return qp->type == NIC_QP_RC || qp->type == NIC_QP_UC;
+}
+
 /* ---- Transmit scheduling (nic_tx.c) --------------------------------------------------- */
 
 /* The flow has something to send: queue it for the port. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * RoCE RC/UD opcodes the NIC puts in its packets' BTH (IBA vol 1, 9.2;
- * ../../traces has the table of which headers each carries). */
+ * RoCE RC/UC/UD opcodes the NIC puts in its packets' BTH (IBA vol 1, 9.2;
+ * ../../traces has the table of which headers each carries). A UC opcode
+ * is its RC one in the UC transport (+ NIC_OP_UC): the predicates below
+ * answer for both. */
 #ifndef FABSIM_NIC_OPCODE_H
 #define FABSIM_NIC_OPCODE_H
 
@@ -30,6 +32,15 @@ enum nic_opcode {
 	NIC_OP_UD_SEND_ONLY_IMM = 0x65,
 };
 
+/* The UC transport's opcodes: sends and writes only, RC's plus this. */
+#define NIC_OP_UC 0x20
+
+/* The RC opcode a UC one stands for; any other unchanged. */
+static inline int nic_op_rc(int op)
+{
+	return (op & 0xe0) == NIC_OP_UC ? op & 0x1f : op;
+}
+
 /* AETH syndromes */
 enum {
 	NIC_AETH_ACK = 0x1f,          /* ACK, no credit limit */
@@ -45,21 +56,25 @@ enum nic_pos { NIC_POS_FIRST, NIC_POS_MIDDLE, NIC_POS_LAST, NIC_POS_ONLY };
 
 static inline int nic_op_is_send(int op)
 {
+	op = nic_op_rc(op);
 	return op <= NIC_OP_SEND_ONLY_IMM;
 }
 
 static inline int nic_op_is_write(int op)
 {
+	op = nic_op_rc(op);
 	return op >= NIC_OP_WRITE_FIRST && op <= NIC_OP_WRITE_ONLY_IMM;
 }
 
 static inline int nic_op_is_read_resp(int op)
 {
+	op = nic_op_rc(op);
 	return op >= NIC_OP_READ_RESP_FIRST && op <= NIC_OP_READ_RESP_ONLY;
 }
 
 static inline int nic_op_is_first(int op)
 {
+	op = nic_op_rc(op);
 	return op == NIC_OP_SEND_FIRST || op == NIC_OP_SEND_ONLY ||
 	       op == NIC_OP_SEND_ONLY_IMM || op == NIC_OP_WRITE_FIRST ||
 	       op == NIC_OP_WRITE_ONLY || op == NIC_OP_WRITE_ONLY_IMM;
@@ -67,6 +82,7 @@ static inline int nic_op_is_first(int op)
 
 static inline int nic_op_is_last(int op)
 {
+	op = nic_op_rc(op);
 	return op == NIC_OP_SEND_LAST || op == NIC_OP_SEND_LAST_IMM ||
 	       op == NIC_OP_SEND_ONLY || op == NIC_OP_SEND_ONLY_IMM ||
 	       op == NIC_OP_WRITE_LAST || op == NIC_OP_WRITE_LAST_IMM ||
@@ -75,6 +91,7 @@ static inline int nic_op_is_last(int op)
 
 static inline int nic_op_has_imm(int op)
 {
+	op = nic_op_rc(op);
 	return op == NIC_OP_SEND_LAST_IMM || op == NIC_OP_SEND_ONLY_IMM ||
 	       op == NIC_OP_WRITE_LAST_IMM || op == NIC_OP_WRITE_ONLY_IMM ||
 	       op == NIC_OP_UD_SEND_ONLY_IMM;

@@ -331,7 +331,7 @@ size_t nic_qp_outstanding(const struct nic_qp *qp)
 
 int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer)
 {
-	if (qp->type != NIC_QP_RC)
+	if (!nic_qp_connected_type(qp))
 		return -EINVAL;
 	qp->rc_peer = peer;
 	qp->rc_connected = true;
@@ -398,8 +398,12 @@ static int check_wr(const struct nic_qp *qp, const struct nic_wr *wr)
 	if ((wr->opcode == NIC_WR_WRITE || wr->opcode == NIC_WR_READ) &&
 	    !wr->rma_count)
 		return -EINVAL;
-	if (qp->type == NIC_QP_RC && !qp->rc_connected)
+	if (nic_qp_connected_type(qp) && !qp->rc_connected)
 		return -ENOTCONN;
+	/* Unreliable connections carry sends and writes only. */
+	if (qp->type == NIC_QP_UC && wr->opcode != NIC_WR_SEND &&
+	    wr->opcode != NIC_WR_WRITE)
+		return -EINVAL;
 	return 0;
 }
 
@@ -448,7 +452,7 @@ static bool stage_at_post(const struct nic_qp *qp, const struct nic_wr *wr)
 
 int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 {
-	struct nic_peer peer = qp->type == NIC_QP_RC ? qp->rc_peer : wr->peer;
+	struct nic_peer peer = nic_qp_connected_type(qp) ? qp->rc_peer : wr->peer;
 	struct nic_swqe *wqe;
 	struct nic_flow *flow;
 	int ret = check_wr(qp, wr);

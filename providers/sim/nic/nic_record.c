@@ -336,7 +336,7 @@ static char *describe(struct nic_recorder *rec, const struct nic_pkt *pkt)
 {
 	char buf[512];
 	size_t n = 0;
-	uint8_t op = pkt->opcode;
+	uint8_t op = (uint8_t)nic_op_rc(pkt->opcode);
 	const struct nic_fabsim_hdr *h = &pkt->fabsim;
 
 #define ADD(...)                                                              \
@@ -346,7 +346,8 @@ static char *describe(struct nic_recorder *rec, const struct nic_pkt *pkt)
 					      __VA_ARGS__);                   \
 	} while (0)
 	ADD("src=%u:%u dst=%u:%u op=%u psn=%u ackreq=%d", pkt->src.host,
-	    pkt->src.qpn, pkt->dst.host, pkt->dst.qpn, op, nic_psn_wire(pkt->psn),
+	    pkt->src.qpn, pkt->dst.host, pkt->dst.qpn, pkt->opcode,
+	    nic_psn_wire(pkt->psn),
 	    (pkt->flags & NIC_PKT_ACKREQ) ? 1 : 0);
 	if (op == NIC_OP_WRITE_FIRST || op == NIC_OP_WRITE_ONLY ||
 	    op == NIC_OP_WRITE_ONLY_IMM || op == NIC_OP_READ_REQUEST)

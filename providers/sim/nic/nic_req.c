@@ -17,6 +17,10 @@
  * A flow fails as a whole when the retry budget is spent: every request on
  * it completes with NIC_RETRY_EXC_ERR and the flow starts a new epoch, whose
  * packets the peer recognises as a fresh start.
+ *
+ * A UC flow (unreliable connected) builds the same packets in the UC
+ * transport, asks for no ACK and keeps no window: a request completes once
+ * its last packet is built, each packet carrying its own copy of the data.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -229,7 +233,8 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 		skip -= sge[i].len;
 		i++;
 	}
-	if (sge[i].len - skip >= len && !nic_world_shared(world)) {
+	if (sge[i].len - skip >= len && !nic_world_shared(world) &&
+	    flow->qp->type != NIC_QP_UC) {
 		pkt = nic_pkt_alloc(world, false);
 		pkt->payload = (const uint8_t *)sge[i].addr + skip;
 		pkt->payload_len = (uint32_t)len;
@@ -430,7 +435,10 @@ static struct nic_pkt *build_psn(struct nic_flow *flow, uint32_t psn,
 	pkt->src_qp_gen = flow->qp->gen;
 	pkt->dst = flow->peer;
 	pkt->imm = w->wr.imm;
-	if (nic_op_is_last(pkt->opcode) || (index + 1) % tp->ack_every == 0)
+	if (flow->qp->type == NIC_QP_UC)
+		pkt->opcode += NIC_OP_UC;
+	else if (nic_op_is_last(pkt->opcode) ||
+		 (index + 1) % tp->ack_every == 0)
 		pkt->flags |= NIC_PKT_ACKREQ;
 	if (retransmit)
 		pkt->flags |= NIC_PKT_RETRANSMIT;
@@ -448,6 +456,18 @@ static uint32_t psns_covered(const struct nic_flow *flow, uint32_t psn)
 	size_t off, seg = rma_locate(w, mtu, psn - w->psn_first, &in_seg, &off);
 
 	return packets_for(w->wr.rma[seg].len, mtu) - in_seg;
+}
+
+/* UC: the packet just built was the last of its request, which is done. */
+static void uc_sent(struct nic_flow *flow)
+{
+	struct nic_swqe *w = flow->sq_head;
+
+	flow->acked_psn = flow->send_psn;
+	if (flow->send_psn != w->psn_first + w->psn_count)
+		return;
+	complete_wqe(flow, pop_head(flow), NIC_OK);
+	nic_wqe_put(flow_world(flow), w);
 }
 
 struct nic_pkt *nic_req_next(struct nic_flow *flow)
@@ -468,6 +488,10 @@ struct nic_pkt *nic_req_next(struct nic_flow *flow)
 	pkt = build_psn(flow, flow->send_psn,
 			(int32_t)(flow->send_psn - flow->high_psn) < 0);
 	flow->send_psn += psns_covered(flow, flow->send_psn);
+	if (flow->qp->type == NIC_QP_UC) {
+		uc_sent(flow);
+		return pkt;
+	}
 	if ((int32_t)(flow->send_psn - flow->high_psn) > 0)
 		flow->high_psn = flow->send_psn;
 	if (flow->timer == NM_EVENT_NONE)

@@ -9,6 +9,11 @@
  * NAK and is retried by the sender. A request that fails its protection
  * checks draws a fatal NAK naming its PSN, and its PSNs are stepped over so
  * that later requests go on.
+ *
+ * UC (unreliable connected) packets draw no answer at all: a gap in their
+ * PSNs drops the message it breaks (its receive goes back first in line)
+ * until the next message starts; a send that finds no receive, and a write
+ * that fails its checks, are dropped whole.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -468,6 +473,31 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 		send_ack(qp, flow, pkt, pkt->psn, NIC_AETH_ACK);
 }
 
+/* A UC packet in PSN order, or the first of a message after a gap. */
+static void uc_request(struct nic_qp *qp, struct nic_flow *flow,
+		       const struct nic_pkt *pkt)
+{
+	struct nic_world *world = qp->nic->world;
+	bool first = nic_op_is_first(pkt->opcode);
+
+	if ((int32_t)(pkt->psn - flow->epsn) < 0)
+		return; /* a copy the network made: UC never sends again */
+	if (pkt->psn != flow->epsn) {
+		/* Packets were lost: what they belonged to is. */
+		if (flow->rx.active)
+			world->stats.uc_dropped++;
+		abort_rx(qp, flow);
+	}
+	flow->epsn = pkt->psn + 1;
+	if (!first && !flow->rx.active)
+		return; /* the rest of a message already dropped */
+	if (nic_op_is_send(pkt->opcode) ? !send_packet(qp, flow, pkt) :
+					   !write_packet(qp, flow, pkt)) {
+		world->stats.uc_dropped++;
+		memset(&flow->rx, 0, sizeof(flow->rx));
+	}
+}
+
 void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
 {
 	struct nic_qp *qp = nic_find_qp(nic, pkt->dst.qpn);
@@ -491,9 +521,16 @@ void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
 	}
 	if (qp->in_error)
 		return;
-	if (qp->type == NIC_QP_RC &&
+	if (nic_qp_connected_type(qp) &&
 	    (pkt->src.host != qp->rc_peer.host || pkt->src.qpn != qp->rc_peer.qpn))
 		return;
+	if (qp->type == NIC_QP_UC) {
+		flow = (pkt->opcode & 0xe0) == NIC_OP_UC ?
+			       nic_flow_get(qp, pkt->src, true) : NULL;
+		if (flow)
+			uc_request(qp, flow, pkt);
+		return;
+	}
 	if (is_response(pkt->opcode)) {
 		flow = nic_flow_get(qp, pkt->src, false);
 		if (!flow || pkt->epoch != flow->epoch)

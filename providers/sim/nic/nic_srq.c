@@ -41,7 +41,7 @@ int nic_qp_use_srq(struct nic_qp *qp, struct nic_srq *srq)
 {
 	const struct nic_matcher *own = &qp->matcher;
 
-	if (qp->type != NIC_QP_RC || srq->nic != qp->nic || qp->srq ||
+	if (!nic_qp_connected_type(qp) || srq->nic != qp->nic || qp->srq ||
 	    own->posted_msg.head || own->posted_tag.head)
 		return -EINVAL;
 	qp->srq = srq;

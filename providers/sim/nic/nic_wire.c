@@ -15,8 +15,9 @@ enum { RETH = 16, AETH = 4, ATOMIC_ETH = 28, ATOMIC_ACK_ETH = 8, IMM = 4,
 uint32_t nic_pkt_header_bytes(const struct nic_pkt *pkt)
 {
 	uint32_t h = 0;
+	int op = nic_op_rc(pkt->opcode);
 
-	switch (pkt->opcode) {
+	switch (op) {
 	case NIC_OP_WRITE_FIRST:
 	case NIC_OP_WRITE_ONLY:
 	case NIC_OP_READ_REQUEST:
@@ -47,8 +48,8 @@ uint32_t nic_pkt_header_bytes(const struct nic_pkt *pkt)
 	default:
 		break;
 	}
-	if (nic_op_has_imm(pkt->opcode) && pkt->opcode != NIC_OP_WRITE_ONLY_IMM &&
-	    pkt->opcode != NIC_OP_UD_SEND_ONLY_IMM)
+	if (nic_op_has_imm(op) && op != NIC_OP_WRITE_ONLY_IMM &&
+	    op != NIC_OP_UD_SEND_ONLY_IMM)
 		h += IMM;
 	return h;
 }

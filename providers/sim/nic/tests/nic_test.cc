@@ -470,6 +470,128 @@ TEST_P(NicTest, LossDuplicationAndReorderingAreRepaired)
 	EXPECT_GT(st.duplicates, 0u);
 }
 
+// An unreliable connection (UC) over the same network: no ACK, no
+// retransmission; every send completes; a message that loses a packet, or
+// finds no receive, is dropped whole, and the receives go to the intact
+// ones, in order.
+TEST_P(NicTest, UnreliableConnectionsDropWhatTheNetworkBreaks)
+{
+	build("roce-100g", lossy);
+	nic_qp *a, *b;
+	static Collected got_a, got_b;
+	got_a = {};
+	got_b = {};
+	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_UC, &kOps, &got_a, &a), 0);
+	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_UC, &kOps, &got_b, &b), 0);
+	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
+	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	const int n = 200;
+	std::vector<std::vector<uint8_t>> out(n);
+	std::vector<std::vector<uint8_t>> in(n, std::vector<uint8_t>(20000));
+	for (int i = 0; i < n; i++) {
+		nic_recv r = recv_of(in[i].data(), in[i].size(), (uint64_t)i);
+		ASSERT_EQ(nic_post_recv(b, &r), 0);
+	}
+	for (int i = 0; i < n; i++) {
+		// The first byte names the message.
+		out[i] = pattern(1 + (i * 977) % 20000, (uint8_t)i);
+		out[i][0] = (uint8_t)i;
+		nic_wr wr = send_wr(nodes[1], out[i].data(), out[i].size(), i);
+		ASSERT_EQ(nic_post_send(a, &wr), 0);
+	}
+	uint8_t value = 1, old = 0;
+	nic_wr rd = send_wr(nodes[1], &value, 1, 999);
+	rd.opcode = NIC_WR_READ;
+	rd.rma_count = 1;
+	rd.rma[0] = {(uint64_t)(uintptr_t)&old, 1, 1};
+	EXPECT_EQ(nic_post_send(a, &rd), -EINVAL) << "no reads on UC";
+	run();
+
+	ASSERT_EQ(got_a.sends.size(), (size_t)n);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(got_a.sends[i].cookie, (uint64_t)i);
+		EXPECT_EQ(got_a.sends[i].status, NIC_OK);
+	}
+	nic_stats st;
+	nic_world_stats(world, &st);
+	EXPECT_EQ(st.retransmits, 0u);
+	EXPECT_GT(st.uc_dropped, 0u);
+	ASSERT_LT(got_b.recvs.size(), (size_t)n) << "nothing was lost";
+	EXPECT_GT(got_b.recvs.size(), (size_t)n / 4);
+	int last = -1;
+	for (size_t k = 0; k < got_b.recvs.size(); k++) {
+		const nic_completion &c = got_b.recvs[k];
+		EXPECT_EQ(c.cookie, k) << "receives are taken in order";
+		EXPECT_EQ(c.status, NIC_OK);
+		int i = in[k][0];
+		for (int j = last + 1; j < n; j++)
+			if ((uint8_t)j == i && out[j].size() == c.len) {
+				i = j;
+				break;
+			}
+		ASSERT_GT(i, last) << "messages land in the order sent";
+		ASSERT_EQ(c.len, out[i].size());
+		EXPECT_TRUE(std::equal(out[i].begin(), out[i].end(), in[k].begin()))
+			<< "message " << i << " in receive " << k;
+		last = i;
+	}
+	nic_qp_destroy(a);
+	nic_qp_destroy(b);
+}
+
+void duplicating(nm_config *cfg)
+{
+	cfg->impair.duplicate_rate = 0.3;
+	cfg->seed = 5;
+}
+
+// On UC a send completes before its packets have crossed the network, so
+// they carry their own copy of the data; copies the network makes are
+// dropped, not taken for a gap.
+TEST_P(NicTest, UnreliableConnectionsCarryTheirDataAndIgnoreDuplicates)
+{
+	build("roce-100g", duplicating);
+	nic_qp *a, *b;
+	static Collected got_a, got_b;
+	got_a = {};
+	got_b = {};
+	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_UC, &kOps, &got_a, &a), 0);
+	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_UC, &kOps, &got_b, &b), 0);
+	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
+	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	const int n = 50;
+	std::vector<std::vector<uint8_t>> out(n), in(n);
+	for (int i = 0; i < n; i++) {
+		out[i] = pattern(3000 + i, (uint8_t)i);
+		in[i].assign(out[i].size(), 0);
+		nic_recv r = recv_of(in[i].data(), in[i].size(), (uint64_t)i);
+		ASSERT_EQ(nic_post_recv(b, &r), 0);
+	}
+	std::vector<std::vector<uint8_t>> sent = out;
+	for (int i = 0; i < n; i++) {
+		nic_wr wr = send_wr(nodes[1], sent[i].data(), sent[i].size(), i);
+		ASSERT_EQ(nic_post_send(a, &wr), 0);
+	}
+	// The sender reuses its buffers as soon as the sends complete.
+	while (got_a.sends.size() < (size_t)n && nic_world_run_instant(world)) {
+	}
+	ASSERT_EQ(got_a.sends.size(), (size_t)n);
+	EXPECT_LT(got_b.recvs.size(), (size_t)n) << "all arrived already";
+	for (auto &s : sent)
+		std::fill(s.begin(), s.end(), 0xee);
+	run();
+	ASSERT_EQ(got_b.recvs.size(), (size_t)n);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(got_b.recvs[i].status, NIC_OK);
+		EXPECT_EQ(in[i], out[i]) << "message " << i;
+	}
+	nic_stats st;
+	nic_world_stats(world, &st);
+	EXPECT_EQ(st.uc_dropped, 0u);
+	nic_qp_destroy(a);
+	nic_qp_destroy(b);
+}
+
 void link_down_long(nm_config *cfg)
 {
 	cfg->fault_count = 1;

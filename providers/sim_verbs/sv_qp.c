@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * Queue pairs: reliable-connected ones over the NIC model's RC queue pairs,
- * unreliable-datagram ones over its UD queue pairs.
+ * Queue pairs: reliable-connected, unreliable-connected and
+ * unreliable-datagram ones over the NIC model's RC, UC and UD queue pairs.
  *
  * States follow verbs: RESET -> INIT (receives may be posted) -> RTR (RC:
  * the peer's GID and QP number connect the NIC's QP) -> RTS (sends may be
@@ -165,7 +165,7 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	 * wake a CQ armed for solicited completions. */
 	sv_cq_push(qp->rcq, &wc, true);
 	free(w);
-	if (c->status == NIC_TRUNCATED && qp->qp.qp_type == IBV_QPT_RC) {
+	if (c->status == NIC_TRUNCATED && qp->qp.qp_type != IBV_QPT_UD) {
 		/* A local length error is fatal to an RC queue pair. */
 		qp->qp.state = IBV_QPS_ERR;
 		nic_qp_set_error(qp->nqp);
@@ -268,6 +268,15 @@ static bool cap_ok(const struct ibv_qp_cap *cap)
 	       cap->max_inline_data <= SV_MAX_INLINE;
 }
 
+static enum nic_qp_type nic_type_of(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_UD: return NIC_QP_UD;
+	case IBV_QPT_UC: return NIC_QP_UC;
+	default: return NIC_QP_RC;
+	}
+}
+
 struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 			     struct ibv_qp_init_attr *init)
 {
@@ -275,10 +284,11 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	struct sv_qp *qp;
 	int ret;
 
-	if ((init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UD) ||
-	    (init->srq && init->qp_type != IBV_QPT_RC)) {
-		/* UC, raw packet, XRC and datagrams from a shared receive
-		 * queue are not simulated by this face yet. */
+	if ((init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
+	     init->qp_type != IBV_QPT_UD) ||
+	    (init->srq && init->qp_type == IBV_QPT_UD)) {
+		/* Raw packet, XRC and datagrams from a shared receive queue
+		 * are not simulated by this face yet. */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -303,8 +313,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 		qp->cap.max_recv_sge = 0;
 	}
 	sv->lock();
-	ret = nic_qp_create(pd->ctx->dev->nic,
-			    init->qp_type == IBV_QPT_UD ? NIC_QP_UD : NIC_QP_RC,
+	ret = nic_qp_create(pd->ctx->dev->nic, nic_type_of(init->qp_type),
 			    &sv_qp_nic_ops, qp, &qp->nqp);
 	if (!ret && qp->srq && (ret = nic_qp_use_srq(qp->nqp, qp->srq->nsrq)))
 		nic_qp_destroy(qp->nqp);
@@ -414,7 +423,7 @@ static int ud_attrs_ok(enum ibv_qp_state from, enum ibv_qp_state to,
 	return (mask & req) == req && !(mask & ~(req | opt)) ? 0 : EINVAL;
 }
 
-/* RC: what a transition does to the NIC's QP. */
+/* RC and UC: what a transition does to the NIC's QP. */
 static int rc_transition(struct sv_qp *qp, enum ibv_qp_state from,
 			 enum ibv_qp_state to, const struct ibv_qp_attr *attr,
 			 int mask)

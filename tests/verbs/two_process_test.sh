@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Two processes on one shared simulated fabric through the verbs face
 # (LD_LIBRARY_PATH, FI_SIM_FABRIC, FI_SIM_NODE):
-#  - Debian's own ibv_rc_pingpong, ibv_ud_pingpong and ibv_srq_pingpong
-#    (ibverbs-utils), unmodified, as server and client; each run's trace (FI_SIM_PCAP)
+#  - Debian's own ibv_rc_pingpong, ibv_ud_pingpong, ibv_uc_pingpong and
+#    ibv_srq_pingpong (ibverbs-utils), unmodified, as server and client; each run's trace (FI_SIM_PCAP)
 #    decodes in tshark (no malformed packet; the datagrams carry the
 #    program's Q_Key) and passes `fabsim trace check`;
 #  - Debian's fi_pingpong -e msg on FI_PROVIDER=verbs (fabsim's
@@ -87,6 +87,31 @@ if command -v ibv_ud_pingpong >/dev/null; then
 	fi
 else
 	echo "SKIP: ibv_ud_pingpong is not installed (Debian package ibverbs-utils)"
+fi
+
+# Debian's ibv_uc_pingpong: unreliable-connected sends, no acknowledgement
+# on the wire.
+if command -v ibv_uc_pingpong >/dev/null; then
+	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="uc$$" FI_SIM_PCAP="$TEST_TMPDIR/uc.pcap"
+	ucport=$(free_port)
+	pair uc ibv_uc_pingpong -g 0 -n 200 -p $ucport -- \
+		ibv_uc_pingpong -g 0 -n 200 -p $ucport 127.0.0.1
+	unset FI_SIM_PCAP
+	for side in server client; do
+		grep -q "200 iters in" uc.$side || { echo "FAIL: uc: $side did not finish"; cat uc.$side; fail=1; }
+	done
+	check=$("$fabsim" trace check uc.pcap)
+	echo "$check"
+	grep -q " 0 problems" <<<"$check" || { echo "FAIL: uc: the trace has problems"; fail=1; }
+	if command -v tshark >/dev/null; then
+		frames=$(tshark -r uc.pcap 2>/dev/null | grep -c "UC Send Only" || true)
+		acks=$(tshark -r uc.pcap 2>/dev/null | grep -c "Acknowledge" || true)
+		echo "tshark: $frames UC Send Only frames, $acks acknowledgements"
+		[ "$frames" -eq 400 ] || { echo "FAIL: uc: tshark sees $frames sends, want 400"; fail=1; }
+		[ "$acks" -eq 0 ] || { echo "FAIL: uc: acknowledgements on an unreliable connection"; fail=1; }
+	fi
+else
+	echo "SKIP: ibv_uc_pingpong is not installed (Debian package ibverbs-utils)"
 fi
 
 # Debian's ibv_srq_pingpong: 16 RC QPs a side taking their receives from one

@@ -440,6 +440,10 @@ static int rc_transition(struct sv_qp *qp, enum ibv_qp_state from,
 
 	if (peer.host == NIC_HOST_ANY)
 		return EINVAL; /* no route to that GID */
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096 ||
+	     nic_qp_set_mtu(qp->nqp, 128u << attr->path_mtu)))
+		return EINVAL;
 	return -nic_qp_connect(qp->nqp, peer);
 }
 

@@ -52,10 +52,13 @@ if command -v ibv_rc_pingpong >/dev/null; then
 	echo "$check"
 	grep -q " 0 problems" <<<"$check" || { echo "FAIL: rc: the trace has problems"; fail=1; }
 	if command -v tshark >/dev/null; then
-		frames=$(tshark -r rc.pcap 2>/dev/null | grep -c "RC Send Only" || true)
+		# 4096-byte messages on its default path MTU of 1024: four packets.
+		frames=$(tshark -r rc.pcap 2>/dev/null | grep -c "RC Send First" || true)
+		middle=$(tshark -r rc.pcap 2>/dev/null | grep -c "RC Send Middle" || true)
 		bad=$(tshark -r rc.pcap 2>/dev/null | grep -c "Malformed" || true)
-		echo "tshark: $frames RC Send Only frames, $bad malformed"
+		echo "tshark: $frames RC Send First frames, $middle Send Middle, $bad malformed"
 		[ "$frames" -eq 400 ] || { echo "FAIL: rc: tshark sees $frames sends, want 400 (200 each way)"; fail=1; }
+		[ "$middle" -eq 800 ] || { echo "FAIL: rc: tshark sees $middle middle packets, want two a message"; fail=1; }
 		[ "$bad" -eq 0 ] || { echo "FAIL: rc: tshark finds malformed packets"; fail=1; }
 	else
 		echo "SKIP: tshark is not installed: the trace is only checked by fabsim"
@@ -104,9 +107,9 @@ if command -v ibv_uc_pingpong >/dev/null; then
 	echo "$check"
 	grep -q " 0 problems" <<<"$check" || { echo "FAIL: uc: the trace has problems"; fail=1; }
 	if command -v tshark >/dev/null; then
-		frames=$(tshark -r uc.pcap 2>/dev/null | grep -c "UC Send Only" || true)
+		frames=$(tshark -r uc.pcap 2>/dev/null | grep -c "UC Send First" || true)
 		acks=$(tshark -r uc.pcap 2>/dev/null | grep -c "Acknowledge" || true)
-		echo "tshark: $frames UC Send Only frames, $acks acknowledgements"
+		echo "tshark: $frames UC Send First frames, $acks acknowledgements"
 		[ "$frames" -eq 400 ] || { echo "FAIL: uc: tshark sees $frames sends, want 400"; fail=1; }
 		[ "$acks" -eq 0 ] || { echo "FAIL: uc: acknowledgements on an unreliable connection"; fail=1; }
 	fi
@@ -130,7 +133,7 @@ if command -v ibv_srq_pingpong >/dev/null; then
 	echo "$check"
 	grep -q " 0 problems" <<<"$check" || { echo "FAIL: srq: the trace has problems"; fail=1; }
 	if command -v tshark >/dev/null; then
-		qps=$(tshark -r srq.pcap -Y "infiniband.bth.opcode == 4" -T fields -e ip.dst -e infiniband.bth.destqp 2>/dev/null | sort -u | wc -l)
+		qps=$(tshark -r srq.pcap -Y "infiniband.bth.opcode == 0" -T fields -e ip.dst -e infiniband.bth.destqp 2>/dev/null | sort -u | wc -l)
 		echo "tshark: sends reach $qps QPs"
 		[ "$qps" -eq 32 ] || { echo "FAIL: srq: sends reach $qps QPs, want 16 a side"; fail=1; }
 	fi

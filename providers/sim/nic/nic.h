@@ -454,6 +454,11 @@ struct nic *nic_qp_nic(const struct nic_qp *qp);
 /* RC and UC only: the one peer. */
 int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer);
 
+/* The path MTU of a connection (a power of two from 256 bytes; more than
+ * the link's is the link's), before the QP has talked to anyone: -EINVAL
+ * otherwise. Both ends must use the same. A new QP has the link's. */
+int nic_qp_set_mtu(struct nic_qp *qp, uint32_t bytes);
+
 /* UD only: the Q_Key the QP accepts datagrams with, and sends with unless
  * a request names another (NIC_WR_QKEY). A new UD QP has NIC_DGRAM_QKEY. */
 int nic_qp_set_qkey(struct nic_qp *qp, uint32_t qkey);

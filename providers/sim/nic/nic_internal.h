@@ -516,6 +516,7 @@ struct nic_qp {
 	bool                  in_error;
 	uint32_t              ud_psn;     /* UD: next send PSN (24 bits) */
 	uint32_t              qkey;       /* UD: what it accepts and sends */
+	uint32_t              mtu;        /* payload bytes per packet (path MTU) */
 	struct nic_flow     **flows;      /* hash by peer */
 	size_t                flow_slots;
 	size_t                flow_count;

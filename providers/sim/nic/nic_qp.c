@@ -239,6 +239,7 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 	qp->rq = &qp->matcher;
 	qp->gen = ++nic->qp_gen;
 	qp->qkey = NIC_DGRAM_QKEY;
+	qp->mtu = nic->world->mtu;
 	ret = qpn_alloc(nic, qp);
 	if (ret) {
 		fs_mem_free(nic->world->arena, qp);
@@ -335,6 +336,14 @@ int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer)
 		return -EINVAL;
 	qp->rc_peer = peer;
 	qp->rc_connected = true;
+	return 0;
+}
+
+int nic_qp_set_mtu(struct nic_qp *qp, uint32_t bytes)
+{
+	if (bytes < 256 || (bytes & (bytes - 1)) || qp->flow_count)
+		return -EINVAL;
+	qp->mtu = bytes < qp->nic->world->mtu ? bytes : qp->nic->world->mtu;
 	return 0;
 }
 

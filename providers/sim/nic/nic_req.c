@@ -36,7 +36,7 @@ static struct nic_world *flow_world(const struct nic_flow *flow)
 
 static uint32_t mtu_of(const struct nic_flow *flow)
 {
-	return flow_world(flow)->mtu;
+	return flow->qp->mtu;
 }
 
 static uint32_t packets_for(uint64_t bytes, uint32_t mtu)

@@ -100,7 +100,7 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 {
 	struct nic_read_job *job = flow->reads;
 	struct nic_qp *qp = flow->qp;
-	uint32_t mtu = qp->nic->world->mtu, count;
+	uint32_t mtu = qp->mtu, count;
 	uint32_t i;
 	size_t len;
 	struct nic_pkt *pkt;
@@ -387,13 +387,14 @@ static bool is_response(uint8_t op)
 	       nic_op_is_read_resp(op);
 }
 
-/* How many PSNs a request occupies, to step over a failed one. */
-static uint32_t request_span(const struct nic_world *world,
+/* How many PSNs a request occupies, to step over a failed one (both ends
+ * of a connection use the same path MTU). */
+static uint32_t request_span(const struct nic_qp *qp,
 			     const struct nic_pkt *pkt)
 {
 	if (pkt->opcode == NIC_OP_READ_REQUEST ||
 	    pkt->opcode == NIC_OP_WRITE_FIRST)
-		return packets_for(pkt->reth_len, world->mtu);
+		return packets_for(pkt->reth_len, qp->mtu);
 	return 1;
 }
 
@@ -437,7 +438,7 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 		struct nic_completion c = { .flags = NIC_CQ_REMOTE_READ,
 					    .len = pkt->reth_len,
 					    .source = pkt->src };
-		flow->epsn += request_span(world, pkt);
+		flow->epsn += request_span(qp, pkt);
 		nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
 				   world->recv_overhead_ns);
 		return;
@@ -464,7 +465,7 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 	}
 	if (!ok) {
 		nak(qp, flow, pkt, pkt->psn, NIC_AETH_NAK_REM_ACCESS);
-		flow->epsn = pkt->psn + request_span(world, pkt);
+		flow->epsn = pkt->psn + request_span(qp, pkt);
 		memset(&flow->rx, 0, sizeof(flow->rx));
 		return;
 	}

@@ -111,7 +111,7 @@ static void leave_shared(void)
 		nic_world_unlock(sv_world.nic);
 	}
 	sv_world.ndev = 0;
-	if (shared_world_detach(sv_world.shared, sv_world.nic, why,
+	if (shared_world_depart(sv_world.shared, sv_world.nic, why,
 				sizeof(why)))
 		fprintf(stderr, "fabsim verbs: %s\n", why);
 	sv_world.shared = NULL;

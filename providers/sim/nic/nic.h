@@ -84,6 +84,10 @@ bool nic_world_poll_lock(struct nic_world *world);
 void nic_world_expect_processes(struct nic_world *world, uint32_t count);
 /* This process stops using a world others go on with (lock held). */
 void nic_world_leave(struct nic_world *world);
+/* Lock held, after nic_world_leave, as the process exits: from now on a
+ * thread of this process that takes the world's lock (one that was waiting
+ * inside, say) lets it go at once and waits for the process's end. */
+void nic_world_depart(struct nic_world *world);
 /* True once a process died holding the lock of a shared world: its state
  * cannot be trusted, every call should fail (-FI_EIO). */
 bool nic_world_broken(const struct nic_world *world);

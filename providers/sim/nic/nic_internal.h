@@ -263,7 +263,11 @@ struct nic_world {
 					 * to read */
 	uint64_t          sched_changes; /* threads taken out of time, buried */
 	/* The program's threads (nic_sched.c). */
-	pthread_cond_t    activity;    /* a thread may now move time */
+	/* A futex word, bumped when a thread may now move time. Not a
+	 * condition variable: a process that exits or dies while one of its
+	 * threads waits on a process-shared one leaves it waiting for that
+	 * thread for ever, and every later broadcast hangs. */
+	uint32_t          activity;
 	uint64_t          signals;     /* bumped when work or completions appear
 					* (for any process) */
 	struct nic_thread *threads;
@@ -278,7 +282,9 @@ struct nic_world {
 	uint32_t          looks;         /* scheduler passes, to space checks */
 	struct timespec   peers_checked; /* when processes were last checked */
 	struct nic_timer *timers;      /* the glue's, not yet run */
-	int               sleepers;    /* threads blocked on `activity` */
+	int               sleepers;    /* threads waiting on `activity` (one
+					* that died stays counted: its only
+					* cost is wake-ups nobody needs) */
 	nm_config         cfg;
 	struct nic_transport_params transport;
 	nm_engine        *engine;

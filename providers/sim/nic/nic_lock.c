@@ -76,12 +76,36 @@ static bool trylock(struct nic_world *world)
  * events on the other CPU, and a futex sleep and wake-up costs more. */
 #define NIC_LOCK_SPINS 2000
 
+/* The world this process left on its way out (nic_world_depart). */
+static struct nic_world *departed;
+
+void nic_world_depart(struct nic_world *world)
+{
+	__atomic_store_n(&departed, world, __ATOMIC_RELEASE);
+}
+
+/* Lock just taken: a thread of a process that has left the world must not
+ * run it (it would be killed at the process's end, perhaps holding the
+ * lock, which breaks the world for everyone). */
+static void unless_departed(struct nic_world *world)
+{
+	if (__builtin_expect(__atomic_load_n(&departed, __ATOMIC_ACQUIRE) !=
+			     world, 1))
+		return;
+	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&world->lock);
+	for (;;)
+		pause();
+}
+
 void nic_world_lock(struct nic_world *world)
 {
 	if (world->version.shared) {
 		for (int i = 0; i < NIC_LOCK_SPINS; i++) {
-			if (trylock(world))
+			if (trylock(world)) {
+				unless_departed(world);
 				return;
+			}
 			/* The holder may be waiting for this CPU. */
 			if (holder_here(world) || i % 64 == 63)
 				sched_yield();
@@ -91,6 +115,7 @@ void nic_world_lock(struct nic_world *world)
 	}
 	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
 		nic_world_owner_died(world);
+	unless_departed(world);
 	nic_world_held(world);
 }
 
@@ -241,6 +266,7 @@ bool nic_world_poll_lock(struct nic_world *world)
 		missed(world);
 		return false;
 	}
+	unless_departed(world);
 	poller.misses = 0;
 	return true;
 }

@@ -26,6 +26,8 @@
  */
 #define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +43,6 @@
 
 void nic_sched_init(struct nic_world *world)
 {
-	pthread_condattr_t attr;
 	struct timespec now;
 
 	/* Different for every world ever made here or elsewhere (the
@@ -51,14 +52,7 @@ void nic_sched_init(struct nic_world *world)
 		((uint64_t)now.tv_sec * 1000000000u + now.tv_nsec) ^
 		((uint64_t)getpid() << 40) ^ (uintptr_t)world;
 
-	/* Real-time waits must not jump with the wall clock. */
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	/* Threads of other processes may wait on it too. */
-	if (world->arena)
-		pthread_condattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-	pthread_cond_init(&world->activity, &attr);
-	pthread_condattr_destroy(&attr);
+	world->activity = 0;
 	world->threads = NULL;
 	world->last_thread = NULL;
 	world->driver = NULL;
@@ -66,7 +60,6 @@ void nic_sched_init(struct nic_world *world)
 
 void nic_sched_fini(struct nic_world *world)
 {
-	pthread_cond_destroy(&world->activity);
 	while (world->threads) {
 		struct nic_thread *t = world->threads;
 
@@ -186,10 +179,22 @@ static void real_now(struct timespec *ts)
 	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
 }
 
+/* Futex operations on `activity`: private to the process unless other
+ * processes map the world. */
+static int activity_op(const struct nic_world *world, int op)
+{
+	return world->arena ? op : op | FUTEX_PRIVATE_FLAG;
+}
+
+/* Lock held. */
 static void wake_all(struct nic_world *world)
 {
-	if (world->sleepers)
-		pthread_cond_broadcast(&world->activity);
+	if (!world->sleepers)
+		return;
+	__atomic_store_n(&world->activity, world->activity + 1,
+			 __ATOMIC_RELEASE);
+	syscall(SYS_futex, &world->activity,
+		activity_op(world, FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
 }
 
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
@@ -216,28 +221,26 @@ static long ms_between(const struct timespec *from, const struct timespec *to)
 	       (to->tv_nsec - from->tv_nsec) / 1000000;
 }
 
-/* False when the real-time wait ran out with no wake-up. */
+/* Lock held (and held again on return). False when the real-time wait
+ * ran out with no wake-up. A wake-up between the unlock and the wait is
+ * not lost: the word has moved, and the wait returns at once. */
 static bool sleep_real(struct nic_world *world, int ms)
 {
-	struct timespec until;
-	int ret;
+	/* A relative timeout: FUTEX_WAIT measures it on the monotonic clock,
+	 * which the wall clock does not move. */
+	struct timespec span = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	uint32_t seen = world->activity;
+	long ret;
 
-	real_now(&until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
 	world->sleepers++;
-	nic_world_letting_go(world);
-	ret = pthread_cond_timedwait(&world->activity,
-				     &world->lock, &until);
-	nic_world_held(world);
-	if (ret == EOWNERDEAD)
-		nic_world_owner_died(world);
+	nic_world_unlock(world);
+	ret = syscall(SYS_futex, &world->activity,
+		      activity_op(world, FUTEX_WAIT), seen, &span, NULL, 0);
+	bool timed_out = ret == -1 && errno == ETIMEDOUT;
+
+	nic_world_lock(world);
 	world->sleepers--;
-	return ret != ETIMEDOUT;
+	return !timed_out;
 }
 
 static void set_running(struct nic_thread *t)

@@ -314,25 +314,38 @@ int shared_world_coordinator(const struct shared_world *sw)
 	return (int)fabsimd_session_coordinator(sw->session);
 }
 
-int shared_world_detach(struct shared_world *sw, struct nic_world *world,
-			char *err, size_t errlen)
+static int leave(struct shared_world *sw, struct nic_world *world,
+		 bool exiting, char *err, size_t errlen)
 {
 	nm_error e;
 	int ret = 0;
 
-	if (!sw)
-		return 0;
 	nic_world_lock(world);
 	if (nic_world_others_present(world))
 		nic_world_record_leave(world);
 	else if ((ret = nic_world_record_stop(world, &e)))
 		say(err, errlen, ret, "%s", e.msg);
 	nic_world_leave(world);
+	if (exiting)
+		nic_world_depart(world);
 	nic_world_unlock(world);
 	/* The world stays for the other members; the coordinator removes the
 	 * segment when the last one leaves. */
-	fs_arena_detach(sw->arena);
+	if (!exiting)
+		fs_arena_detach(sw->arena);
 	fabsimd_detach(sw->session);
 	free(sw);
 	return ret;
+}
+
+int shared_world_detach(struct shared_world *sw, struct nic_world *world,
+			char *err, size_t errlen)
+{
+	return sw ? leave(sw, world, false, err, errlen) : 0;
+}
+
+int shared_world_depart(struct shared_world *sw, struct nic_world *world,
+			char *err, size_t errlen)
+{
+	return sw ? leave(sw, world, true, err, errlen) : 0;
 }

@@ -42,5 +42,11 @@ int shared_world_coordinator(const struct shared_world *sw);
  * trace files (an error there is reported in err, the leave happens). */
 int shared_world_detach(struct shared_world *sw, struct nic_world *world,
 			char *err, size_t errlen);
+/* Leaves as the process exits, while other threads of it may still wait
+ * inside the world (a verbs program's event threads): the world stays
+ * mapped, and any of them that wakes waits for the process's end instead
+ * of running it (nic_world_depart). */
+int shared_world_depart(struct shared_world *sw, struct nic_world *world,
+			char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,143 @@
+// A process ends while one of its threads waits inside a shared world (a
+// verbs program's event thread, blocked in ibv_get_cq_event when main
+// returns): the others go on. Killed, it leaves nothing the others wait
+// on; leaving on its way out, its thread does not run the world again.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <csignal>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern "C" {
+#include <netmodel/nm_preset.h>
+#include "providers/sim/nic/nic.h"
+}
+
+namespace {
+
+class NicExit : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		name = "/fabsim-nic-exit-" + std::to_string(getpid());
+		char msg[256] = "";
+		fs_arena_unlink(name.c_str());
+		ASSERT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena,
+					  msg, sizeof(msg)), 0) << msg;
+		nm_config cfg;
+		nm_error err;
+		ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
+		nic_transport_params tp;
+		nic_transport_defaults(&tp);
+		ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
+		ASSERT_EQ(pipe(report), 0);
+	}
+
+	void TearDown() override
+	{
+		// The world is left for the process's end: a thread of a child
+		// may have parked on it (and a parked thread of this process
+		// must not find it freed).
+		fs_arena_unlink(name.c_str());
+		close(report[0]);
+		close(report[1]);
+	}
+
+	// In a child: a thread that waits inside the world until `ready`.
+	static void Waiter(nic_world *world, std::atomic<bool> *ready,
+			   std::atomic<bool> *returned)
+	{
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		while (!ready->load())
+			nic_sched_wait(world, [](void *c) {
+				return static_cast<std::atomic<bool> *>(c)->load();
+			}, ready, NM_TIME_NEVER, false);
+		returned->store(true);
+		nic_world_unlock(world);
+	}
+
+	// The parent wakes whoever waits, a thread of its own among them, and
+	// waits itself a little: none of it may hang on what a dead process
+	// left (a waiter killed inside a process-shared condition variable
+	// would make such wake-ups wait for it for ever).
+	void StillUsable()
+	{
+		std::atomic<bool> ready{false}, returned{false};
+		std::thread t(Waiter, world, &ready, &returned);
+		usleep(50000);
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		EXPECT_FALSE(nic_world_broken(world));
+		for (int i = 0; i < 5; i++) {
+			nic_sched_posted(world);
+			nic_sched_sleep(world, 1000);
+		}
+		ready.store(true);
+		nic_sched_posted(world);
+		nic_world_unlock(world);
+		t.join();
+		EXPECT_TRUE(returned.load());
+	}
+
+	std::string name;
+	fs_arena *arena = nullptr;
+	nic_world *world = nullptr;
+	int report[2] = {-1, -1};
+};
+
+TEST_F(NicExit, AProcessKilledWhileItsThreadWaitsInsideLeavesNothingBehind)
+{
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		static std::atomic<bool> ready{false}, returned{false};
+		std::thread t(Waiter, world, &ready, &returned);
+		usleep(100000);
+		if (write(report[1], "w", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause(); // killed here, its thread still waiting
+	}
+	char c = 0;
+	ASSERT_EQ(read(report[0], &c, 1), 1);
+	ASSERT_EQ(kill(child, SIGKILL), 0);
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	StillUsable();
+}
+
+TEST_F(NicExit, AThreadOfAProcessThatLeftOnItsWayOutDoesNotRunTheWorld)
+{
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		static std::atomic<bool> ready{false}, returned{false};
+		std::thread t(Waiter, world, &ready, &returned);
+		usleep(100000);
+		// What leaving on the way out does (shared_world_depart), and
+		// then the thread's condition comes true.
+		nic_world_lock(world);
+		nic_world_leave(world);
+		nic_world_depart(world);
+		ready.store(true);
+		nic_world_unlock(world);
+		usleep(200000);
+		char r = returned.load() ? 'r' : 'p';
+		if (write(report[1], &r, 1) != 1)
+			_exit(2);
+		_exit(0); // the thread, parked, ends with the process
+	}
+	char c = 0;
+	ASSERT_EQ(read(report[0], &c, 1), 1);
+	EXPECT_EQ(c, 'p') << "the thread went on in a world its process had left";
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	StillUsable();
+}
+
+}  // namespace

@@ -7,6 +7,7 @@
  *   cm_channel.c  event channels, events, rdma_get_cm_event
  *   cm_id.c       ids, address binding and resolution, listening, QPs,
  *                 devices, names and options
+ *   cm_rsocket.c  the rsocket API, whose sockets cannot be made here
  *   cm_conn.c     connections: IB CM MADs (REQ/REP/RTU/REJ/DREQ/DREP)
  *                 on the simulated wire, with retries
  *

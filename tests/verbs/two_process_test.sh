@@ -5,6 +5,7 @@
 #    ibv_srq_pingpong (ibverbs-utils), unmodified, as server and client; each run's trace (FI_SIM_PCAP)
 #    decodes in tshark (no malformed packet; the datagrams carry the
 #    program's Q_Key) and passes `fabsim trace check`;
+#  - Debian's rping and ucmatose (rdmacm-utils) over the librdmacm face;
 #  - Debian's fi_pingpong -e msg on FI_PROVIDER=verbs (fabsim's
 #    libfabric.so.1, its verbs provider over the face).
 set -euo pipefail
@@ -139,6 +140,23 @@ if command -v ibv_srq_pingpong >/dev/null; then
 	fi
 else
 	echo "SKIP: ibv_srq_pingpong is not installed (Debian package ibverbs-utils)"
+fi
+
+# Debian's rping and ucmatose (rdmacm-utils): connections made by rdma_cm;
+# rping's threads wait inside the fabric for CQ and CM events, and are
+# still waiting there when its main thread exits.
+if command -v rping >/dev/null; then
+	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="rping$$"
+	pair rping rping -s -a 10.0.0.1 -C 20 -v -- rping -c -a 10.0.0.1 -C 20 -v
+	n=$(grep -c "ping data: rdma-ping-" rping.client || true)
+	[ "$n" -eq 20 ] || { echo "FAIL: rping: the client saw $n pings, want 20"; cat rping.client; fail=1; }
+	export FI_SIM_FABRIC="ucma$$"
+	pair ucmatose ucmatose -b 10.0.0.1 -c 4 -C 50 -- ucmatose -s 10.0.0.1 -c 4 -C 50
+	for side in server client; do
+		grep -q "return status 0" ucmatose.$side || { echo "FAIL: ucmatose: $side"; cat ucmatose.$side; fail=1; }
+	done
+else
+	echo "SKIP: rping is not installed (Debian package rdmacm-utils)"
 fi
 
 if command -v fi_pingpong >/dev/null; then

@@ -7,6 +7,9 @@
  *   cm_channel.c  event channels, events, rdma_get_cm_event
  *   cm_id.c       ids, address binding and resolution, listening, QPs,
  *                 devices, names and options
+ *   cm_sync.c     synchronous ids (a NULL channel): calls that wait for
+ *                 their event, rdma_create_ep, rdma_get_request, the
+ *                 default PD and the CQs rdma_create_qp makes
  *   cm_rsocket.c  the rsocket API, whose sockets cannot be made here
  *   cm_conn.c     connections: IB CM MADs (REQ/REP/RTU/REJ/DREQ/DREP)
  *                 on the simulated wire, with retries
@@ -75,6 +78,13 @@ struct cm_id {
 					   * destination, or for a loopback
 					   * address (127/8) the local NIC */
 	struct cm_id       *listener;     /* REQ_RCVD: who got the request */
+	/* Synchronous use (cm_sync.c): made with a NULL channel. */
+	bool                sync;
+	/* rdma_create_ep on a passive id: the QP each request gets. */
+	bool                has_ep_attr;
+	struct ibv_qp_init_attr ep_attr;
+	struct ibv_pd      *ep_pd;
+	bool                own_cqs;      /* rdma_create_qp made id's CQs */
 	struct cm_id       *next;         /* every id */
 };
 
@@ -102,6 +112,21 @@ void cm_event_push(struct cm_id *id, enum rdma_cm_event_type type,
 void cm_events_drop(struct cm_id *id);
 /* Moves id's queued events to its new channel. */
 void cm_events_move(struct cm_id *id, struct cm_channel *from);
+
+/* Synchronous ids (cm_sync.c), lock not held. A call that succeeded on
+ * id waits, when id is synchronous, for the event it leads to and keeps
+ * it in id->event (acknowledged by the next such call or at the end):
+ * 0, or -1 with errno from the event. Otherwise 0. */
+int cm_sync_complete(struct cm_id *id);
+/* Acknowledges the event a synchronous id keeps. */
+void cm_sync_forget(struct cm_id *id);
+/* The PD rdma_create_qp uses when given none: one per device. */
+struct ibv_pd *cm_default_pd(struct ibv_context *ctx);
+/* rdma_create_qp: the CQs init lacks, made for id with completion
+ * channels (id->send_cq, id->recv_cq and their channels), as rdma_cm does;
+ * 0 or -1 with errno. cm_qp_cqs_free undoes it. */
+int cm_qp_cqs(struct cm_id *id, struct ibv_qp_init_attr *init);
+void cm_qp_cqs_free(struct cm_id *id);
 
 /* Connections (cm_conn.c), lock held. */
 void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,

@@ -222,7 +222,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	send_msg(c, &m, true);
 	cm_sv->posted();
 	cm_sv->unlock();
-	return 0;
+	return cm_sync_complete(c);
 }
 
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
@@ -250,7 +250,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cm_sv->posted();
 	}
 	cm_sv->unlock();
-	return ret ? fail(ret) : 0;
+	return ret ? fail(ret) : cm_sync_complete(c);
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data,
@@ -299,14 +299,21 @@ int rdma_disconnect(struct rdma_cm_id *id)
 		cm_sv->posted();
 		break;
 	case CM_DREQ_SENT:
+		break;
 	case CM_DISCONNECTED:
+		/* A synchronous id takes the peer's disconnection, if it has
+		 * not yet; there is nothing else to wait for. */
+		if (!cm_event_queued(c)) {
+			cm_sv->unlock();
+			return 0;
+		}
 		break;
 	default:
 		ret = EINVAL;
 		break;
 	}
 	cm_sv->unlock();
-	return ret ? fail(ret) : 0;
+	return ret ? fail(ret) : cm_sync_complete(c);
 }
 
 void cm_conn_teardown(struct cm_id *c)

@@ -151,6 +151,7 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 			return -1;
 		}
 		c->own_channel = SV_CONTAINER_OF(channel, struct cm_channel, ch);
+		c->sync = true;
 	}
 	c->channel = SV_CONTAINER_OF(channel, struct cm_channel, ch);
 	c->dev = -1;
@@ -204,6 +205,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		;
 	*p = c->next;
 	cm_sv->unlock();
+	cm_sync_forget(c);
 	if (c->own_channel)
 		rdma_destroy_event_channel(&c->own_channel->ch);
 	free(c);
@@ -215,8 +217,18 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	struct cm_id *c = cm_of(id);
 	struct cm_channel *from, *own;
 
-	if (!channel)
-		return fail(EINVAL); /* synchronous mode is not offered */
+	if (!channel) {
+		/* Synchronous from now on, on a channel of its own. */
+		if (c->sync)
+			return 0;
+		channel = rdma_create_event_channel();
+		if (!channel)
+			return -1;
+		cm_sv->lock();
+		c->own_channel = SV_CONTAINER_OF(channel, struct cm_channel, ch);
+		c->sync = true;
+		cm_sv->unlock();
+	}
 	cm_sv->lock();
 	from = c->channel;
 	c->channel = SV_CONTAINER_OF(channel, struct cm_channel, ch);
@@ -376,7 +388,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		}
 	}
 	cm_sv->unlock();
-	return ret ? fail(ret) : 0;
+	return ret ? fail(ret) : cm_sync_complete(c);
 }
 
 int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
@@ -393,7 +405,7 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 			      0, 0, 0);
 	}
 	cm_sv->unlock();
-	return ret ? fail(ret) : 0;
+	return ret ? fail(ret) : cm_sync_complete(c);
 }
 
 int rdma_listen(struct rdma_cm_id *id, int backlog)
@@ -435,29 +447,45 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 				   IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
+	struct cm_id *c = cm_of(id);
+	struct ibv_qp_init_attr init;
 	struct ibv_qp *qp;
 	int ret;
 
-	if (!id->verbs || !pd || pd->context != id->verbs || id->qp ||
-	    !qp_init_attr)
+	if (!id->verbs || id->qp || !qp_init_attr)
 		return fail(EINVAL);
-	qp = ibv_create_qp(pd, qp_init_attr);
-	if (!qp)
+	/* No PD: the device's default one, as rdma_cm does. */
+	if (!pd && !(pd = cm_default_pd(id->verbs)))
 		return -1;
+	if (pd->context != id->verbs)
+		return fail(EINVAL);
+	init = *qp_init_attr;
+	if (cm_qp_cqs(c, &init))
+		return -1;
+	qp = ibv_create_qp(pd, &init);
+	if (!qp) {
+		cm_qp_cqs_free(c);
+		return -1;
+	}
+	qp_init_attr->cap = init.cap;
 	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret) {
 		ibv_destroy_qp(qp);
+		cm_qp_cqs_free(c);
 		return fail(ret);
 	}
 	id->qp = qp;
+	id->pd = pd;
 	return 0;
 }
 
 void rdma_destroy_qp(struct rdma_cm_id *id)
 {
-	if (id->qp && !ibv_destroy_qp(id->qp))
+	if (id->qp && !ibv_destroy_qp(id->qp)) {
 		id->qp = NULL;
+		cm_qp_cqs_free(cm_of(id));
+	}
 }
 
 /* ---- Options and the rest ----------------------------------------------------------------- */
@@ -527,22 +555,8 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
-/* Not simulated: the synchronous endpoint helpers, shared receive queues,
+/* Not simulated: extended QP creation, shared receive queues on ids,
  * multicast and ECE. They fail with ENOSYS. */
-int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
-		   struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
-{
-	return fail(ENOSYS);
-}
-
-void rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	if (id) {
-		rdma_destroy_qp(id);
-		rdma_destroy_id(id);
-	}
-}
-
 int rdma_create_qp_ex(struct rdma_cm_id *id,
 		      struct ibv_qp_init_attr_ex *qp_init_attr)
 {
@@ -562,11 +576,6 @@ int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 
 void rdma_destroy_srq(struct rdma_cm_id *id)
 {
-}
-
-int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	return fail(ENOSYS);
 }
 
 int rdma_establish(struct rdma_cm_id *id)

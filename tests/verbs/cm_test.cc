@@ -399,14 +399,40 @@ TEST_F(Cm, MigratedIdsTakeTheirEventsAlong)
 	rdma_destroy_event_channel(other);
 }
 
-TEST_F(Cm, SynchronousIdsHaveTheirOwnChannel)
+// An id made with no channel is synchronous (rdma_cma(7)): each call waits
+// for its event and keeps it in id->event, and fails with its status.
+TEST_F(Cm, SynchronousIdsWaitForTheirEvents)
 {
 	rdma_cm_id *id = nullptr;
 	ASSERT_EQ(rdma_create_id(nullptr, &id, nullptr, RDMA_PS_TCP), 0);
 	ASSERT_NE(id->channel, nullptr);
 	sockaddr_in dst = Addr("10.0.0.2", 7471);
 	ASSERT_EQ(rdma_resolve_addr(id, nullptr, (sockaddr *)&dst, 2000), 0);
-	rdma_ack_cm_event(Expect(id->channel, RDMA_CM_EVENT_ADDR_RESOLVED));
+	ASSERT_NE(id->event, nullptr);
+	EXPECT_EQ(id->event->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ASSERT_EQ(rdma_resolve_route(id, 2000), 0);
+	EXPECT_EQ(id->event->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	int fl = fcntl(id->channel->fd, F_GETFL);
+	ASSERT_EQ(fcntl(id->channel->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	rdma_cm_event *ev = nullptr;
+	EXPECT_EQ(rdma_get_cm_event(id->channel, &ev), -1) << "taken already";
+	EXPECT_EQ(errno, EAGAIN);
+	ASSERT_EQ(fcntl(id->channel->fd, F_SETFL, fl), 0);
+
+	// Nobody listens there: the connect fails as the REJ says.
+	ibv_qp_init_attr attr{};
+	attr.cap = { 4, 4, 1, 1, 0 };
+	attr.qp_type = IBV_QPT_RC;
+	ASSERT_EQ(rdma_create_qp(id, nullptr, &attr), 0) << strerror(errno);
+	EXPECT_NE(id->pd, nullptr) << "the device's default PD";
+	EXPECT_NE(id->send_cq, nullptr) << "CQs made for the QP";
+	EXPECT_NE(id->recv_cq_channel, nullptr);
+	errno = 0;
+	EXPECT_EQ(rdma_connect(id, nullptr), -1);
+	EXPECT_EQ(errno, ECONNREFUSED);
+	EXPECT_EQ(id->event->event, RDMA_CM_EVENT_REJECTED);
+	rdma_destroy_qp(id);
+	EXPECT_EQ(id->send_cq, nullptr);
 	EXPECT_EQ(rdma_destroy_id(id), 0);
 }
 

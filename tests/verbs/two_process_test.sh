@@ -5,7 +5,8 @@
 #    ibv_srq_pingpong (ibverbs-utils), unmodified, as server and client; each run's trace (FI_SIM_PCAP)
 #    decodes in tshark (no malformed packet; the datagrams carry the
 #    program's Q_Key) and passes `fabsim trace check`;
-#  - Debian's rping and ucmatose (rdmacm-utils) over the librdmacm face;
+#  - Debian's rping, ucmatose, rdma_server and rdma_client (rdmacm-utils)
+#    over the librdmacm face;
 #  - Debian's fi_pingpong -e msg on FI_PROVIDER=verbs (fabsim's
 #    libfabric.so.1, its verbs provider over the face).
 set -euo pipefail
@@ -154,6 +155,13 @@ if command -v rping >/dev/null; then
 	pair ucmatose ucmatose -b 10.0.0.1 -c 4 -C 50 -- ucmatose -s 10.0.0.1 -c 4 -C 50
 	for side in server client; do
 		grep -q "return status 0" ucmatose.$side || { echo "FAIL: ucmatose: $side"; cat ucmatose.$side; fail=1; }
+	done
+	# rdma_server and rdma_client: the synchronous endpoint API
+	# (rdma_create_ep, rdma_get_request, rdma_verbs.h's helpers).
+	export FI_SIM_FABRIC="rdmaep$$"
+	pair rdma_ep rdma_server -s 10.0.0.1 -- rdma_client -s 10.0.0.1
+	for side in server client; do
+		grep -q "end 0" rdma_ep.$side || { echo "FAIL: rdma_ep: $side"; cat rdma_ep.$side; fail=1; }
 	done
 else
 	echo "SKIP: rping is not installed (Debian package rdmacm-utils)"

@@ -11,6 +11,8 @@ enum {
 	RTU_PRIVATE = 8,
 	DREQ_PRIVATE = 12,
 	DREP_PRIVATE = 8,
+	SIDR_REQ_PRIVATE = 16,
+	SIDR_REP_PRIVATE = 96,
 	CMA_HDR = 36,      /* rdma_cm's header at the start of REQ data */
 };
 
@@ -27,6 +29,8 @@ static size_t private_offset(uint16_t attr)
 {
 	switch (attr) {
 	case CM_ATTR_REQ: return REQ_PRIVATE + CMA_HDR;
+	case CM_ATTR_SIDR_REQ: return SIDR_REQ_PRIVATE + CMA_HDR;
+	case CM_ATTR_SIDR_REP: return SIDR_REP_PRIVATE;
 	case CM_ATTR_REP: return REP_PRIVATE;
 	case CM_ATTR_REJ: return REJ_PRIVATE;
 	case CM_ATTR_RTU: return RTU_PRIVATE;
@@ -49,6 +53,23 @@ static void put_mapped(uint8_t *p, struct in_addr ip)
 	memset(p, 0, 10);
 	p[10] = p[11] = 0xff;
 	memcpy(p + 12, &ip.s_addr, 4);
+}
+
+/* rdma_cm's header at the start of a request's private data: version 0,
+ * IPv4, the requester's port, source and destination addresses. */
+static void cma_header(uint8_t *h, const struct cm_msg *m)
+{
+	h[1] = 4 << 4;
+	put16(h + 2, m->src_port);
+	memcpy(h + 4 + 12, &m->src_ip.s_addr, 4);
+	memcpy(h + 20 + 12, &m->dst_ip.s_addr, 4);
+}
+
+static void cma_header_read(const uint8_t *h, struct cm_msg *m)
+{
+	m->src_port = get16(h + 2);
+	memcpy(&m->src_ip.s_addr, h + 4 + 12, 4);
+	memcpy(&m->dst_ip.s_addr, h + 20 + 12, 4);
 }
 
 int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
@@ -82,11 +103,20 @@ int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
 		put_mapped(cm + 56, m->src_ip); /* primary path GIDs */
 		put_mapped(cm + 72, m->dst_ip);
 		cm[93] = 64;                    /* hop limit */
-		/* rdma_cm's header: version 0, IPv4, port, source, dest. */
-		cm[REQ_PRIVATE + 1] = 4 << 4;
-		put16(cm + REQ_PRIVATE + 2, m->src_port);
-		memcpy(cm + REQ_PRIVATE + 4 + 12, &m->src_ip.s_addr, 4);
-		memcpy(cm + REQ_PRIVATE + 20 + 12, &m->dst_ip.s_addr, 4);
+		cma_header(cm + REQ_PRIVATE, m);
+		break;
+	case CM_ATTR_SIDR_REQ:
+		put16(cm + 4, 0xffff);          /* partition key */
+		put64(cm + 8, m->service_id);
+		cma_header(cm + SIDR_REQ_PRIVATE, m);
+		break;
+	case CM_ATTR_SIDR_REP:
+		/* The request ID is the requester's. */
+		put32(cm + 0, m->remote_comm_id);
+		cm[4] = (uint8_t)m->reason;
+		put24(cm + 8, m->qpn);
+		put64(cm + 12, m->service_id);
+		put32(cm + 20, m->qkey);
 		break;
 	case CM_ATTR_REP:
 		put32(cm + 4, m->remote_comm_id);
@@ -133,9 +163,20 @@ int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *m)
 		m->service_id = get64(cm + 8);
 		m->qpn = get24(cm + 32);
 		m->start_psn = get24(cm + 44);
-		m->src_port = get16(cm + REQ_PRIVATE + 2);
-		memcpy(&m->src_ip.s_addr, cm + REQ_PRIVATE + 4 + 12, 4);
-		memcpy(&m->dst_ip.s_addr, cm + REQ_PRIVATE + 20 + 12, 4);
+		cma_header_read(cm + REQ_PRIVATE, m);
+		break;
+	case CM_ATTR_SIDR_REQ:
+		m->remote_comm_id = 0;
+		m->service_id = get64(cm + 8);
+		cma_header_read(cm + SIDR_REQ_PRIVATE, m);
+		break;
+	case CM_ATTR_SIDR_REP:
+		m->remote_comm_id = m->local_comm_id;
+		m->local_comm_id = 0;
+		m->reason = cm[4];
+		m->qpn = get24(cm + 8);
+		m->service_id = get64(cm + 12);
+		m->qkey = get32(cm + 20);
 		break;
 	case CM_ATTR_REP:
 		m->qpn = get24(cm + 12);

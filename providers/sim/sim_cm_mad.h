@@ -20,6 +20,15 @@ enum cm_attr {
 	CM_ATTR_RTU = 0x0014,
 	CM_ATTR_DREQ = 0x0015,
 	CM_ATTR_DREP = 0x0016,
+	CM_ATTR_SIDR_REQ = 0x0017, /* service ID resolution: UD (IBA 12.11) */
+	CM_ATTR_SIDR_REP = 0x0018,
+};
+
+/* SIDR_REP status (IBA table 122) we use. */
+enum cm_sidr_status {
+	CM_SIDR_SUCCESS = 0,
+	CM_SIDR_UNSUPPORTED = 1, /* no such service */
+	CM_SIDR_REJECT = 2,      /* the service turned it down */
 };
 
 /* REJ reasons (IBA table 112) we use. */
@@ -36,13 +45,15 @@ struct cm_msg {
 	uint64_t tid;
 	uint32_t local_comm_id;
 	uint32_t remote_comm_id;
-	uint64_t service_id;      /* REQ */
-	uint32_t qpn;             /* REQ, REP: the sender's; DREQ: receiver's */
+	uint64_t service_id;      /* REQ, SIDR_REQ, SIDR_REP */
+	uint32_t qpn;             /* REQ, REP, SIDR_REP: the sender's; DREQ:
+				   * the receiver's */
 	uint32_t start_psn;       /* REQ, REP */
-	uint16_t reason;          /* REJ */
-	struct in_addr src_ip;    /* REQ: rdma_cm header */
+	uint16_t reason;          /* REJ; SIDR_REP: its status */
+	uint32_t qkey;            /* SIDR_REP */
+	struct in_addr src_ip;    /* REQ, SIDR_REQ: rdma_cm header */
 	struct in_addr dst_ip;
-	uint16_t src_port;        /* REQ: the connecting endpoint's port */
+	uint16_t src_port;        /* REQ, SIDR_REQ: the requester's port */
 	uint8_t  data[224];       /* the application's private data */
 	size_t   data_len;
 };
@@ -55,15 +66,22 @@ int cm_encode(const struct cm_msg *msg, uint8_t mad[CM_MAD_SIZE]);
 /* Parses one; 0, or -1 when it is not a CM MAD we understand. */
 int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *msg);
 
-/* RDMA_PS_TCP service IDs: 0x0000000001060000 | port. */
+/* rdma_cm's service IDs: 0x0000000001060000 | port for RDMA_PS_TCP,
+ * 0x0000000001110000 | port for RDMA_PS_UDP (the port space above the
+ * port). */
 static inline uint64_t cm_service_id(uint16_t port)
 {
 	return 0x0000000001060000ull | port;
 }
 
+static inline uint64_t cm_service_id_ps(uint16_t ps, uint16_t port)
+{
+	return (uint64_t)ps << 16 | port;
+}
+
 static inline uint16_t cm_service_port(uint64_t sid)
 {
-	return (sid >> 16) == 0x0106 ? (uint16_t)sid : 0;
+	return (sid >> 16) == 0x0106 || (sid >> 16) == 0x0111 ? (uint16_t)sid : 0;
 }
 
 #endif

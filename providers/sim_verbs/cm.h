@@ -14,9 +14,11 @@
  *   cm_conn.c     connections: IB CM MADs (REQ/REP/RTU/REJ/DREQ/DREP)
  *                 on the simulated wire, with retries
  *
- * Addressing is IPv4 and RDMA_PS_TCP, as rdma_cm on RoCE: an id binds to
- * a device's IPv4 address (or the wildcard) and a port; a connection's
- * service ID is 0x0000000001060000 | port.
+ * Addressing is IPv4, as rdma_cm on RoCE: an id binds to a device's IPv4
+ * address (or the wildcard) and a port; a service ID is the port space
+ * above the port (0x0000000001060000 | port for RDMA_PS_TCP). RDMA_PS_UDP
+ * ids have UD QPs, and "connect" with service ID resolution (SIDR_REQ,
+ * SIDR_REP): the answer names the remote QP and its Q_Key.
  */
 #ifndef FABSIM_SV_CM_H
 #define FABSIM_SV_CM_H
@@ -108,6 +110,12 @@ void cm_event_push(struct cm_id *id, enum rdma_cm_event_type type,
 		   int status, struct cm_id *listener,
 		   const void *data, size_t len, uint8_t responder_resources,
 		   uint8_t initiator_depth);
+/* The same for a UD port space: the event's param.ud (the private data,
+ * and for ESTABLISHED the remote QP, its Q_Key and how to reach it). */
+void cm_event_push_ud(struct cm_id *id, enum rdma_cm_event_type type,
+		      int status, struct cm_id *listener, const void *data,
+		      size_t len, const struct ibv_ah_attr *ah, uint32_t qpn,
+		      uint32_t qkey);
 /* Drops the events still queued for id (it is going away). */
 void cm_events_drop(struct cm_id *id);
 /* Moves id's queued events to its new channel. */

@@ -92,6 +92,26 @@ void cm_event_push(struct cm_id *id, enum rdma_cm_event_type type,
 	cm_sv->posted();
 }
 
+void cm_event_push_ud(struct cm_id *id, enum rdma_cm_event_type type,
+		      int status, struct cm_id *listener, const void *data,
+		      size_t len, const struct ibv_ah_attr *ah, uint32_t qpn,
+		      uint32_t qkey)
+{
+	struct rdma_cm_event *ev;
+
+	cm_event_push(id, type, status, listener, data, len, 0, 0);
+	ev = &id->channel->tail->ev;
+	memset(&ev->param, 0, sizeof(ev->param));
+	ev->param.ud.private_data = len ? SV_CONTAINER_OF(ev, struct cm_event,
+							  ev)->data : NULL;
+	ev->param.ud.private_data_len = (uint8_t)(len > CM_MAD_SIZE ?
+						  CM_MAD_SIZE : len);
+	if (ah)
+		ev->param.ud.ah_attr = *ah;
+	ev->param.ud.qp_num = qpn;
+	ev->param.ud.qkey = qkey;
+}
+
 static void unlink_events(struct cm_channel *ch, struct cm_id *id,
 			  struct cm_channel *to)
 {

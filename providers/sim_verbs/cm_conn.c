@@ -192,16 +192,22 @@ static int fill_data(struct cm_msg *m, const void *data, size_t len)
 	return 0;
 }
 
+/* A UD port space's ids "connect" by service ID resolution. */
+static bool is_ud(const struct cm_id *c)
+{
+	return c->id.ps == RDMA_PS_UDP;
+}
+
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct cm_id *c = cm_of(id);
-	struct cm_msg m = { .attr = CM_ATTR_REQ };
+	struct cm_msg m = { .attr = is_ud(c) ? CM_ATTR_SIDR_REQ : CM_ATTR_REQ };
 	int ret;
 
 	if (!id->qp)
 		return fail(EINVAL); /* QPs are rdma_cm's (rdma_create_qp) */
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
-			data_len(conn_param, CM_ATTR_REQ));
+			data_len(conn_param, m.attr));
 	if (ret)
 		return fail(ret);
 	cm_sv->lock();
@@ -213,7 +219,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	c->local_comm_id = ++next_comm_id;
 	c->remote_comm_id = 0;
 	c->disconnect_reported = false;
-	m.service_id = cm_service_id(ntohs(id->route.addr.dst_sin.sin_port));
+	m.service_id = cm_service_id_ps(id->ps,
+					ntohs(id->route.addr.dst_sin.sin_port));
 	m.qpn = id->qp->qp_num;
 	m.src_ip = id->route.addr.src_sin.sin_addr;
 	m.dst_ip = c->peer_ip;
@@ -225,22 +232,48 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	return cm_sync_complete(c);
 }
 
+/* The SIDR_REP that answers c's request (lock held): the QP and Q_Key
+ * to send to, or a status saying why not. Remembered, for a resent
+ * request. */
+static void sidr_reply(struct cm_id *c, struct cm_msg *m, uint8_t status)
+{
+	m->attr = CM_ATTR_SIDR_REP;
+	m->reason = status;
+	m->service_id = cm_service_id_ps(c->id.ps,
+					 ntohs(c->id.route.addr.src_sin.sin_port));
+	if (status == CM_SIDR_SUCCESS) {
+		m->qpn = c->id.qp->qp_num;
+		m->qkey = RDMA_UDP_QKEY;
+	}
+	/* A UD "connection" is done once answered: nothing to tear down. */
+	c->state = status == CM_SIDR_SUCCESS ? CM_ESTABLISHED : CM_IDLE;
+	c->rejected = true; /* the answer is kept for a resent request */
+	send_msg(c, m, false);
+}
+
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct cm_id *c = cm_of(id);
-	struct cm_msg m = { .attr = CM_ATTR_REP };
+	struct cm_msg m = { .attr = is_ud(c) ? CM_ATTR_SIDR_REP : CM_ATTR_REP };
 	int ret;
 
 	if (!id->qp)
 		return fail(EINVAL);
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
-			data_len(conn_param, CM_ATTR_REP));
+			data_len(conn_param, m.attr));
 	if (ret)
 		return fail(ret);
 	cm_sv->lock();
 	if (c->state != CM_REQ_RCVD) {
 		cm_sv->unlock();
 		return fail(EINVAL);
+	}
+	if (is_ud(c)) {
+		/* No event follows on this side. */
+		sidr_reply(c, &m, CM_SIDR_SUCCESS);
+		cm_sv->posted();
+		cm_sv->unlock();
+		return 0;
 	}
 	ret = cm_sv->qp_connect(id->qp, c->remote_host, c->remote_qpn);
 	if (!ret) {
@@ -267,6 +300,12 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 		cm_sv->unlock();
 		return fail(EINVAL);
 	}
+	if (is_ud(c)) {
+		sidr_reply(c, &m, CM_SIDR_REJECT);
+		cm_sv->posted();
+		cm_sv->unlock();
+		return 0;
+	}
 	c->state = CM_IDLE;
 	c->rejected = true;
 	send_msg(c, &m, false);
@@ -291,6 +330,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	struct cm_id *c = cm_of(id);
 	int ret = 0;
 
+	if (is_ud(c))
+		return fail(EINVAL); /* datagrams are not connected */
 	cm_sv->lock();
 	switch (c->state) {
 	case CM_ESTABLISHED:
@@ -318,7 +359,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
 
 void cm_conn_teardown(struct cm_id *c)
 {
-	if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT) {
+	if (!is_ud(c) &&
+	    (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT)) {
 		/* Tell the peer once; nobody is left to hear its answer. */
 		struct cm_msg m = { .attr = CM_ATTR_DREQ, .qpn = c->remote_qpn };
 
@@ -402,6 +444,7 @@ static struct cm_id *listener_for(int dev, struct in_addr ip, uint16_t port)
 static void got_req(int dev, struct nic *nic, uint32_t host,
 		    const struct cm_msg *m)
 {
+	bool ud = m->attr == CM_ATTR_SIDR_REQ;
 	uint16_t port = cm_service_port(m->service_id);
 	struct cm_id *c = find_remote(dev, host, m->local_comm_id), *lst;
 	struct rdma_cm_id *id;
@@ -422,9 +465,15 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	}
 	device_of(dev, NULL, &me);
 	lst = listener_for(dev, m->dst_ip, port);
+	if (lst && (lst->id.ps == RDMA_PS_UDP) != ud)
+		lst = NULL; /* a listener of the other port space */
 	if (!lst || m->dst_ip.s_addr != cm_device_ip(dev).s_addr) {
-		send_reply(nic, me, host, CM_ATTR_REJ, 0, m->local_comm_id,
-			   CM_REJ_INVALID_SERVICE_ID);
+		if (ud)
+			send_reply(nic, me, host, CM_ATTR_SIDR_REP, 0,
+				   m->local_comm_id, CM_SIDR_UNSUPPORTED);
+		else
+			send_reply(nic, me, host, CM_ATTR_REJ, 0,
+				   m->local_comm_id, CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
 	/* A new id for the request, on the listener's channel. */
@@ -445,8 +494,35 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	c->remote_host = host;
 	c->remote_qpn = m->qpn;
 	c->listener = lst;
-	cm_event_push(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst, m->data,
-		      m->data_len, 1, 1);
+	if (ud)
+		cm_event_push_ud(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst,
+				 m->data, m->data_len, NULL, 0, 0);
+	else
+		cm_event_push(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst, m->data,
+			      m->data_len, 1, 1);
+}
+
+/* The answer to our SIDR_REQ: where to send our datagrams. */
+static void got_sidr_rep(struct cm_id *c, const struct cm_msg *m)
+{
+	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
+
+	if (c->state != CM_REQ_SENT)
+		return;
+	timer_stop(c);
+	if (m->reason != CM_SIDR_SUCCESS) {
+		c->state = CM_IDLE;
+		cm_event_push_ud(c, RDMA_CM_EVENT_UNREACHABLE, m->reason, NULL,
+				 m->data, m->data_len, NULL, 0, 0);
+		return;
+	}
+	c->state = CM_ESTABLISHED;
+	c->remote_qpn = m->qpn;
+	ah.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
+	ah.grh.sgid_index = 1;
+	ah.grh.hop_limit = 64;
+	cm_event_push_ud(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, m->data,
+			 m->data_len, &ah, m->qpn, m->qkey);
 }
 
 static void got_rep(struct cm_id *c, const struct cm_msg *m)
@@ -529,7 +605,7 @@ void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
 
 	if (cm_decode(mad, len, &m))
 		return; /* not a CM MAD we understand: dropped */
-	if (m.attr == CM_ATTR_REQ) {
+	if (m.attr == CM_ATTR_REQ || m.attr == CM_ATTR_SIDR_REQ) {
 		got_req(dev, nic, src_host, &m);
 		return;
 	}
@@ -552,6 +628,9 @@ void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
 		break;
 	case CM_ATTR_DREP:
 		got_drep(c);
+		break;
+	case CM_ATTR_SIDR_REP:
+		got_sidr_rep(c, &m);
 		break;
 	default:
 		break;

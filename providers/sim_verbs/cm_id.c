@@ -138,8 +138,8 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 		return fail(-ret);
 	if (!id)
 		return fail(EINVAL);
-	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB)
-		return fail(EOPNOTSUPP); /* UD port spaces are not simulated */
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB && ps != RDMA_PS_UDP)
+		return fail(EOPNOTSUPP); /* IPoIB's is not simulated */
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return fail(ENOMEM);
@@ -158,7 +158,7 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 	c->id.channel = channel;
 	c->id.context = context;
 	c->id.ps = ps;
-	c->id.qp_type = IBV_QPT_RC;
+	c->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	c->id.route.addr.src_sin.sin_family = AF_INET;
 	c->id.route.addr.dst_sin.sin_family = AF_INET;
 	cm_sv->lock();
@@ -436,6 +436,33 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 
 /* ---- The QP ------------------------------------------------------------------------------ */
 
+static bool qp_type_ud(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UD;
+}
+
+/* A UD QP goes straight to RTS with rdma_cm's Q_Key, as rdma_cm takes it:
+ * nothing is left to connect. */
+static int ready_ud(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qkey = RDMA_UDP_QKEY,
+	};
+	int ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_QKEY);
+
+	attr.qp_state = IBV_QPS_RTR;
+	if (!ret)
+		ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	if (!ret)
+		ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return ret;
+}
+
 int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		   struct ibv_qp_init_attr *qp_init_attr)
 {
@@ -468,7 +495,8 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		return -1;
 	}
 	qp_init_attr->cap = init.cap;
-	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+	ret = qp_type_ud(init.qp_type) ? ready_ud(qp) :
+	      ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret) {
 		ibv_destroy_qp(qp);

@@ -5,8 +5,8 @@
 #    ibv_srq_pingpong (ibverbs-utils), unmodified, as server and client; each run's trace (FI_SIM_PCAP)
 #    decodes in tshark (no malformed packet; the datagrams carry the
 #    program's Q_Key) and passes `fabsim trace check`;
-#  - Debian's rping, ucmatose, rdma_server and rdma_client (rdmacm-utils)
-#    over the librdmacm face;
+#  - Debian's rping, ucmatose, udaddy, rdma_server and rdma_client
+#    (rdmacm-utils) over the librdmacm face;
 #  - Debian's fi_pingpong -e msg on FI_PROVIDER=verbs (fabsim's
 #    libfabric.so.1, its verbs provider over the face).
 set -euo pipefail
@@ -156,6 +156,20 @@ if command -v rping >/dev/null; then
 	for side in server client; do
 		grep -q "return status 0" ucmatose.$side || { echo "FAIL: ucmatose: $side"; cat ucmatose.$side; fail=1; }
 	done
+	# udaddy: rdma_cm's UD port space (service ID resolution), datagrams
+	# addressed from its answer and replies from ibv_create_ah_from_wc.
+	export FI_SIM_FABRIC="udaddy$$" FI_SIM_PCAP="$TEST_TMPDIR/udaddy.pcap"
+	pair udaddy udaddy -b 10.0.0.1 -- udaddy -s 10.0.0.1
+	unset FI_SIM_PCAP
+	for side in server client; do
+		grep -q "return status 0" udaddy.$side || { echo "FAIL: udaddy: $side"; cat udaddy.$side; fail=1; }
+	done
+	if command -v tshark >/dev/null; then
+		sidr=$(tshark -r udaddy.pcap 2>/dev/null | grep -c "ServiceIDResReqResp" || true)
+		echo "tshark: $sidr SIDR replies in udaddy's trace"
+		[ "$sidr" -ge 1 ] || { echo "FAIL: udaddy: no SIDR_REP on the wire"; fail=1; }
+	fi
+
 	# rdma_server and rdma_client: the synchronous endpoint API
 	# (rdma_create_ep, rdma_get_request, rdma_verbs.h's helpers).
 	export FI_SIM_FABRIC="rdmaep$$"

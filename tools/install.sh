@@ -32,6 +32,12 @@ chmod 0755 "$prefix/lib/libfabsim_vclock.so"
 rm -rf "$prefix/include/rdma"
 cp -rL "$runfiles/api/include/rdma" "$prefix/include/rdma"
 chmod -R u+w,a+rX "$prefix/include/rdma"
+# The verbs face (`fabsim run --verbs`), apart from PREFIX/lib.
+mkdir -p "$prefix/lib/fabsim-verbs"
+for lib in libibverbs.so.1 librdmacm.so.1; do
+	cp -fL "$runfiles/providers/sim_verbs/$lib" "$prefix/lib/fabsim-verbs/$lib"
+	chmod 0755 "$prefix/lib/fabsim-verbs/$lib"
+done
 for tool in fabsim; do
 	cp -fL "$runfiles/tools/$tool" "$prefix/bin/$tool"
 	chmod 0755 "$prefix/bin/$tool"

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "providers/sim/shared/shared_vclock.h"
 #include "providers/sim/shared/shared_waker.h"
 #include "providers/sim/shared/shared_world.h"
 #include "sv.h"
@@ -104,6 +105,7 @@ static void leave_shared(void)
 
 	if (!sv_world.shared)
 		return;
+	shared_vclock_detach(&sv_world);
 	waker_stop();
 	for (unsigned i = 0; i < sv_world.ndev; i++) {
 		nic_world_lock(sv_world.nic);
@@ -179,6 +181,9 @@ static void build(void)
 	tp.unexpected_bytes = 0;
 	if (shared_world_fabric()) {
 		join_shared(&tp);
+		/* `fabsim run --virtual-clock`: the program's clocks. */
+		if (!sv_world.init_err)
+			shared_vclock_attach(sv_world.nic, &sv_world);
 		return;
 	}
 	ret = nic_world_create(&sv_world.cfg, &tp, &sv_world.nic, &err);
@@ -211,6 +216,7 @@ static void build(void)
 		device_fill(d, i);
 	}
 	sv_world.ndev = n;
+	shared_vclock_attach(sv_world.nic, &sv_world);
 }
 
 int sv_world_init(void)

@@ -52,4 +52,15 @@ out=$(LD_PRELOAD="${preload#:}" ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH="$pr
 LD_PRELOAD="${preload#:}" ASAN_OPTIONS=detect_leaks=0 "$prefix/bin/fabsim" info >"$TEST_TMPDIR/info.txt" ||
 	fail "installed fabsim info failed"
 grep -q "^  sim 0.1" "$TEST_TMPDIR/info.txt" || fail "fabsim info does not list sim"
+# The verbs face, apart from lib/, which `fabsim run --verbs` finds.
+for lib in libibverbs.so.1 librdmacm.so.1; do
+	[ -f "$prefix/lib/fabsim-verbs/$lib" ] || fail "no lib/fabsim-verbs/$lib"
+done
+[ ! -e "$prefix/lib/libibverbs.so.1" ] || fail "lib/ shadows rdma-core's libibverbs"
+if command -v ibv_devices >/dev/null; then
+	LD_PRELOAD="${preload#:}" ASAN_OPTIONS=detect_leaks=0 \
+		"$prefix/bin/fabsim" run --verbs -- ibv_devices >"$TEST_TMPDIR/devices.txt" ||
+		fail "installed fabsim run --verbs failed"
+	grep -q fabsim0 "$TEST_TMPDIR/devices.txt" || fail "run --verbs: no simulated NIC"
+fi
 echo PASS

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fabsim run` runs an unmodified libfabric program on sim; with
 # --virtual-clock the program's own clock readings equal the fabric's
-# virtual time, and without it they are real time (which differs).
+# virtual time, and without it they are real time (which differs). With
+# --verbs, a verbs program runs on the simulated NIC.
 set -euo pipefail
 fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
 probe="$TEST_SRCDIR/fabsim/tests/run/vclock_probe"
@@ -31,6 +32,32 @@ slow=$("$fabsim" run --preset roce-25g --virtual-clock -- "$probe")
 real=$("$fabsim" run --preset roce-100g -- "$probe")
 [ "$(field clock_gettime_ns "$real")" != "$(field virtual_ns "$real")" ] ||
 	{ echo "FAIL: real clock equals virtual time"; exit 1; }
+
+# --verbs: a verbs program gets the simulated NIC's libibverbs and
+# librdmacm; with --virtual-clock, Debian's ibv_rc_pingpong times the
+# simulated network, the same figure run after run.
+if command -v ibv_rc_pingpong >/dev/null; then
+	"$fabsim" run --verbs -- ibv_devices | grep -q fabsim0 ||
+		{ echo "FAIL: ibv_devices under --verbs lists no simulated NIC"; exit 1; }
+	export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
+	pingpong() {
+		local port=$((20000 + RANDOM % 20000))
+		"$fabsim" run --verbs --virtual-clock --fabric "vc$1" --node 0 -- \
+			ibv_rc_pingpong -g 0 -n 200 -p $port >server.$1 2>&1 &
+		local pid=$!
+		sleep 0.3
+		"$fabsim" run --verbs --virtual-clock --fabric "vc$1" --node 1 -- \
+			ibv_rc_pingpong -g 0 -n 200 -p $port 127.0.0.1 2>&1 |
+			grep "usec/iter" | sed 's/.*= //'
+		wait $pid
+	}
+	a=$(pingpong 1); b=$(pingpong 2)
+	echo "ibv_rc_pingpong on virtual time: $a, then $b"
+	case "$a" in ""|"0.00 usec/iter") echo "FAIL: no virtual time per iteration"; exit 1;; esac
+	[ "$a" = "$b" ] || { echo "FAIL: two runs timed $a and $b"; exit 1; }
+else
+	echo "SKIP: ibv_rc_pingpong is not installed (Debian package ibverbs-utils)"
+fi
 
 # Usage errors are status 2 with a message.
 set +e

@@ -4,7 +4,10 @@
  * libfabric.so.1 (the one this tool runs on), selects the provider, passes
  * the simulation settings as FI_SIM_* variables, and with --virtual-clock
  * preloads libfabsim_vclock.so so that the program's own clocks read
- * virtual time. Then it becomes the program (exec). */
+ * virtual time. Then it becomes the program (exec). With --verbs the
+ * program gets the verbs face's libibverbs.so.1 and librdmacm.so.1 (the
+ * same simulated NIC under rdma-core's API) and libfabric's verbs
+ * provider. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <libgen.h>
@@ -20,6 +23,10 @@
 #include "commands.h"
 
 #define VCLOCK_LIB "libfabsim_vclock.so"
+/* The verbs face: PREFIX/lib/fabsim-verbs once installed, the build's
+ * providers/sim_verbs beside tools/ in a build tree. */
+#define FACE_DIR "fabsim-verbs"
+#define FACE_BUILD_DIR "../providers/sim_verbs"
 
 /* Options that become FI_SIM_* variables. */
 static const struct {
@@ -54,7 +61,12 @@ static int usage(FILE *out)
 		"processes joined\n"
 		"  --pcap FILE       record the simulated wire into FILE\n"
 		"  --virtual-clock   the program's clock_gettime/gettimeofday "
-		"read virtual time\n");
+		"read virtual time\n"
+		"  --verbs           PROGRAM uses verbs or rdma_cm: it gets the "
+		"simulated NIC's\n"
+		"                    libibverbs.so.1 and librdmacm.so.1 "
+		"(libfabric programs: the\n"
+		"                    verbs provider over them)\n");
 	return 2;
 }
 
@@ -83,32 +95,31 @@ static void prepend_path(const char *variable, const char *dir)
 	free(value);
 }
 
-/* libfabsim_vclock.so: beside libfabric.so.1 once installed, beside this
- * tool in a build tree. */
-static bool find_vclock(const char *libdir, char *out, size_t len)
+/* `name` in `in_lib` under libdir once installed, or in `in_build` under
+ * this tool's own directory in a build tree; the path to it in out. */
+static bool find_beside(const char *libdir, const char *in_lib,
+			const char *in_build, const char *name, char *out,
+			size_t len)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const char *dirs[2] = { libdir, NULL };
 
-	if (n > 0) {
-		exe[n] = '\0';
-		dirs[1] = dirname(exe);
-	}
-	for (int i = 0; i < 2; i++) {
-		if (!dirs[i])
-			continue;
-		snprintf(out, len, "%s/%s", dirs[i], VCLOCK_LIB);
-		if (!access(out, R_OK))
-			return true;
-	}
-	return false;
+	snprintf(out, len, "%s/%s%s%s", libdir, in_lib, *in_lib ? "/" : "",
+		 name);
+	if (!access(out, R_OK))
+		return true;
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	snprintf(out, len, "%s/%s%s%s", dirname(exe), in_build,
+		 *in_build ? "/" : "", name);
+	return !access(out, R_OK);
 }
 
 int cmd_run(int argc, char **argv, FILE *out)
 {
-	char libdir[PATH_MAX], vclock[PATH_MAX + 32];
-	bool virtual_clock = false;
+	char libdir[PATH_MAX], vclock[PATH_MAX + 64], face[PATH_MAX + 64];
+	bool virtual_clock = false, verbs = false;
 	int i;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
@@ -120,6 +131,10 @@ int cmd_run(int argc, char **argv, FILE *out)
 		}
 		if (!strcmp(argv[i], "--virtual-clock")) {
 			virtual_clock = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--verbs")) {
+			verbs = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -145,9 +160,20 @@ int cmd_run(int argc, char **argv, FILE *out)
 		return 1;
 	}
 	prepend_path("LD_LIBRARY_PATH", libdir);
-	setenv("FI_PROVIDER", "sim", 1);
+	setenv("FI_PROVIDER", verbs ? "verbs" : "sim", 1);
+	if (verbs) {
+		if (!find_beside(libdir, FACE_DIR, FACE_BUILD_DIR,
+				 "libibverbs.so.1", face, sizeof(face))) {
+			fprintf(stderr, "fabsim run: the verbs face "
+				"(libibverbs.so.1) is not in %s/%s\n", libdir,
+				FACE_DIR);
+			return 1;
+		}
+		prepend_path("LD_LIBRARY_PATH", dirname(face));
+	}
 	if (virtual_clock) {
-		if (!find_vclock(libdir, vclock, sizeof(vclock))) {
+		if (!find_beside(libdir, "", ".", VCLOCK_LIB, vclock,
+				 sizeof(vclock))) {
 			fprintf(stderr, "fabsim run: %s not found beside %s\n",
 				VCLOCK_LIB, libdir);
 			return 1;

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <dlfcn.h>
+#include <stdint.h>
+
+#include "shared_vclock.h"
+
+typedef int (*attach_fn)(uint64_t (*now_ns)(void *ctx), void *ctx);
+typedef void (*detach_fn)(void *ctx);
+
+/* One attachment at a time (libfabsim_vclock.so takes one source). */
+static struct nic_world *attached;
+static const void *attached_owner;
+
+static uint64_t world_now(void *ctx)
+{
+	/* Read without the lock: the clocks may be read while a thread of
+	 * the program holds it, and a torn read cannot happen on 64 bits. */
+	(void)ctx;
+	return nic_world_now(attached);
+}
+
+bool shared_vclock_attach(struct nic_world *world, const void *owner)
+{
+	attach_fn attach = (attach_fn)dlsym(RTLD_DEFAULT,
+					    "fabsim_vclock_attach");
+
+	if (!attach || attached)
+		return false;
+	attached = world;
+	attached_owner = owner;
+	if (attach(world_now, (void *)owner)) {
+		attached = NULL;
+		attached_owner = NULL;
+		return false;
+	}
+	return true;
+}
+
+void shared_vclock_detach(const void *owner)
+{
+	detach_fn detach = (detach_fn)dlsym(RTLD_DEFAULT,
+					    "fabsim_vclock_detach");
+
+	if (!detach || !attached || attached_owner != owner)
+		return;
+	/* It reads the clock a last time: the world must still be there. */
+	detach((void *)owner);
+	attached = NULL;
+	attached_owner = NULL;
+}

@@ -79,9 +79,18 @@ static inline uint64_t cm_service_id_ps(uint16_t ps, uint16_t port)
 	return (uint64_t)ps << 16 | port;
 }
 
+/* The port of an rdma_cm service ID (0 for another kind), and its port
+ * space: RDMA_PS_TCP 0x0106, RDMA_PS_UDP 0x0111, RDMA_PS_IB 0x013f. */
+static inline uint16_t cm_service_ps(uint64_t sid)
+{
+	uint64_t ps = sid >> 16;
+
+	return ps == 0x0106 || ps == 0x0111 || ps == 0x013f ? (uint16_t)ps : 0;
+}
+
 static inline uint16_t cm_service_port(uint64_t sid)
 {
-	return (sid >> 16) == 0x0106 || (sid >> 16) == 0x0111 ? (uint16_t)sid : 0;
+	return cm_service_ps(sid) ? (uint16_t)sid : 0;
 }
 
 #endif

@@ -465,8 +465,8 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	}
 	device_of(dev, NULL, &me);
 	lst = listener_for(dev, m->dst_ip, port);
-	if (lst && (lst->id.ps == RDMA_PS_UDP) != ud)
-		lst = NULL; /* a listener of the other port space */
+	if (lst && lst->id.ps != cm_service_ps(m->service_id))
+		lst = NULL; /* a listener of another port space */
 	if (!lst || m->dst_ip.s_addr != cm_device_ip(dev).s_addr) {
 		if (ud)
 			send_reply(nic, me, host, CM_ATTR_SIDR_REP, 0,

@@ -180,7 +180,7 @@ int cm_id_new_locked(struct cm_id *listener, struct rdma_cm_id **out)
 	c->id.channel = listener->id.channel;
 	c->id.context = listener->id.context;
 	c->id.ps = listener->id.ps;
-	c->id.qp_type = IBV_QPT_RC;
+	c->id.qp_type = listener->id.qp_type;
 	c->id.route.addr.src_sin.sin_family = AF_INET;
 	c->id.route.addr.dst_sin.sin_family = AF_INET;
 	c->next = cm_ids;
@@ -228,6 +228,11 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		c->own_channel = SV_CONTAINER_OF(channel, struct cm_channel, ch);
 		c->sync = true;
 		cm_sv->unlock();
+	} else if (c->sync) {
+		/* The application's channel: its events are the application's
+		 * to read, and the one the id kept is let go. */
+		cm_sync_forget(c);
+		c->sync = false;
 	}
 	cm_sv->lock();
 	from = c->channel;
@@ -558,8 +563,13 @@ int rdma_getaddrinfo(const char *node, const char *service,
 	freeaddrinfo(ai);
 	r->ai_flags = hints ? hints->ai_flags : 0;
 	r->ai_family = AF_INET;
-	r->ai_qp_type = IBV_QPT_RC;
-	r->ai_port_space = RDMA_PS_TCP;
+	/* The port space and QP type asked for (a UD one gets UD QPs), else
+	 * a reliable connection, as rdma_cm gives. */
+	r->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space :
+				  hints && hints->ai_qp_type == IBV_QPT_UD ?
+				  RDMA_PS_UDP : RDMA_PS_TCP;
+	r->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type :
+			r->ai_port_space == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	if (passive) {
 		r->ai_src_addr = (struct sockaddr *)sin;
 		r->ai_src_len = sizeof(*sin);

@@ -92,16 +92,26 @@ struct ibv_pd *cm_default_pd(struct ibv_context *ctx)
 	if (!pd)
 		return NULL;
 	cm_sv->lock();
-	if (default_pds[i].pd) {
-		/* Another thread made it meanwhile. */
+	/* Another thread may have taken a slot meanwhile, for this device or
+	 * another: look again. */
+	for (i = 0; i < sizeof(default_pds) / sizeof(default_pds[0]); i++)
+		if (default_pds[i].ctx == ctx || !default_pds[i].ctx)
+			break;
+	if (i < sizeof(default_pds) / sizeof(default_pds[0]) &&
+	    !default_pds[i].ctx) {
+		default_pds[i].ctx = ctx;
+		default_pds[i].pd = pd;
 		cm_sv->unlock();
-		ibv_dealloc_pd(pd);
-		return default_pds[i].pd;
+		return pd;
 	}
-	default_pds[i].ctx = ctx;
-	default_pds[i].pd = pd;
+	struct ibv_pd *other = i < sizeof(default_pds) / sizeof(default_pds[0]) ?
+				       default_pds[i].pd : NULL;
+
 	cm_sv->unlock();
-	return pd;
+	ibv_dealloc_pd(pd);
+	if (!other)
+		errno = ENOMEM;
+	return other;
 }
 
 /* Its context is the id: rdma_verbs.h's rdma_get_*_comp check it. */

@@ -191,6 +191,8 @@ struct sv_srq {
 	struct sv_wr        *recvs, *recvs_tail; /* outstanding */
 	uint32_t             recv_count;
 	struct ibv_srq_attr  attr;     /* max_wr, max_sge, srq_limit */
+	/* Writes with immediate data that found no receive (sv_qp.c). */
+	struct sv_pending_imm *pending_imm, *pending_imm_tail;
 	bool                 armed;    /* srq_limit set: the event is due */
 	int                  refs;     /* QPs */
 };
@@ -230,6 +232,11 @@ void sv_wr_unlink(struct sv_wr *w);
 /* A receive being posted completes at once if an RDMA write with
  * immediate data waits for one; true then. */
 bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id);
+/* The same for a receive posted to an SRQ. */
+bool sv_srq_pending_imm(struct sv_srq *srq, uint64_t wr_id);
+/* Frees the waiting writes of a list: qp's, or all of them (qp NULL). */
+void sv_pending_imm_drop(struct sv_pending_imm **head,
+			 struct sv_pending_imm **tail, const struct sv_qp *qp);
 /* A receive posted to an SRQ was taken (lock held): may raise
  * IBV_EVENT_SRQ_LIMIT_REACHED. */
 void sv_srq_taken(struct sv_srq *srq);

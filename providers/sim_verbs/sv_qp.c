@@ -29,8 +29,11 @@
 
 #include "sv.h"
 
+/* A write with immediate data waiting for a receive: on its QP, or on
+ * the SRQ the QP takes its receives from. */
 struct sv_pending_imm {
 	uint32_t imm, len, src_qp;
+	struct sv_qp *qp;
 	struct sv_pending_imm *next;
 };
 
@@ -212,26 +215,66 @@ void sv_qp_take_recv_for_imm(struct sv_qp *qp, uint32_t imm, uint32_t len,
 	p->imm = imm;
 	p->len = len;
 	p->src_qp = src_qp;
-	if (qp->pending_imm_tail)
-		qp->pending_imm_tail->next = p;
+	p->qp = qp;
+	struct sv_pending_imm **head = qp->srq ? &qp->srq->pending_imm :
+						 &qp->pending_imm;
+	struct sv_pending_imm **tail = qp->srq ? &qp->srq->pending_imm_tail :
+						 &qp->pending_imm_tail;
+
+	if (*tail)
+		(*tail)->next = p;
 	else
-		qp->pending_imm = p;
-	qp->pending_imm_tail = p;
+		*head = p;
+	*tail = p;
 }
 
-/* A receive posted while writes with immediate data wait for one. */
-bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id)
+/* The first write waiting on a list takes the receive being posted. */
+static bool take_pending(struct sv_pending_imm **head,
+			 struct sv_pending_imm **tail, uint64_t wr_id)
 {
-	struct sv_pending_imm *p = qp->pending_imm;
+	struct sv_pending_imm *p = *head;
 
 	if (!p)
 		return false;
-	qp->pending_imm = p->next;
-	if (!qp->pending_imm)
-		qp->pending_imm_tail = NULL;
-	complete_imm(qp, wr_id, p->imm, p->len, p->src_qp);
+	*head = p->next;
+	if (!*head)
+		*tail = NULL;
+	complete_imm(p->qp, wr_id, p->imm, p->len, p->src_qp);
 	free(p);
 	return true;
+}
+
+bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id)
+{
+	return take_pending(&qp->pending_imm, &qp->pending_imm_tail, wr_id);
+}
+
+bool sv_srq_pending_imm(struct sv_srq *srq, uint64_t wr_id)
+{
+	return take_pending(&srq->pending_imm, &srq->pending_imm_tail, wr_id);
+}
+
+/* Frees a list's waiting writes: those of qp, or every one (qp NULL). */
+void sv_pending_imm_drop(struct sv_pending_imm **head,
+			 struct sv_pending_imm **tail, const struct sv_qp *qp)
+{
+	struct sv_pending_imm *prev = NULL;
+
+	for (struct sv_pending_imm *p = *head, *next; p; p = next) {
+		next = p->next;
+		if (qp && p->qp != qp) {
+			prev = p;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			*head = next;
+		free(p);
+	}
+	*tail = prev;
+	if (!*head)
+		*tail = NULL;
 }
 
 static void on_remote_done(void *ctx, const struct nic_completion *c)
@@ -248,6 +291,16 @@ static void on_qp_fatal(void *ctx, enum nic_status why)
 	struct sv_qp *qp = ctx;
 
 	qp->qp.state = IBV_QPS_ERR;
+	if (qp->srq) {
+		/* It will take no more of the SRQ's receives: what a program
+		 * waits for before it destroys such a QP. */
+		struct ibv_async_event ev = {
+			.element.qp = &qp->qp,
+			.event_type = IBV_EVENT_QP_LAST_WQE_REACHED,
+		};
+
+		sv_async_push(qp->pd->ctx, &ev);
+	}
 }
 
 const struct nic_qp_ops sv_qp_nic_ops = {
@@ -370,12 +423,10 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 		qp->recvs = w->next;
 		free(w);
 	}
-	while (qp->pending_imm) {
-		struct sv_pending_imm *p = qp->pending_imm;
-
-		qp->pending_imm = p->next;
-		free(p);
-	}
+	sv_pending_imm_drop(&qp->pending_imm, &qp->pending_imm_tail, NULL);
+	if (qp->srq)
+		sv_pending_imm_drop(&qp->srq->pending_imm,
+				    &qp->srq->pending_imm_tail, qp);
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;

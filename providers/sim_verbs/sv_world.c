@@ -97,9 +97,12 @@ static void device_fill(struct sv_device *d, unsigned index)
 static int waker_start(void);
 static void waker_stop(void);
 
-/* The process leaves a shared fabric as it exits: the last one out
- * completes the trace. */
-static void leave_shared(void)
+/* The process leaves a shared fabric as it exits, the last one out
+ * completing the trace: when the library is unloaded, after every exit
+ * handler and static destructor of the program (which may still tear
+ * down its verbs objects), not in an exit handler of our own, which runs
+ * before those registered earlier. */
+__attribute__((destructor)) static void leave_shared(void)
 {
 	char why[256];
 
@@ -157,7 +160,6 @@ static void join_shared(const struct nic_transport_params *tp)
 	}
 	device_fill(&sv_world.devs[0], 0);
 	sv_world.ndev = 1;
-	atexit(leave_shared);
 }
 
 static void build(void)

@@ -108,6 +108,22 @@ TEST(CmEndpoint, ServerAndClientExchangeMessagesSynchronously)
 	rdma_destroy_ep(listen);
 }
 
+TEST(CmEndpoint, AddressInformationCarriesTheKindAskedFor)
+{
+	rdma_addrinfo hints{}, *res = nullptr;
+	hints.ai_port_space = RDMA_PS_UDP;
+	ASSERT_EQ(rdma_getaddrinfo("10.0.0.2", "7490", &hints, &res), 0);
+	EXPECT_EQ(res->ai_port_space, RDMA_PS_UDP);
+	EXPECT_EQ(res->ai_qp_type, IBV_QPT_UD);
+	ibv_qp_init_attr attr = Attr();
+	rdma_cm_id *id = nullptr;
+	ASSERT_EQ(rdma_create_ep(&id, res, nullptr, &attr), 0) << strerror(errno);
+	EXPECT_EQ(id->ps, RDMA_PS_UDP);
+	EXPECT_EQ(id->qp->qp_type, IBV_QPT_UD);
+	rdma_destroy_ep(id);
+	rdma_freeaddrinfo(res);
+}
+
 TEST(CmEndpoint, GetRequestNeedsASynchronousListener)
 {
 	rdma_event_channel *ch = rdma_create_event_channel();

@@ -436,4 +436,43 @@ TEST_F(Cm, SynchronousIdsWaitForTheirEvents)
 	EXPECT_EQ(rdma_destroy_id(id), 0);
 }
 
+// Moved onto an application's channel, a synchronous id is no longer one:
+// its kept event is let go and its next events are the channel's.
+TEST_F(Cm, ASynchronousIdMovedOntoAChannelStopsWaiting)
+{
+	rdma_cm_id *id = nullptr;
+	ASSERT_EQ(rdma_create_id(nullptr, &id, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in dst = Addr("10.0.0.2", 7471);
+	ASSERT_EQ(rdma_resolve_addr(id, nullptr, (sockaddr *)&dst, 2000), 0);
+	ASSERT_NE(id->event, nullptr);
+	ASSERT_EQ(rdma_migrate_id(id, cch), 0);
+	EXPECT_EQ(id->event, nullptr);
+	ASSERT_EQ(rdma_resolve_route(id, 2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	EXPECT_EQ(rdma_destroy_id(id), 0);
+}
+
+// RDMA_PS_IB has service IDs of its own (0x013f above the port).
+TEST_F(Cm, TheIbPortSpaceConnectsToo)
+{
+	ASSERT_EQ(rdma_create_id(sch, &listener, this, RDMA_PS_IB), 0);
+	sockaddr_in a = Addr("10.0.0.2", 7472);
+	ASSERT_EQ(rdma_bind_addr(listener, (sockaddr *)&a), 0);
+	ASSERT_EQ(rdma_listen(listener, 8), 0);
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_IB), 0);
+	sockaddr_in src = Addr("10.0.0.1", 0);
+	ASSERT_EQ(rdma_resolve_addr(client, (sockaddr *)&src, (sockaddr *)&a,
+				    2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	ASSERT_EQ(rdma_resolve_route(client, 2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	server = ev->id;
+	EXPECT_EQ(server->ps, RDMA_PS_IB);
+	rdma_ack_cm_event(ev);
+}
+
 } // namespace

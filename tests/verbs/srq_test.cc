@@ -80,7 +80,8 @@ protected:
 		d.pd = ibv_alloc_pd(d.ctx);
 		d.cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
 		d.mr = ibv_reg_mr(d.pd, d.mem.data(), d.mem.size(),
-				  IBV_ACCESS_LOCAL_WRITE);
+				  IBV_ACCESS_LOCAL_WRITE |
+					  IBV_ACCESS_REMOTE_WRITE);
 		ASSERT_TRUE(d.pd && d.cq && d.mr);
 		ASSERT_EQ(ibv_query_gid(d.ctx, 1, 1, &d.gid), 0);
 	}
@@ -101,6 +102,7 @@ protected:
 		ibv_qp_attr attr{};
 		attr.qp_state = IBV_QPS_INIT;
 		attr.port_num = 1;
+		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
 		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
 					IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					IBV_QP_ACCESS_FLAGS), 0);
@@ -272,6 +274,47 @@ TEST_F(Srq, WhatASharedQueueRefuses)
 	init.qp_type = IBV_QPT_UD;
 	EXPECT_EQ(ibv_create_qp(b.pd, &init), nullptr);
 	EXPECT_EQ(errno, EOPNOTSUPP) << "datagrams from an SRQ";
+}
+
+// A write with immediate data that finds the SRQ empty takes the next
+// receive posted to it, on the QP it came to.
+TEST_F(Srq, AWriteWithImmediateDataWaitsForTheNextSharedReceive)
+{
+	ibv_sge sge = { (uintptr_t)a.mem.data(), 8, a.mr->lkey };
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = htonl(77);
+	wr.wr.rdma.remote_addr = (uintptr_t)b.mem.data();
+	wr.wr.rdma.rkey = b.mr->rkey;
+	ASSERT_EQ(ibv_post_send(tx[1], &wr, &bad), 0);
+	ibv_wc wc{};
+	ASSERT_TRUE(Poll(a, &wc));
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	EXPECT_FALSE(Poll(b, &wc, 2000));
+	ASSERT_EQ(PostSrq(0, 64, 55), 0);
+	ASSERT_TRUE(Poll(b, &wc)) << "the write's completion was lost";
+	EXPECT_EQ(wc.wr_id, 55u);
+	EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	EXPECT_EQ(ntohl(wc.imm_data), 77u);
+	EXPECT_EQ(wc.qp_num, rx[1]->qp_num);
+}
+
+// A QP on an SRQ that goes into the error state says it will take no
+// more of its receives (IBV_EVENT_QP_LAST_WQE_REACHED).
+TEST_F(Srq, AQueuePairInErrorReportsItsLastReceive)
+{
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(rx[1], &attr, IBV_QP_STATE), 0);
+	ibv_async_event ev{};
+	ASSERT_EQ(ibv_get_async_event(b.ctx, &ev), 0) << strerror(errno);
+	EXPECT_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+	EXPECT_EQ(ev.element.qp, rx[1]);
+	ibv_ack_async_event(&ev);
 }
 
 } // namespace

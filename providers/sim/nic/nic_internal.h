@@ -659,6 +659,9 @@ struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
 					 struct nic_peer src);
 /* Completes every posted receive with NIC_WR_FLUSH_ERR. */
 void nic_match_flush(struct nic_qp *qp);
+/* Completes one receive a message was landing in (taken from its list)
+ * with NIC_WR_FLUSH_ERR, and frees it. */
+void nic_match_flush_taken(struct nic_qp *qp, struct nic_rmatch *m);
 int nic_match_cancel(struct nic_qp *qp, uint64_t cookie);
 /* Frees every record of mt (nothing is reported). */
 void nic_match_release(struct nic_matcher *mt);

@@ -588,6 +588,21 @@ struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
 	return NULL;
 }
 
+void nic_match_flush_taken(struct nic_qp *qp, struct nic_rmatch *m)
+{
+	struct nic_completion c = {
+		.cookie = m->recv.cookie,
+		.status = NIC_WR_FLUSH_ERR,
+	};
+
+	if (m->kind != NIC_RM_POSTED) {
+		nic_match_drop(qp, m);
+		return;
+	}
+	rmatch_free(qp->rq, m);
+	nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
+}
+
 void nic_match_flush(struct nic_qp *qp)
 {
 	struct nic_rmatch_list *lists[] = { &qp->rq->posted_msg,

@@ -267,7 +267,11 @@ void nic_qp_destroy(struct nic_qp *qp)
 		for (; f; f = next) {
 			next = f->hash_next;
 			nic_req_flow_release(f);
-			if (f->rx.active && f->rx.kind == 0)
+			/* A receive of an SRQ half filled goes back to it:
+			 * another QP takes it. */
+			if (f->rx.active && f->rx.kind == 0 && qp->srq)
+				nic_match_abandon(qp, f->rx.match);
+			else if (f->rx.active && f->rx.kind == 0)
 				nic_match_drop(qp, f->rx.match);
 			for (size_t r = 0; r < NIC_ARRAY_LEN(f->atomic_replay); r++)
 				fs_mem_free(arena, f->atomic_replay[r].data);
@@ -536,9 +540,16 @@ void nic_qp_fail(struct nic_qp *qp, enum nic_status why)
 		return;
 	qp->in_error = true;
 	for (size_t i = 0; i < qp->flow_slots; i++)
-		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next)
+		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next) {
 			nic_req_flush(f);
-	/* A shared receive queue's receives stay for its other QPs. */
+			/* The receive a message was landing in is flushed
+			 * too (an SRQ's as well: the QP had taken it). */
+			if (f->rx.active && f->rx.kind == 0 && f->rx.match) {
+				nic_match_flush_taken(qp, f->rx.match);
+				memset(&f->rx, 0, sizeof(f->rx));
+			}
+		}
+	/* A shared receive queue's other receives stay for its other QPs. */
 	if (!qp->srq)
 		nic_match_flush(qp);
 	nic_call_fatal(qp, why);

@@ -525,9 +525,12 @@ void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
 	if (nic_qp_connected_type(qp) &&
 	    (pkt->src.host != qp->rc_peer.host || pkt->src.qpn != qp->rc_peer.qpn))
 		return;
+	/* A transport the QP is not of (a UC peer of an RC QP, or the
+	 * reverse): dropped, as a NIC does. */
+	if ((qp->type == NIC_QP_UC) != ((pkt->opcode & 0xe0) == NIC_OP_UC))
+		return;
 	if (qp->type == NIC_QP_UC) {
-		flow = (pkt->opcode & 0xe0) == NIC_OP_UC ?
-			       nic_flow_get(qp, pkt->src, true) : NULL;
+		flow = nic_flow_get(qp, pkt->src, true);
 		if (flow)
 			uc_request(qp, flow, pkt);
 		return;

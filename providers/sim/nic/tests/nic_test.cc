@@ -592,6 +592,31 @@ TEST_P(NicTest, UnreliableConnectionsCarryTheirDataAndIgnoreDuplicates)
 	nic_qp_destroy(b);
 }
 
+// A UC QP connected to an RC one: their packets are of different
+// transports, and each side drops the other's.
+TEST_P(NicTest, UnreliableAndReliableConnectionsDoNotMix)
+{
+	build("ideal");
+	nic_qp *a, *b;
+	static Collected got_a, got_b;
+	got_a = {};
+	got_b = {};
+	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_UC, &kOps, &got_a, &a), 0);
+	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_RC, &kOps, &got_b, &b), 0);
+	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
+	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	std::vector<uint8_t> out = pattern(100, 1), in(100);
+	nic_recv r = recv_of(in.data(), in.size());
+	ASSERT_EQ(nic_post_recv(b, &r), 0);
+	nic_wr wr = send_wr(nodes[1], out.data(), out.size());
+	ASSERT_EQ(nic_post_send(a, &wr), 0);
+	run();
+	EXPECT_EQ(got_a.sends.size(), 1u) << "UC completes anyway";
+	EXPECT_TRUE(got_b.recvs.empty()) << "an RC QP took a UC packet";
+	nic_qp_destroy(a);
+	nic_qp_destroy(b);
+}
+
 void link_down_long(nm_config *cfg)
 {
 	cfg->fault_count = 1;

@@ -52,8 +52,8 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		free(e);
 	}
 	cm_sv->unlock();
-	cm_sv->waitable_fini(&ch->w);
-	free(ch);
+	if (cm_sv->waitable_fini(&ch->w))
+		free(ch);
 }
 
 void cm_event_push(struct cm_id *id, enum rdma_cm_event_type type,

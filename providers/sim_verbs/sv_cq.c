@@ -53,8 +53,8 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 		return EBUSY;
 	}
 	sv->unlock();
-	sv->waitable_fini(&ch->w);
-	free(ch);
+	if (sv->waitable_fini(&ch->w))
+		free(ch);
 	return 0;
 }
 

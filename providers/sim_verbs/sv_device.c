@@ -343,8 +343,9 @@ int ibv_close_device(struct ibv_context *context)
 		free(e);
 	}
 	sv->unlock();
-	sv->waitable_fini(&c->async);
-	pthread_mutex_destroy(&context->mutex);
-	free(c);
+	if (sv->waitable_fini(&c->async)) {
+		pthread_mutex_destroy(&context->mutex);
+		free(c);
+	}
 	return 0;
 }

@@ -32,11 +32,17 @@ struct sv_waitable {
 	 * the fabric. */
 	bool                watched;
 	bool                signalled;
+	/* Threads waiting for it inside the fabric (wait_event), and whether
+	 * it was destroyed under them: they then wait for ever, as a thread
+	 * blocked in read() on a descriptor closed under it does, and the
+	 * memory it lives in stays. */
+	int                 waiters;
+	bool                closed;
 	bool              (*ready)(struct sv_waitable *w); /* event queued */
 	struct sv_waitable *prev, *next;
 };
 
-#define SV_PRIVATE_VERSION 1
+#define SV_PRIVATE_VERSION 2
 
 struct sv_private_ops {
 	uint32_t version;
@@ -47,7 +53,9 @@ struct sv_private_ops {
 	/* Registers w (makes its eventfd); 0 or -errno. Lock not held. */
 	int (*waitable_init)(struct sv_waitable *w,
 			     bool (*ready)(struct sv_waitable *w));
-	void (*waitable_fini)(struct sv_waitable *w);
+	/* True when what holds w may be freed; false when a thread still
+	 * waits on it (the memory must stay). */
+	bool (*waitable_fini)(struct sv_waitable *w);
 	/* An event was queued on w or taken from it (lock held). */
 	void (*waitable_update)(struct sv_waitable *w);
 	/* Lock held. Non-blocking: runs the events of the next instant, as an

@@ -319,8 +319,10 @@ static int waitable_init(struct sv_waitable *w,
 	return 0;
 }
 
-static void waitable_fini(struct sv_waitable *w)
+static bool waitable_fini(struct sv_waitable *w)
 {
+	bool in_use;
+
 	sv_lock();
 	if (w->prev)
 		w->prev->next = w->next;
@@ -328,9 +330,12 @@ static void waitable_fini(struct sv_waitable *w)
 		sv_world.waitables = w->next;
 	if (w->next)
 		w->next->prev = w->prev;
+	in_use = w->waiters > 0;
+	w->closed = true;
 	sv_unlock();
 	close(w->fd);
 	w->fd = -1;
+	return !in_use;
 }
 
 static void posted(void)
@@ -398,7 +403,7 @@ static bool wait_pred(void *arg)
 {
 	struct sv_waitable *w = arg;
 
-	return w->ready(w);
+	return !w->closed && w->ready(w);
 }
 
 /* A non-blocking wait is a read that finds nothing: like an empty poll,
@@ -417,9 +422,12 @@ static int wait_event(struct sv_waitable *w, bool blocking)
 		return w->ready(w) ? 0 : -EAGAIN;
 	}
 	for (;;) {
-		enum nic_wait_end end = nic_sched_wait(sv_world.nic, wait_pred,
-						       w, NM_TIME_NEVER, false);
+		enum nic_wait_end end;
 
+		w->waiters++;
+		end = nic_sched_wait(sv_world.nic, wait_pred, w, NM_TIME_NEVER,
+				     false);
+		w->waiters--;
 		update_all();
 		if (end == NIC_WAIT_READY)
 			return 0;

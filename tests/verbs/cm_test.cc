@@ -5,8 +5,11 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include <rdma/rdma_cma.h>
 
@@ -473,6 +476,28 @@ TEST_F(Cm, TheIbPortSpaceConnectsToo)
 	server = ev->id;
 	EXPECT_EQ(server->ps, RDMA_PS_IB);
 	rdma_ack_cm_event(ev);
+}
+
+// A thread blocked in rdma_get_cm_event on a channel another thread
+// destroys stays blocked, as in read() on a descriptor closed under it;
+// the channel's memory stays for it (AddressSanitizer watches).
+TEST_F(Cm, DestroyingAChannelAThreadWaitsOnLeavesItWaiting)
+{
+	rdma_event_channel *ch = rdma_create_event_channel();
+	ASSERT_NE(ch, nullptr);
+	static std::atomic<bool> returned{false};
+	std::thread t([ch] {
+		rdma_cm_event *ev = nullptr;
+		if (rdma_get_cm_event(ch, &ev) == 0)
+			rdma_ack_cm_event(ev);
+		returned = true;
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	rdma_destroy_event_channel(ch);
+	// The waiter looks at its channel again at each turn of its wait.
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	EXPECT_FALSE(returned.load());
+	t.detach();
 }
 
 } // namespace

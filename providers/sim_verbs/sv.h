@@ -14,6 +14,7 @@
  *   sv_post.c    ibv_post_send / ibv_post_recv: work requests to the NIC
  *   sv_ah.c      address handles, GIDs to hosts, the GRH of a datagram
  *   sv_srq.c     shared receive queues
+ *   sv_wr.c      extended QPs and the work-request API (ibv_wr_*)
  *   sv_async.c   asynchronous events
  *   sv_misc.c    strings, rates, sysfs, fork, and what is not simulated
  *
@@ -197,8 +198,16 @@ struct sv_srq {
 	int                  refs;     /* QPs */
 };
 
+struct sv_wr_item;
+
 struct sv_qp {
-	struct ibv_qp        qp;
+	union {
+		struct ibv_qp    qp;
+		struct ibv_qp_ex qpx;    /* its first member is qp */
+	};
+	bool                 extended; /* made with send ops flags */
+	struct sv_wr_item   *wr_items, *wr_last; /* ibv_wr_* being built */
+	int                  wr_err;
 	struct sv_pd        *pd;
 	struct sv_srq       *srq;      /* receives come from it */
 	struct sv_cq        *scq, *rcq;
@@ -216,6 +225,11 @@ extern const struct nic_qp_ops sv_qp_nic_ops;
 
 int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		 struct ibv_send_wr **bad);
+/* ibv_create_qp_ex (verbs_context.create_qp_ex), and the work requests an
+ * extended QP was building when it goes (sv_wr.c). */
+struct ibv_qp *sv_create_qp_ex(struct ibv_context *context,
+			       struct ibv_qp_init_attr_ex *attr);
+void sv_wr_drop(struct sv_qp *qp);
 int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		 struct ibv_recv_wr **bad);
 

@@ -313,6 +313,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = sv_query_port;
 	c->vctx.query_device_ex = query_device_ex;
+	c->vctx.create_qp_ex = sv_create_qp_ex;
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->ops.poll_cq = sv_poll_cq;

@@ -427,6 +427,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->srq)
 		sv_pending_imm_drop(&qp->srq->pending_imm,
 				    &qp->srq->pending_imm_tail, qp);
+	sv_wr_drop(qp);
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
@@ -638,13 +639,6 @@ void sv_qp_error_locked(struct ibv_qp *ibqp)
 		return;
 	ibqp->state = IBV_QPS_ERR;
 	nic_qp_set_error(qp->nqp);
-}
-
-struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	/* The extended work-request API (ibv_wr_*) is not simulated. */
-	errno = EOPNOTSUPP;
-	return NULL;
 }
 
 int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,

@@ -48,6 +48,14 @@ if command -v ibv_rc_pingpong >/dev/null; then
 	for side in server client; do
 		grep -q "200 iters in" rc.$side || { echo "FAIL: rc: $side did not finish"; cat rc.$side; fail=1; }
 	done
+	# The same with the work-request API (ibv_wr_*).
+	export FI_SIM_FABRIC="rcN$$"
+	nport=$(free_port)
+	pair rcN ibv_rc_pingpong -g 0 -n 200 -N -p $nport -- \
+		ibv_rc_pingpong -g 0 -n 200 -N -p $nport 127.0.0.1
+	for side in server client; do
+		grep -q "200 iters in" rcN.$side || { echo "FAIL: rc -N: $side did not finish"; cat rcN.$side; fail=1; }
+	done
 	# Each side's address names the other's GID: two hosts of the fabric.
 	grep -q "remote address: .*GID fe80::aff:fe00:2" rc.server || { echo "FAIL: rc: the server's peer is not host 1"; fail=1; }
 	check=$("$fabsim" trace check rc.pcap)

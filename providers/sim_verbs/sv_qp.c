@@ -11,9 +11,9 @@
  *
  * What the NIC model does differently from an IB device, and what the face
  * does about it:
- *  - retry counts and timers are the fabric's (FI_SIM_* transport
- *    parameters), not each QP's timeout/retry_cnt/rnr_retry attributes,
- *    which are kept for ibv_query_qp only;
+ *  - a connection's timers and retry counts are its attributes' (timeout,
+ *    retry_cnt, rnr_retry, min_rnr_timer) once set, the fabric's before
+ *    (FI_SIM_* transport parameters, as for rdma_cm's connections);
  *  - an RDMA write with immediate data does not consume a receive in the
  *    NIC model: the face takes the oldest posted receive for it, or, if
  *    none is posted, completes the next receive posted with it (a device
@@ -499,6 +499,29 @@ static int rc_transition(struct sv_qp *qp, enum ibv_qp_state from,
 	return -nic_qp_connect(qp->nqp, peer);
 }
 
+/* RC and UC: the timers and retry counts the attributes set (IBA 9.7.6):
+ * a local ACK timeout of 4.096 us << timeout (0: none), retry counts
+ * (rnr_retry 7: for ever), the receiver-not-ready wait this QP asks for. */
+static void set_timing(struct sv_qp *qp, const struct ibv_qp_attr *attr,
+		       int mask)
+{
+	struct nic_qp_timing t = {
+		.ack_timeout_ns = attr->timeout ?
+			(nm_time_ns)4096 << (attr->timeout & 31) : NM_TIME_NEVER / 2,
+		.retry_count = attr->retry_cnt & 7,
+		.rnr_retry = (attr->rnr_retry & 7) == SV_RNR_FOREVER ? -1 :
+			     attr->rnr_retry & 7,
+		.rnr_timer_ns = nic_rnr_timer_ns(attr->min_rnr_timer),
+	};
+	unsigned which = ((mask & IBV_QP_TIMEOUT) ? NIC_TIMING_ACK_TIMEOUT : 0) |
+			 ((mask & IBV_QP_RETRY_CNT) ? NIC_TIMING_RETRY : 0) |
+			 ((mask & IBV_QP_RNR_RETRY) ? NIC_TIMING_RNR_RETRY : 0) |
+			 ((mask & IBV_QP_MIN_RNR_TIMER) ? NIC_TIMING_RNR_TIMER : 0);
+
+	if (which)
+		nic_qp_set_timing(qp->nqp, &t, which);
+}
+
 /* UD: the Q_Key is the only attribute the NIC's QP takes. */
 static int ud_transition(struct sv_qp *qp, enum ibv_qp_state from,
 			 enum ibv_qp_state to, const struct ibv_qp_attr *attr,
@@ -569,6 +592,8 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			      ud_transition(qp, from, to, attr, attr_mask) :
 			      rc_transition(qp, from, to, attr, attr_mask);
 	if (!ret) {
+		if (ibqp->qp_type != IBV_QPT_UD)
+			set_timing(qp, attr, attr_mask);
 		keep_attrs(qp, attr, attr_mask);
 		if (to == IBV_QPS_ERR && from != IBV_QPS_ERR)
 			nic_qp_set_error(qp->nqp);

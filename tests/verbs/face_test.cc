@@ -559,6 +559,28 @@ TEST_F(Face, ReceiverNotReadyRetriesUntilAReceiveIsPosted)
 	EXPECT_EQ(Wait(b).wr_id, 2u);
 }
 
+// The QP's own rnr_retry counts: none left, the first receiver-not-ready
+// NAK fails the send (and the QP).
+TEST_F(Face, ASenderWithNoRnrRetriesGivesUpAtOnce)
+{
+	ASSERT_EQ(ToInit(a), 0);
+	ASSERT_EQ(ToInit(b), 0);
+	ASSERT_EQ(ToRtr(a, b), 0);
+	ASSERT_EQ(ToRtr(b, a), 0);
+	ASSERT_EQ(ToRts(b), 0);
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 0;
+	attr.max_rd_atomic = 1;
+	ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 1), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_RNR_RETRY_EXC_ERR);
+}
+
 TEST_F(Face, DestroyingAPeerMakesTheSenderGiveUp)
 {
 	Connect();

@@ -458,6 +458,31 @@ struct nic *nic_qp_nic(const struct nic_qp *qp);
 /* RC and UC only: the one peer. */
 int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer);
 
+/* A connection's own timers and retry counts (verbs QP attributes): the
+ * fields `which` names (NIC_TIMING_*) replace the world's for the timers
+ * and counts that start from now on; -EINVAL for a QP that is not
+ * connected. rnr_retry < 0: retry for ever. rnr_timer_ns: the wait this
+ * QP's receiver-not-ready NAKs ask of senders (rounded up to IBA's codes,
+ * nic_rnr_timer_code). */
+struct nic_qp_timing {
+	nm_time_ns ack_timeout_ns;
+	uint32_t   retry_count;
+	int32_t    rnr_retry;
+	nm_time_ns rnr_timer_ns;
+};
+enum {
+	NIC_TIMING_ACK_TIMEOUT = 1u << 0,
+	NIC_TIMING_RETRY = 1u << 1,
+	NIC_TIMING_RNR_RETRY = 1u << 2,
+	NIC_TIMING_RNR_TIMER = 1u << 3,
+};
+int nic_qp_set_timing(struct nic_qp *qp, const struct nic_qp_timing *t,
+		      unsigned which);
+/* The wait a receiver-not-ready NAK's 5-bit timer code asks for (IBA
+ * table 45), and the smallest code asking for at least ns. */
+nm_time_ns nic_rnr_timer_ns(uint32_t code);
+uint32_t nic_rnr_timer_code(nm_time_ns ns);
+
 /* The path MTU of a connection (a power of two from 256 bytes; more than
  * the link's is the link's), before the QP has talked to anyone: -EINVAL
  * otherwise. Both ends must use the same. A new QP has the link's. */

@@ -523,6 +523,10 @@ struct nic_qp {
 	uint32_t              ud_psn;     /* UD: next send PSN (24 bits) */
 	uint32_t              qkey;       /* UD: what it accepts and sends */
 	uint32_t              mtu;        /* payload bytes per packet (path MTU) */
+	/* Its timers and retry counts: the world's, or a connection's own
+	 * (nic_qp_set_timing). rnr_timeout_ns is what it asks of senders in
+	 * its receiver-not-ready NAKs. */
+	struct nic_transport_params tp;
 	struct nic_flow     **flows;      /* hash by peer */
 	size_t                flow_slots;
 	size_t                flow_count;

@@ -179,7 +179,7 @@ struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
 		return NULL;
 	f->peer = peer;
 	f->qp = qp;
-	f->rnr_retries = qp->nic->world->transport.rnr_retry;
+	f->rnr_retries = qp->tp.rnr_retry;
 	s = flow_slot(peer, qp->flow_slots);
 	f->hash_next = qp->flows[s];
 	qp->flows[s] = f;
@@ -240,6 +240,7 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 	qp->gen = ++nic->qp_gen;
 	qp->qkey = NIC_DGRAM_QKEY;
 	qp->mtu = nic->world->mtu;
+	qp->tp = nic->world->transport;
 	ret = qpn_alloc(nic, qp);
 	if (ret) {
 		fs_mem_free(nic->world->arena, qp);
@@ -340,6 +341,22 @@ int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer)
 		return -EINVAL;
 	qp->rc_peer = peer;
 	qp->rc_connected = true;
+	return 0;
+}
+
+int nic_qp_set_timing(struct nic_qp *qp, const struct nic_qp_timing *t,
+		      unsigned which)
+{
+	if (!nic_qp_connected_type(qp))
+		return -EINVAL;
+	if (which & NIC_TIMING_ACK_TIMEOUT)
+		qp->tp.ack_timeout_ns = t->ack_timeout_ns;
+	if (which & NIC_TIMING_RETRY)
+		qp->tp.retry_count = t->retry_count;
+	if (which & NIC_TIMING_RNR_RETRY)
+		qp->tp.rnr_retry = t->rnr_retry;
+	if (which & NIC_TIMING_RNR_TIMER)
+		qp->tp.rnr_timeout_ns = t->rnr_timer_ns;
 	return 0;
 }
 

@@ -411,7 +411,7 @@ static struct nic_pkt *build_psn(struct nic_flow *flow, uint32_t psn,
 {
 	struct nic_swqe *w = wqe_of(flow, psn);
 	uint32_t index = psn - w->psn_first;
-	struct nic_transport_params *tp = &flow_world(flow)->transport;
+	const struct nic_transport_params *tp = &flow->qp->tp;
 	struct nic_pkt *pkt;
 
 	switch (w->wr.opcode) {
@@ -472,7 +472,7 @@ static void uc_sent(struct nic_flow *flow)
 
 struct nic_pkt *nic_req_next(struct nic_flow *flow)
 {
-	struct nic_transport_params *tp = &flow_world(flow)->transport;
+	const struct nic_transport_params *tp = &flow->qp->tp;
 	struct nic_swqe *w;
 	struct nic_pkt *pkt;
 
@@ -559,7 +559,7 @@ static void retire_acked(struct nic_flow *flow, uint32_t psn)
 
 static void progress_made(struct nic_flow *flow)
 {
-	struct nic_transport_params *tp = &flow_world(flow)->transport;
+	const struct nic_transport_params *tp = &flow->qp->tp;
 
 	/* A receiver-not-ready wait ends only with its own timer: an ACK or
 	 * NAK for packets sent before it must not cancel that. */
@@ -642,7 +642,7 @@ static void fail_all(struct nic_flow *flow, enum nic_status status)
 static void on_timer(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	struct nic_flow *flow = ctx;
-	struct nic_transport_params *tp = &flow_world(flow)->transport;
+	const struct nic_transport_params *tp = &flow->qp->tp;
 	nm_time_ns now = nm_engine_now(engine);
 
 	flow->timer = NM_EVENT_NONE;
@@ -672,7 +672,6 @@ static void on_timer(nm_engine *engine, void *ctx, uint64_t arg)
 
 void nic_req_on_ack(struct nic_flow *flow, const struct nic_pkt *pkt)
 {
-	struct nic_transport_params *tp = &flow_world(flow)->transport;
 	uint8_t syndrome = pkt->aeth_syndrome;
 	uint32_t before = flow->acked_psn;
 
@@ -708,7 +707,8 @@ void nic_req_on_ack(struct nic_flow *flow, const struct nic_pkt *pkt)
 			flow->rnr_retries--;
 		flow->rnr_waiting = true;
 		flow->send_psn = flow->acked_psn;
-		timer_arm(flow, tp->rnr_timeout_ns);
+		/* As long as the responder's NAK says. */
+		timer_arm(flow, nic_rnr_timer_ns(syndrome & 0x1f));
 		return;
 	} else {
 		/* A fatal NAK names the failed request; the responder has

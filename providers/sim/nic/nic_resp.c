@@ -457,7 +457,8 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 	}
 	if (nic_op_is_send(pkt->opcode)) {
 		if (!send_packet(qp, flow, pkt)) {
-			nak(qp, flow, pkt, pkt->psn, NIC_AETH_RNR_NAK | 0x0e);
+			nak(qp, flow, pkt, pkt->psn, NIC_AETH_RNR_NAK |
+			    nic_rnr_timer_code(qp->tp.rnr_timeout_ns));
 			return; /* epsn stays: the sender retries this PSN */
 		}
 	} else if (nic_op_is_write(pkt->opcode)) {

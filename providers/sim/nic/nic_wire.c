@@ -173,3 +173,23 @@ void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt)
 	if (nm_network_inject(world->net, &np))
 		nic_pkt_put(world, pkt);
 }
+
+/* IBA table 45, in microseconds (code 0 is the longest). */
+static const uint32_t rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+nm_time_ns nic_rnr_timer_ns(uint32_t code)
+{
+	return (nm_time_ns)rnr_us[code & 31] * NM_NS_PER_US;
+}
+
+uint32_t nic_rnr_timer_code(nm_time_ns ns)
+{
+	for (uint32_t code = 1; code < 32; code++)
+		if ((nm_time_ns)rnr_us[code] * NM_NS_PER_US >= ns)
+			return code;
+	return 0; /* longer than any: the longest */
+}

@@ -18,9 +18,6 @@
  *    NIC model: the face takes the oldest posted receive for it, or, if
  *    none is posted, completes the next receive posted with it (a device
  *    would answer receiver-not-ready until one is);
- *  - a receive too small for its message fails at the receiver (the QP
- *    goes to the error state) while the sender, in the NIC model, sees
- *    success rather than a remote invalid-request error.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -370,6 +367,8 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 			    &sv_qp_nic_ops, qp, &qp->nqp);
 	if (!ret && qp->srq && (ret = nic_qp_use_srq(qp->nqp, qp->srq->nsrq)))
 		nic_qp_destroy(qp->nqp);
+	if (!ret && init->qp_type == IBV_QPT_RC)
+		nic_qp_nak_long_messages(qp->nqp);
 	if (!ret) {
 		pd->refs++;
 		qp->scq->refs++;

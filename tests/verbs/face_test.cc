@@ -482,14 +482,21 @@ TEST_F(Face, RegistrationRules)
 	EXPECT_EQ(errno, EOPNOTSUPP);
 }
 
-TEST_F(Face, TruncatedReceiveIsALengthError)
+// A message longer than its receive: a local length error at the
+// receiver, a remote invalid request at the sender (IBA 9.9.2), both QPs
+// in error. Also for a message of several packets.
+TEST_F(Face, TruncatedReceiveIsALengthErrorAndTheSendersInvalidRequest)
 {
 	Connect();
 	ASSERT_EQ(PostRecv(b, 0, 4, 1), 0);
-	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 100, 2), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 5000, 2), 0);
 	ibv_wc r = Wait(b);
 	EXPECT_EQ(r.status, IBV_WC_LOC_LEN_ERR);
 	EXPECT_EQ(b.qp->state, IBV_QPS_ERR);
+	ibv_wc s = Wait(a);
+	EXPECT_EQ(s.wr_id, 2u);
+	EXPECT_EQ(s.status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(s.status);
+	EXPECT_EQ(a.qp->state, IBV_QPS_ERR);
 }
 
 TEST_F(Face, SendQueueDepthIsEnforced)

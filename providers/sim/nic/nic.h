@@ -483,6 +483,11 @@ int nic_qp_set_timing(struct nic_qp *qp, const struct nic_qp_timing *t,
 nm_time_ns nic_rnr_timer_ns(uint32_t code);
 uint32_t nic_rnr_timer_code(nm_time_ns ns);
 
+/* RC: a send that does not fit the receive it lands in fails at the
+ * sender too (NIC_REM_INV_REQ_ERR, the QP in error), as IBA's RC does;
+ * by default only the receiver sees it (NIC_TRUNCATED). */
+void nic_qp_nak_long_messages(struct nic_qp *qp);
+
 /* The path MTU of a connection (a power of two from 256 bytes; more than
  * the link's is the link's), before the QP has talked to anyone: -EINVAL
  * otherwise. Both ends must use the same. A new QP has the link's. */

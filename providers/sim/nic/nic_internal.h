@@ -527,6 +527,10 @@ struct nic_qp {
 	 * (nic_qp_set_timing). rnr_timeout_ns is what it asks of senders in
 	 * its receiver-not-ready NAKs. */
 	struct nic_transport_params tp;
+	/* A send longer than its receive draws an invalid-request NAK, as on
+	 * a verbs RC QP; otherwise only the receiver hears of it (libfabric's
+	 * truncation). */
+	bool                  nak_long_messages;
 	struct nic_flow     **flows;      /* hash by peer */
 	size_t                flow_slots;
 	size_t                flow_count;

@@ -360,6 +360,11 @@ int nic_qp_set_timing(struct nic_qp *qp, const struct nic_qp_timing *t,
 	return 0;
 }
 
+void nic_qp_nak_long_messages(struct nic_qp *qp)
+{
+	qp->nak_long_messages = true;
+}
+
 int nic_qp_set_mtu(struct nic_qp *qp, uint32_t bytes)
 {
 	if (bytes < 256 || (bytes & (bytes - 1)) || qp->flow_count)

@@ -719,7 +719,10 @@ void nic_req_on_ack(struct nic_flow *flow, const struct nic_pkt *pkt)
 							   NIC_REM_OP_ERR;
 
 		retire_acked(flow, pkt->psn);
-		if (flow->sq_head && flow->sq_head->psn_first == pkt->psn) {
+		/* It may name a later packet of the request (a send longer
+		 * than its receive is found at its last). */
+		if (flow->sq_head &&
+		    pkt->psn - flow->sq_head->psn_first < flow->sq_head->psn_count) {
 			struct nic_swqe *w = flow->sq_head;
 
 			flow->acked_psn = w->psn_first + w->psn_count;

@@ -300,9 +300,12 @@ static void abort_rx(struct nic_qp *qp, struct nic_flow *flow)
 	memset(&flow->rx, 0, sizeof(flow->rx));
 }
 
-/* false: no buffer (the caller NAKs receiver-not-ready). */
-static bool send_packet(struct nic_qp *qp, struct nic_flow *flow,
-			const struct nic_pkt *pkt)
+enum send_result { SEND_OK, SEND_NO_BUFFER, SEND_TOO_LONG };
+
+/* SEND_NO_BUFFER: the caller NAKs receiver-not-ready; SEND_TOO_LONG: the
+ * message did not fit its receive, on a QP that NAKs that. */
+static enum send_result send_packet(struct nic_qp *qp, struct nic_flow *flow,
+				    const struct nic_pkt *pkt)
 {
 	struct nic_rx_msg *rx = &flow->rx;
 
@@ -314,23 +317,29 @@ static bool send_packet(struct nic_qp *qp, struct nic_flow *flow,
 		rx->match = nic_match_incoming(qp, pkt->src, tagged,
 					       pkt->fabsim.tag);
 		if (!rx->match)
-			return false;
+			return SEND_NO_BUFFER;
 		rx->active = true;
 		rx->kind = 0;
 		rx->offset = 0;
 	} else if (!rx->active || rx->kind != 0) {
-		return true; /* the start was stepped over: nothing to place */
+		return SEND_OK; /* the start was stepped over: nothing to place */
 	}
 	nic_match_place(qp, rx->match, rx->offset, pkt->payload,
 			pkt->payload_len);
 	rx->offset += pkt->payload_len;
 	if (nic_op_is_last(pkt->opcode)) {
+		bool too_long = qp->nak_long_messages &&
+				rx->match->kind == NIC_RM_POSTED &&
+				rx->match->truncated;
+
 		nic_match_finish(qp, rx->match, rx->offset,
 				 nic_op_has_imm(pkt->opcode), pkt->imm);
 		memset(rx, 0, sizeof(*rx));
 		flow->msn++;
+		if (too_long)
+			return SEND_TOO_LONG;
 	}
-	return true;
+	return SEND_OK;
 }
 
 /* ---- Writes ------------------------------------------------------------------------- */
@@ -456,10 +465,18 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 		return;
 	}
 	if (nic_op_is_send(pkt->opcode)) {
-		if (!send_packet(qp, flow, pkt)) {
+		switch (send_packet(qp, flow, pkt)) {
+		case SEND_NO_BUFFER:
 			nak(qp, flow, pkt, pkt->psn, NIC_AETH_RNR_NAK |
 			    nic_rnr_timer_code(qp->tp.rnr_timeout_ns));
 			return; /* epsn stays: the sender retries this PSN */
+		case SEND_TOO_LONG:
+			/* IBA 9.9.2: the requester's error as well. */
+			nak(qp, flow, pkt, pkt->psn, NIC_AETH_NAK_INV_REQ);
+			flow->epsn = pkt->psn + 1;
+			return;
+		case SEND_OK:
+			break;
 		}
 	} else if (nic_op_is_write(pkt->opcode)) {
 		ok = write_packet(qp, flow, pkt);
@@ -493,8 +510,9 @@ static void uc_request(struct nic_qp *qp, struct nic_flow *flow,
 	flow->epsn = pkt->psn + 1;
 	if (!first && !flow->rx.active)
 		return; /* the rest of a message already dropped */
-	if (nic_op_is_send(pkt->opcode) ? !send_packet(qp, flow, pkt) :
-					   !write_packet(qp, flow, pkt)) {
+	if (nic_op_is_send(pkt->opcode) ?
+		    send_packet(qp, flow, pkt) != SEND_OK :
+		    !write_packet(qp, flow, pkt)) {
 		world->stats.uc_dropped++;
 		memset(&flow->rx, 0, sizeof(flow->rx));
 	}

@@ -178,7 +178,6 @@ struct sv_wr {
 	uint32_t       byte_len;
 	bool           signaled;
 	bool           recv;
-	bool           consumed;  /* receive taken by an RDMA write with imm */
 	uint64_t       operand, compare; /* atomics */
 	struct sv_grh_room grh;   /* UD receives */
 	struct sv_srq *srq;       /* a receive posted to an SRQ */
@@ -192,8 +191,6 @@ struct sv_srq {
 	struct sv_wr        *recvs, *recvs_tail; /* outstanding */
 	uint32_t             recv_count;
 	struct ibv_srq_attr  attr;     /* max_wr, max_sge, srq_limit */
-	/* Writes with immediate data that found no receive (sv_qp.c). */
-	struct sv_pending_imm *pending_imm, *pending_imm_tail;
 	bool                 armed;    /* srq_limit set: the event is due */
 	int                  refs;     /* QPs */
 };
@@ -217,8 +214,6 @@ struct sv_qp {
 	struct ibv_qp_attr   attr;     /* what modify_qp set, for query_qp */
 	struct sv_wr        *sends, *recvs, *recvs_tail; /* outstanding */
 	uint32_t             send_count, recv_count;
-	uint32_t             pending_imm_count;
-	struct sv_pending_imm *pending_imm, *pending_imm_tail;
 };
 
 extern const struct nic_qp_ops sv_qp_nic_ops;
@@ -237,20 +232,7 @@ int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
  * error state as verbs does (lock held). */
 void sv_qp_local_error(struct sv_qp *qp, struct sv_wr *w,
 		       enum ibv_wc_status status);
-/* Takes the oldest posted receive for an RDMA write with immediate data
- * (it consumes one, as on a verbs device), or remembers the write until a
- * receive is posted. */
-void sv_qp_take_recv_for_imm(struct sv_qp *qp, uint32_t imm, uint32_t len,
-			     uint32_t src_qp);
 void sv_wr_unlink(struct sv_wr *w);
-/* A receive being posted completes at once if an RDMA write with
- * immediate data waits for one; true then. */
-bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id);
-/* The same for a receive posted to an SRQ. */
-bool sv_srq_pending_imm(struct sv_srq *srq, uint64_t wr_id);
-/* Frees the waiting writes of a list: qp's, or all of them (qp NULL). */
-void sv_pending_imm_drop(struct sv_pending_imm **head,
-			 struct sv_pending_imm **tail, const struct sv_qp *qp);
 /* A receive posted to an SRQ was taken (lock held): may raise
  * IBV_EVENT_SRQ_LIMIT_REACHED. */
 void sv_srq_taken(struct sv_srq *srq);

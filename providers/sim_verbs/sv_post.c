@@ -297,8 +297,6 @@ static int post_one_recv(struct sv_qp *qp, const struct ibv_recv_wr *wr)
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
 	    (wr->num_sge && !wr->sg_list))
 		return EINVAL;
-	if (sv_qp_pending_imm(qp, wr->wr_id))
-		return 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return ENOMEM;

@@ -14,10 +14,6 @@
  *  - a connection's timers and retry counts are its attributes' (timeout,
  *    retry_cnt, rnr_retry, min_rnr_timer) once set, the fabric's before
  *    (FI_SIM_* transport parameters, as for rdma_cm's connections);
- *  - an RDMA write with immediate data does not consume a receive in the
- *    NIC model: the face takes the oldest posted receive for it, or, if
- *    none is posted, completes the next receive posted with it (a device
- *    would answer receiver-not-ready until one is);
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,14 +21,6 @@
 #include <string.h>
 
 #include "sv.h"
-
-/* A write with immediate data waiting for a receive: on its QP, or on
- * the SRQ the QP takes its receives from. */
-struct sv_pending_imm {
-	uint32_t imm, len, src_qp;
-	struct sv_qp *qp;
-	struct sv_pending_imm *next;
-};
 
 static enum ibv_wc_status wc_status(enum nic_status st)
 {
@@ -139,12 +127,6 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	struct ibv_wc wc;
 
 	sv_wr_unlink(w);
-	if (w->consumed) {
-		/* The flush of a receive an RDMA write with immediate data
-		 * took (its completion is already out). */
-		free(w);
-		return;
-	}
 	if (w->srq)
 		sv_srq_taken(w->srq);
 	else
@@ -155,6 +137,9 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	 * did not), which a device may report and the provider can use. */
 	wc.byte_len = (uint32_t)(c->len + c->olen);
 	wc.src_qp = c->source.qpn;
+	/* A receive an RDMA write with immediate data took: its length. */
+	if (c->flags & NIC_CQ_REMOTE_WRITE)
+		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
 	if (c->flags & NIC_CQ_IMM) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = htonl(c->imm);
@@ -172,115 +157,12 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	}
 }
 
-static void complete_imm(struct sv_qp *qp, uint64_t wr_id, uint32_t imm,
-			 uint32_t len, uint32_t src_qp)
-{
-	struct ibv_wc wc = {
-		.wr_id = wr_id,
-		.status = IBV_WC_SUCCESS,
-		.opcode = IBV_WC_RECV_RDMA_WITH_IMM,
-		.byte_len = len,
-		.qp_num = qp->qp.qp_num,
-		.src_qp = src_qp,
-		.wc_flags = IBV_WC_WITH_IMM,
-	};
-
-	wc.imm_data = htonl(imm);
-	sv_cq_push(qp->rcq, &wc, true);
-}
-
-void sv_qp_take_recv_for_imm(struct sv_qp *qp, uint32_t imm, uint32_t len,
-			     uint32_t src_qp)
-{
-	struct sv_pending_imm *p;
-
-	for (struct sv_wr *w = qp->srq ? qp->srq->recvs : qp->recvs; w;
-	     w = w->next) {
-		if (w->consumed || nic_cancel_recv(qp->nqp, (uintptr_t)w))
-			continue;
-		w->consumed = true;
-		if (w->srq)
-			sv_srq_taken(w->srq);
-		else
-			qp->recv_count--;
-		complete_imm(qp, w->wr_id, imm, len, src_qp);
-		return;
-	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		abort(); /* a completion must not be lost */
-	p->imm = imm;
-	p->len = len;
-	p->src_qp = src_qp;
-	p->qp = qp;
-	struct sv_pending_imm **head = qp->srq ? &qp->srq->pending_imm :
-						 &qp->pending_imm;
-	struct sv_pending_imm **tail = qp->srq ? &qp->srq->pending_imm_tail :
-						 &qp->pending_imm_tail;
-
-	if (*tail)
-		(*tail)->next = p;
-	else
-		*head = p;
-	*tail = p;
-}
-
-/* The first write waiting on a list takes the receive being posted. */
-static bool take_pending(struct sv_pending_imm **head,
-			 struct sv_pending_imm **tail, uint64_t wr_id)
-{
-	struct sv_pending_imm *p = *head;
-
-	if (!p)
-		return false;
-	*head = p->next;
-	if (!*head)
-		*tail = NULL;
-	complete_imm(p->qp, wr_id, p->imm, p->len, p->src_qp);
-	free(p);
-	return true;
-}
-
-bool sv_qp_pending_imm(struct sv_qp *qp, uint64_t wr_id)
-{
-	return take_pending(&qp->pending_imm, &qp->pending_imm_tail, wr_id);
-}
-
-bool sv_srq_pending_imm(struct sv_srq *srq, uint64_t wr_id)
-{
-	return take_pending(&srq->pending_imm, &srq->pending_imm_tail, wr_id);
-}
-
-/* Frees a list's waiting writes: those of qp, or every one (qp NULL). */
-void sv_pending_imm_drop(struct sv_pending_imm **head,
-			 struct sv_pending_imm **tail, const struct sv_qp *qp)
-{
-	struct sv_pending_imm *prev = NULL;
-
-	for (struct sv_pending_imm *p = *head, *next; p; p = next) {
-		next = p->next;
-		if (qp && p->qp != qp) {
-			prev = p;
-			continue;
-		}
-		if (prev)
-			prev->next = next;
-		else
-			*head = next;
-		free(p);
-	}
-	*tail = prev;
-	if (!*head)
-		*tail = NULL;
-}
-
+/* Writes with immediate data come as receives (nic_qp_imm_takes_receive);
+ * RMA without it leaves nothing for the program. */
 static void on_remote_done(void *ctx, const struct nic_completion *c)
 {
-	struct sv_qp *qp = ctx;
-
-	if ((c->flags & NIC_CQ_REMOTE_WRITE) && (c->flags & NIC_CQ_IMM))
-		sv_qp_take_recv_for_imm(qp, c->imm, (uint32_t)c->len,
-					c->source.qpn);
+	(void)ctx;
+	(void)c;
 }
 
 static void on_qp_fatal(void *ctx, enum nic_status why)
@@ -369,6 +251,9 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 		nic_qp_destroy(qp->nqp);
 	if (!ret && init->qp_type == IBV_QPT_RC)
 		nic_qp_nak_long_messages(qp->nqp);
+	/* A write with immediate data takes a receive, as in verbs. */
+	if (!ret && init->qp_type != IBV_QPT_UD)
+		nic_qp_imm_takes_receive(qp->nqp);
 	if (!ret) {
 		pd->refs++;
 		qp->scq->refs++;
@@ -422,10 +307,6 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 		qp->recvs = w->next;
 		free(w);
 	}
-	sv_pending_imm_drop(&qp->pending_imm, &qp->pending_imm_tail, NULL);
-	if (qp->srq)
-		sv_pending_imm_drop(&qp->srq->pending_imm,
-				    &qp->srq->pending_imm_tail, qp);
 	sv_wr_drop(qp);
 	qp->pd->refs--;
 	qp->scq->refs--;

@@ -98,7 +98,6 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		return EBUSY;
 	}
 	srq->pd->refs--;
-	sv_pending_imm_drop(&srq->pending_imm, &srq->pending_imm_tail, NULL);
 	sv->unlock();
 	while (srq->recvs) {
 		struct sv_wr *w = srq->recvs;
@@ -137,8 +136,6 @@ static int post_one(struct sv_srq *srq, const struct ibv_recv_wr *wr)
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->attr.max_sge ||
 	    (wr->num_sge && !wr->sg_list))
 		return EINVAL;
-	if (sv_srq_pending_imm(srq, wr->wr_id))
-		return 0;
 	memset(&r, 0, sizeof(r));
 	r.source = NIC_ANY_SOURCE;
 	r.sge_count = (size_t)wr->num_sge;

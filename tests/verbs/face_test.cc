@@ -353,6 +353,19 @@ TEST_F(Face, WriteWithImmediateConsumesAReceive)
 	r = Wait(b);
 	EXPECT_EQ(r.opcode, IBV_WC_RECV);
 	EXPECT_EQ(r.wr_id, 42u);
+	// None left: the responder is not ready (RNR NAKs) until one comes.
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 10, 3,
+		       RemoteAddr(b, 600), b.mr->rkey, IBV_SEND_SIGNALED, 7),
+		  0);
+	ibv_wc wc;
+	for (int i = 0; i < 2000; i++)
+		ASSERT_EQ(ibv_poll_cq(a.cq, 1, &wc), 0) << "done with no receive";
+	ASSERT_EQ(PostRecv(b, 32, 16, 43), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	r = Wait(b);
+	EXPECT_EQ(r.wr_id, 43u);
+	EXPECT_EQ(r.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	EXPECT_EQ(ntohl(r.imm_data), 7u);
 }
 
 TEST_F(Face, AtomicsFetchAddAndCompareSwap)

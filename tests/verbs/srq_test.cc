@@ -276,8 +276,9 @@ TEST_F(Srq, WhatASharedQueueRefuses)
 	EXPECT_EQ(errno, EOPNOTSUPP) << "datagrams from an SRQ";
 }
 
-// A write with immediate data that finds the SRQ empty takes the next
-// receive posted to it, on the QP it came to.
+// A write with immediate data that finds the SRQ empty draws
+// receiver-not-ready NAKs until a receive is posted there, and takes it, on
+// the QP it came to.
 TEST_F(Srq, AWriteWithImmediateDataWaitsForTheNextSharedReceive)
 {
 	ibv_sge sge = { (uintptr_t)a.mem.data(), 8, a.mr->lkey };
@@ -292,10 +293,11 @@ TEST_F(Srq, AWriteWithImmediateDataWaitsForTheNextSharedReceive)
 	wr.wr.rdma.rkey = b.mr->rkey;
 	ASSERT_EQ(ibv_post_send(tx[1], &wr, &bad), 0);
 	ibv_wc wc{};
+	EXPECT_FALSE(Poll(b, &wc, 2000));
+	EXPECT_FALSE(Poll(a, &wc, 2000)) << "completed with no receive";
+	ASSERT_EQ(PostSrq(0, 64, 55), 0);
 	ASSERT_TRUE(Poll(a, &wc));
 	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
-	EXPECT_FALSE(Poll(b, &wc, 2000));
-	ASSERT_EQ(PostSrq(0, 64, 55), 0);
 	ASSERT_TRUE(Poll(b, &wc)) << "the write's completion was lost";
 	EXPECT_EQ(wc.wr_id, 55u);
 	EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);

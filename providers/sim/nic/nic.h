@@ -488,6 +488,13 @@ uint32_t nic_rnr_timer_code(nm_time_ns ns);
  * by default only the receiver sees it (NIC_TRUNCATED). */
 void nic_qp_nak_long_messages(struct nic_qp *qp);
 
+/* RC and UC: an RDMA write with immediate data takes a posted receive, as
+ * in verbs: it completes there (recv_done, NIC_CQ_REMOTE_WRITE with the
+ * write's length and immediate data); with none posted the responder is
+ * not ready (RC: RNR NAKs; UC: the message is dropped). By default it is
+ * reported to remote_done only. */
+void nic_qp_imm_takes_receive(struct nic_qp *qp);
+
 /* The path MTU of a connection (a power of two from 256 bytes; more than
  * the link's is the link's), before the QP has talked to anyone: -EINVAL
  * otherwise. Both ends must use the same. A new QP has the link's. */

@@ -531,6 +531,9 @@ struct nic_qp {
 	 * a verbs RC QP; otherwise only the receiver hears of it (libfabric's
 	 * truncation). */
 	bool                  nak_long_messages;
+	/* An RDMA write with immediate data takes a posted receive (verbs);
+	 * otherwise it only reports to remote_done (libfabric). */
+	bool                  imm_takes_receive;
 	struct nic_flow     **flows;      /* hash by peer */
 	size_t                flow_slots;
 	size_t                flow_count;
@@ -667,6 +670,10 @@ struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
 					 struct nic_peer src);
 /* Completes every posted receive with NIC_WR_FLUSH_ERR. */
 void nic_match_flush(struct nic_qp *qp);
+/* A receive taken by an RDMA write with immediate data completes: no data
+ * in it, the write's length and immediate data (NIC_CQ_REMOTE_WRITE). */
+void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
+			      size_t len, uint32_t imm);
 /* Completes one receive a message was landing in (taken from its list)
  * with NIC_WR_FLUSH_ERR, and frees it. */
 void nic_match_flush_taken(struct nic_qp *qp, struct nic_rmatch *m);

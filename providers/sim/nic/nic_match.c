@@ -307,6 +307,23 @@ void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
 		m->len = offset + len;
 }
 
+void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
+			      size_t len, uint32_t imm)
+{
+	struct nic_completion c = {
+		.cookie = m->recv.cookie,
+		.status = NIC_OK,
+		.flags = NIC_CQ_IMM | NIC_CQ_REMOTE_WRITE,
+		.len = len,
+		.imm = imm,
+		.source = m->source,
+	};
+
+	rmatch_free(qp->rq, m);
+	nic_complete_later(qp, NIC_PENDING_RECV, &c,
+			   qp->nic->world->recv_overhead_ns);
+}
+
 void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
 		      bool has_imm, uint32_t imm)
 {

@@ -360,6 +360,11 @@ int nic_qp_set_timing(struct nic_qp *qp, const struct nic_qp_timing *t,
 	return 0;
 }
 
+void nic_qp_imm_takes_receive(struct nic_qp *qp)
+{
+	qp->imm_takes_receive = true;
+}
+
 void nic_qp_nak_long_messages(struct nic_qp *qp)
 {
 	qp->nak_long_messages = true;

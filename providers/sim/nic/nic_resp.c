@@ -345,31 +345,47 @@ static enum send_result send_packet(struct nic_qp *qp, struct nic_flow *flow,
 /* ---- Writes ------------------------------------------------------------------------- */
 
 /* false: the write failed its checks (the caller NAKs). */
-static bool write_packet(struct nic_qp *qp, struct nic_flow *flow,
-			 const struct nic_pkt *pkt)
+enum write_result { WRITE_OK, WRITE_REFUSED, WRITE_NO_RECEIVE };
+
+/* WRITE_REFUSED: the write failed its checks (the caller NAKs);
+ * WRITE_NO_RECEIVE: its immediate data needs a receive and none is
+ * posted (the caller NAKs receiver-not-ready, before this packet's data
+ * is placed: the sender sends it again). */
+static enum write_result write_packet(struct nic_qp *qp,
+				      struct nic_flow *flow,
+				      const struct nic_pkt *pkt)
 {
 	struct nic_rx_msg *rx = &flow->rx;
+	bool last = nic_op_is_last(pkt->opcode);
+	struct nic_rmatch *recv = NULL;
 
 	if (nic_op_is_first(pkt->opcode)) {
 		abort_rx(qp, flow);
 		if (nic_mr_check_remote(qp->nic, pkt->reth_key, pkt->reth_va,
 					pkt->reth_len, NIC_ACCESS_REMOTE_WRITE,
 					&rx->write_dst) != NIC_OK)
-			return false;
+			return WRITE_REFUSED;
 		rx->active = true;
 		rx->kind = 1;
 		rx->offset = 0;
 		rx->total = pkt->reth_len;
 	} else if (!rx->active || rx->kind != 1) {
-		return true;
+		return WRITE_OK;
 	}
 	if (pkt->payload_len > rx->total - rx->offset)
-		return false; /* more data than the RETH announced */
+		return WRITE_REFUSED; /* more data than the RETH announced */
+	if (last && nic_op_has_imm(pkt->opcode) && qp->imm_takes_receive &&
+	    !(recv = nic_match_take_posted(qp, pkt->src)))
+		return WRITE_NO_RECEIVE;
 	if (pkt->payload_len)
 		nic_dma_write(qp->nic, rx->write_dst + rx->offset,
 			      pkt->payload, pkt->payload_len);
 	rx->offset += pkt->payload_len;
-	if (nic_op_is_last(pkt->opcode)) {
+	if (!last)
+		return WRITE_OK;
+	if (recv) {
+		nic_match_complete_write(qp, recv, rx->offset, pkt->imm);
+	} else {
 		struct nic_completion c = {
 			.flags = NIC_CQ_REMOTE_WRITE,
 			.len = rx->offset,
@@ -382,10 +398,10 @@ static bool write_packet(struct nic_qp *qp, struct nic_flow *flow,
 		}
 		nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
 				   qp->nic->world->recv_overhead_ns);
-		memset(rx, 0, sizeof(*rx));
-		flow->msn++;
 	}
-	return true;
+	memset(rx, 0, sizeof(*rx));
+	flow->msn++;
+	return WRITE_OK;
 }
 
 /* ---- Dispatch ------------------------------------------------------------------------- */
@@ -479,7 +495,14 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 			break;
 		}
 	} else if (nic_op_is_write(pkt->opcode)) {
-		ok = write_packet(qp, flow, pkt);
+		enum write_result w = write_packet(qp, flow, pkt);
+
+		if (w == WRITE_NO_RECEIVE) {
+			nak(qp, flow, pkt, pkt->psn, NIC_AETH_RNR_NAK |
+			    nic_rnr_timer_code(qp->tp.rnr_timeout_ns));
+			return;
+		}
+		ok = w == WRITE_OK;
 	}
 	if (!ok) {
 		nak(qp, flow, pkt, pkt->psn, NIC_AETH_NAK_REM_ACCESS);
@@ -512,7 +535,7 @@ static void uc_request(struct nic_qp *qp, struct nic_flow *flow,
 		return; /* the rest of a message already dropped */
 	if (nic_op_is_send(pkt->opcode) ?
 		    send_packet(qp, flow, pkt) != SEND_OK :
-		    !write_packet(qp, flow, pkt)) {
+		    write_packet(qp, flow, pkt) != WRITE_OK) {
 		world->stats.uc_dropped++;
 		memset(&flow->rx, 0, sizeof(flow->rx));
 	}

@@ -238,6 +238,12 @@ void sv_wr_unlink(struct sv_wr *w);
 void sv_srq_taken(struct sv_srq *srq);
 int sv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad);
+/* A receive's record and NIC form (sv_post.c), for a QP's receive queue
+ * or an SRQ: NULL with *err (EINVAL: a scatter list longer than max_sge
+ * or missing; ENOMEM); *keys_ok says whether every local key holds. */
+struct sv_wr *sv_recv_prepare(struct sv_pd *pd, const struct ibv_recv_wr *wr,
+			       uint32_t max_sge, struct nic_recv *r,
+			       bool *keys_ok, int *err);
 /* Whether sge's local key names a region of pd that covers it (and lets
  * the device write there if it must); its NIC region to *out. */
 bool sv_lkey_ok(struct sv_pd *pd, const struct ibv_sge *sge,

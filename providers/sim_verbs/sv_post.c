@@ -284,38 +284,59 @@ static size_t skip_grh(struct nic_recv *r, struct sv_grh_room *room)
 	return out;
 }
 
+struct sv_wr *sv_recv_prepare(struct sv_pd *pd, const struct ibv_recv_wr *wr,
+			       uint32_t max_sge, struct nic_recv *r,
+			       bool *keys_ok, int *err)
+{
+	struct sv_wr *w;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
+	    (wr->num_sge && !wr->sg_list)) {
+		*err = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	w->wr_id = wr->wr_id;
+	w->recv = true;
+	w->opcode = IBV_WC_RECV;
+	memset(r, 0, sizeof(*r));
+	r->cookie = (uintptr_t)w;
+	r->source = NIC_ANY_SOURCE;
+	r->sge_count = (size_t)wr->num_sge;
+	*keys_ok = true;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct ibv_sge *s = &wr->sg_list[i];
+
+		r->sge[i].addr = (void *)(uintptr_t)s->addr;
+		r->sge[i].len = s->length;
+		if (!sv_lkey_ok(pd, s, true, &r->sge[i].mr))
+			*keys_ok = false;
+	}
+	return w;
+}
+
 static int post_one_recv(struct sv_qp *qp, const struct ibv_recv_wr *wr)
 {
 	struct nic_recv r;
 	struct sv_wr *w;
+	bool keys_ok;
 	int ret;
 
 	if (qp->qp.state == IBV_QPS_RESET || qp->srq)
 		return EINVAL;
 	if (qp->recv_count >= qp->cap.max_recv_wr)
 		return ENOMEM;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
-	    (wr->num_sge && !wr->sg_list))
-		return EINVAL;
-	w = calloc(1, sizeof(*w));
+	w = sv_recv_prepare(qp->pd, wr, qp->cap.max_recv_sge, &r, &keys_ok,
+			    &ret);
 	if (!w)
-		return ENOMEM;
-	w->wr_id = wr->wr_id;
+		return ret;
 	w->qp = qp;
-	w->recv = true;
-	w->opcode = IBV_WC_RECV;
-	memset(&r, 0, sizeof(r));
-	r.cookie = (uintptr_t)w;
-	r.source = NIC_ANY_SOURCE;
-	r.sge_count = (size_t)wr->num_sge;
-	for (int i = 0; i < wr->num_sge; i++) {
-		const struct ibv_sge *s = &wr->sg_list[i];
-
-		r.sge[i].addr = (void *)(uintptr_t)s->addr;
-		r.sge[i].len = s->length;
-		if (!sv_lkey_ok(qp->pd, s, true, &r.sge[i].mr))
-			return fail_local(qp, w, IBV_WC_LOC_PROT_ERR);
-	}
+	if (!keys_ok)
+		return fail_local(qp, w, IBV_WC_LOC_PROT_ERR);
 	if (qp->qp.qp_type == IBV_QPT_UD)
 		r.sge_count = skip_grh(&r, &w->grh);
 	link_recv(qp, w);

@@ -129,32 +129,19 @@ static int post_one(struct sv_srq *srq, const struct ibv_recv_wr *wr)
 {
 	struct nic_recv r;
 	struct sv_wr *w;
+	bool keys_ok;
 	int ret;
 
 	if (srq->recv_count >= srq->attr.max_wr)
 		return ENOMEM;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->attr.max_sge ||
-	    (wr->num_sge && !wr->sg_list))
-		return EINVAL;
-	memset(&r, 0, sizeof(r));
-	r.source = NIC_ANY_SOURCE;
-	r.sge_count = (size_t)wr->num_sge;
-	for (int i = 0; i < wr->num_sge; i++) {
-		const struct ibv_sge *s = &wr->sg_list[i];
-
-		r.sge[i].addr = (void *)(uintptr_t)s->addr;
-		r.sge[i].len = s->length;
-		if (!sv_lkey_ok(srq->pd, s, true, &r.sge[i].mr))
-			return EINVAL;
-	}
-	w = calloc(1, sizeof(*w));
+	w = sv_recv_prepare(srq->pd, wr, srq->attr.max_sge, &r, &keys_ok, &ret);
 	if (!w)
-		return ENOMEM;
-	w->wr_id = wr->wr_id;
+		return ret;
+	if (!keys_ok) {
+		free(w);
+		return EINVAL;
+	}
 	w->srq = srq;
-	w->recv = true;
-	w->opcode = IBV_WC_RECV;
-	r.cookie = (uintptr_t)w;
 	ret = nic_srq_post_recv(srq->nsrq, &r);
 	if (ret) {
 		free(w);

@@ -13,18 +13,11 @@
 
 #include <infiniband/verbs.h>
 
+#include "tests/verbs/face_util.h"
+
 namespace {
 
-constexpr size_t kBuf = 1 << 16;
-
-struct Dev {
-	ibv_context *ctx = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
-	std::vector<uint8_t> mem = std::vector<uint8_t>(kBuf);
-	ibv_mr *mr = nullptr;
-	ibv_gid gid{};
-};
+using Dev = face::Host;
 
 class Srq : public ::testing::Test {
 protected:
@@ -36,12 +29,9 @@ protected:
 
 	void SetUp() override
 	{
-		int n = 0;
-		list = ibv_get_device_list(&n);
-		ASSERT_NE(list, nullptr);
-		ASSERT_EQ(n, 2) << "the test runs with FABSIM_VERBS_DEVICES=2";
-		Open(a, list[0]);
-		Open(b, list[1]);
+		ASSERT_NE(list = face::TwoDevices(), nullptr);
+		a.Open(list[0], kAccess);
+		b.Open(list[1], kAccess);
 		ibv_srq_init_attr init{};
 		init.attr.max_wr = 8;
 		init.attr.max_sge = 1;
@@ -52,8 +42,8 @@ protected:
 			rx[i] = Qp(b, srq);
 			ASSERT_NE(tx[i], nullptr);
 			ASSERT_NE(rx[i], nullptr) << strerror(errno);
-			Connect(tx[i], rx[i], b.gid);
-			Connect(rx[i], tx[i], a.gid);
+			ASSERT_TRUE(face::Connect(tx[i], b.gid, rx[i]->qp_num));
+			ASSERT_TRUE(face::Connect(rx[i], a.gid, tx[i]->qp_num));
 		}
 	}
 
@@ -64,27 +54,13 @@ protected:
 				EXPECT_EQ(ibv_destroy_qp(qp), 0);
 		if (srq)
 			EXPECT_EQ(ibv_destroy_srq(srq), 0);
-		for (Dev *d : { &a, &b }) {
-			EXPECT_EQ(ibv_dereg_mr(d->mr), 0);
-			EXPECT_EQ(ibv_destroy_cq(d->cq), 0);
-			EXPECT_EQ(ibv_dealloc_pd(d->pd), 0);
-			EXPECT_EQ(ibv_close_device(d->ctx), 0);
-		}
+		a.Close();
+		b.Close();
 		ibv_free_device_list(list);
 	}
 
-	static void Open(Dev &d, ibv_device *dev)
-	{
-		d.ctx = ibv_open_device(dev);
-		ASSERT_NE(d.ctx, nullptr);
-		d.pd = ibv_alloc_pd(d.ctx);
-		d.cq = ibv_create_cq(d.ctx, 64, nullptr, nullptr, 0);
-		d.mr = ibv_reg_mr(d.pd, d.mem.data(), d.mem.size(),
-				  IBV_ACCESS_LOCAL_WRITE |
-					  IBV_ACCESS_REMOTE_WRITE);
-		ASSERT_TRUE(d.pd && d.cq && d.mr);
-		ASSERT_EQ(ibv_query_gid(d.ctx, 1, 1, &d.gid), 0);
-	}
+	static constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE;
 
 	static ibv_qp *Qp(Dev &d, ibv_srq *s)
 	{
@@ -97,38 +73,9 @@ protected:
 		return ibv_create_qp(d.pd, &init);
 	}
 
-	static void Connect(ibv_qp *qp, ibv_qp *peer, const ibv_gid &gid)
-	{
-		ibv_qp_attr attr{};
-		attr.qp_state = IBV_QPS_INIT;
-		attr.port_num = 1;
-		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
-					IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					IBV_QP_ACCESS_FLAGS), 0);
-		attr.qp_state = IBV_QPS_RTR;
-		attr.path_mtu = IBV_MTU_1024;
-		attr.dest_qp_num = peer->qp_num;
-		attr.min_rnr_timer = 1;
-		attr.ah_attr.is_global = 1;
-		attr.ah_attr.grh.dgid = gid;
-		attr.ah_attr.grh.sgid_index = 1;
-		attr.ah_attr.port_num = 1;
-		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-					IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					IBV_QP_MIN_RNR_TIMER), 0);
-		attr.qp_state = IBV_QPS_RTS;
-		attr.retry_cnt = 7;
-		attr.rnr_retry = 7;
-		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-					IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
-	}
-
 	int PostSrq(size_t off, uint32_t len, uint64_t id)
 	{
-		ibv_sge sge = { (uintptr_t)&b.mem[off], len, b.mr->lkey };
+		ibv_sge sge = { b.Addr(off), len, b.mr->lkey };
 		ibv_recv_wr wr{}, *bad = nullptr;
 		wr.wr_id = id;
 		wr.sg_list = &sge;
@@ -138,7 +85,7 @@ protected:
 
 	int Send(ibv_qp *qp, size_t off, uint32_t len, uint64_t id)
 	{
-		ibv_sge sge = { (uintptr_t)&a.mem[off], len, a.mr->lkey };
+		ibv_sge sge = { a.Addr(off), len, a.mr->lkey };
 		ibv_send_wr wr{}, *bad = nullptr;
 		wr.wr_id = id;
 		wr.sg_list = &sge;
@@ -150,13 +97,7 @@ protected:
 
 	static bool Poll(Dev &d, ibv_wc *wc, int turns = 200000)
 	{
-		for (int i = 0; i < turns; i++) {
-			int n = ibv_poll_cq(d.cq, 1, wc);
-			if (n == 1)
-				return true;
-			EXPECT_EQ(n, 0);
-		}
-		return false;
+		return face::Poll(d.cq, wc, turns);
 	}
 };
 

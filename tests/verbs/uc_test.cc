@@ -10,18 +10,12 @@
 
 #include <infiniband/verbs.h>
 
+#include "tests/verbs/face_util.h"
+
 namespace {
 
-constexpr size_t kBuf = 1 << 16;
-
-struct End {
-	ibv_context *ctx = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
+struct End : face::Host {
 	ibv_qp *qp = nullptr;
-	std::vector<uint8_t> mem = std::vector<uint8_t>(kBuf);
-	ibv_mr *mr = nullptr;
-	ibv_gid gid{};
 };
 
 class Uc : public ::testing::Test {
@@ -31,37 +25,25 @@ protected:
 
 	void SetUp() override
 	{
-		int n = 0;
-		list = ibv_get_device_list(&n);
-		ASSERT_NE(list, nullptr);
-		ASSERT_EQ(n, 2) << "the test runs with FABSIM_VERBS_DEVICES=2";
+		ASSERT_NE(list = face::TwoDevices(), nullptr);
 		Open(a, list[0]);
 		Open(b, list[1]);
-		Connect(a, b);
-		Connect(b, a);
+		ASSERT_TRUE(face::Connect(a.qp, b.gid, b.qp->qp_num));
+		ASSERT_TRUE(face::Connect(b.qp, a.gid, a.qp->qp_num));
 	}
 
 	void TearDown() override
 	{
 		for (End *e : { &a, &b }) {
 			EXPECT_EQ(ibv_destroy_qp(e->qp), 0);
-			EXPECT_EQ(ibv_dereg_mr(e->mr), 0);
-			EXPECT_EQ(ibv_destroy_cq(e->cq), 0);
-			EXPECT_EQ(ibv_dealloc_pd(e->pd), 0);
-			EXPECT_EQ(ibv_close_device(e->ctx), 0);
+			e->Close();
 		}
 		ibv_free_device_list(list);
 	}
 
 	static void Open(End &e, ibv_device *dev)
 	{
-		e.ctx = ibv_open_device(dev);
-		ASSERT_NE(e.ctx, nullptr);
-		e.pd = ibv_alloc_pd(e.ctx);
-		e.cq = ibv_create_cq(e.ctx, 64, nullptr, nullptr, 0);
-		e.mr = ibv_reg_mr(e.pd, e.mem.data(), e.mem.size(),
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		ASSERT_TRUE(e.pd && e.cq && e.mr);
+		e.Open(dev, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 		ibv_qp_init_attr init{};
 		init.send_cq = e.cq;
 		init.recv_cq = e.cq;
@@ -69,47 +51,17 @@ protected:
 		init.qp_type = IBV_QPT_UC;
 		e.qp = ibv_create_qp(e.pd, &init);
 		ASSERT_NE(e.qp, nullptr) << strerror(errno);
-		ASSERT_EQ(ibv_query_gid(e.ctx, 1, 1, &e.gid), 0);
-	}
-
-	static void Connect(End &e, const End &peer)
-	{
-		ibv_qp_attr attr{};
-		attr.qp_state = IBV_QPS_INIT;
-		attr.port_num = 1;
-		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		ASSERT_EQ(ibv_modify_qp(e.qp, &attr, IBV_QP_STATE |
-					IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					IBV_QP_ACCESS_FLAGS), 0);
-		attr.qp_state = IBV_QPS_RTR;
-		attr.path_mtu = IBV_MTU_1024;
-		attr.dest_qp_num = peer.qp->qp_num;
-		attr.ah_attr.is_global = 1;
-		attr.ah_attr.grh.dgid = peer.gid;
-		attr.ah_attr.grh.sgid_index = 1;
-		attr.ah_attr.port_num = 1;
-		ASSERT_EQ(ibv_modify_qp(e.qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-					IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					IBV_QP_RQ_PSN), 0);
-		attr.qp_state = IBV_QPS_RTS;
-		ASSERT_EQ(ibv_modify_qp(e.qp, &attr, IBV_QP_STATE |
-					IBV_QP_SQ_PSN), 0);
 	}
 
 	static int PostRecv(End &e, size_t off, uint32_t len, uint64_t id)
 	{
-		ibv_sge sge = { (uintptr_t)&e.mem[off], len, e.mr->lkey };
-		ibv_recv_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		return ibv_post_recv(e.qp, &wr, &bad);
+		return face::PostRecv(e.qp, e, off, len, id);
 	}
 
 	static int Post(End &e, ibv_wr_opcode op, size_t off, uint32_t len,
 			uint64_t id, uint64_t raddr = 0, uint32_t rkey = 0)
 	{
-		ibv_sge sge = { (uintptr_t)&e.mem[off], len, e.mr->lkey };
+		ibv_sge sge = { e.Addr(off), len, e.mr->lkey };
 		ibv_send_wr wr{}, *bad = nullptr;
 		wr.wr_id = id;
 		wr.sg_list = &sge;
@@ -124,13 +76,7 @@ protected:
 
 	static bool Poll(End &e, ibv_wc *wc, int turns = 200000)
 	{
-		for (int i = 0; i < turns; i++) {
-			int n = ibv_poll_cq(e.cq, 1, wc);
-			if (n == 1)
-				return true;
-			EXPECT_EQ(n, 0);
-		}
-		return false;
+		return face::Poll(e.cq, wc, turns);
 	}
 };
 

@@ -10,21 +10,16 @@
 
 #include <infiniband/verbs.h>
 
+#include "tests/verbs/face_util.h"
+
 namespace {
 
-constexpr size_t kBuf = 1 << 16;
 constexpr uint32_t kQkey = 0x11111111;
 constexpr size_t kGrh = 40;
 
-struct Node {
-	ibv_context *ctx = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
+struct Node : face::Host {
 	ibv_qp *qp = nullptr;
 	ibv_ah *ah = nullptr; // to the other node
-	std::vector<uint8_t> mem = std::vector<uint8_t>(kBuf);
-	ibv_mr *mr = nullptr;
-	ibv_gid gid{};
 	in_addr ip{};
 };
 
@@ -35,10 +30,7 @@ protected:
 
 	void SetUp() override
 	{
-		int n = 0;
-		list = ibv_get_device_list(&n);
-		ASSERT_NE(list, nullptr);
-		ASSERT_EQ(n, 2) << "the test runs with FABSIM_VERBS_DEVICES=2";
+		ASSERT_NE(list = face::TwoDevices(), nullptr);
 		Open(a, list[0]);
 		Open(b, list[1]);
 	}
@@ -50,29 +42,14 @@ protected:
 				EXPECT_EQ(ibv_destroy_ah(s->ah), 0);
 			if (s->qp)
 				EXPECT_EQ(ibv_destroy_qp(s->qp), 0);
-			if (s->mr)
-				EXPECT_EQ(ibv_dereg_mr(s->mr), 0);
-			if (s->cq)
-				EXPECT_EQ(ibv_destroy_cq(s->cq), 0);
-			if (s->pd)
-				EXPECT_EQ(ibv_dealloc_pd(s->pd), 0);
-			if (s->ctx)
-				EXPECT_EQ(ibv_close_device(s->ctx), 0);
+			s->Close();
 		}
 		ibv_free_device_list(list);
 	}
 
 	static void Open(Node &s, ibv_device *dev)
 	{
-		s.ctx = ibv_open_device(dev);
-		ASSERT_NE(s.ctx, nullptr);
-		s.pd = ibv_alloc_pd(s.ctx);
-		ASSERT_NE(s.pd, nullptr);
-		s.cq = ibv_create_cq(s.ctx, 64, nullptr, nullptr, 0);
-		ASSERT_NE(s.cq, nullptr);
-		s.mr = ibv_reg_mr(s.pd, s.mem.data(), s.mem.size(),
-				  IBV_ACCESS_LOCAL_WRITE);
-		ASSERT_NE(s.mr, nullptr);
+		s.Open(dev, IBV_ACCESS_LOCAL_WRITE);
 		ibv_qp_init_attr init{};
 		init.send_cq = s.cq;
 		init.recv_cq = s.cq;
@@ -80,7 +57,6 @@ protected:
 		init.qp_type = IBV_QPT_UD;
 		s.qp = ibv_create_qp(s.pd, &init);
 		ASSERT_NE(s.qp, nullptr) << strerror(errno);
-		ASSERT_EQ(ibv_query_gid(s.ctx, 1, 1, &s.gid), 0);
 		memcpy(&s.ip.s_addr, s.gid.raw + 12, 4);
 	}
 
@@ -123,26 +99,14 @@ protected:
 		ASSERT_NE(b.ah, nullptr) << strerror(errno);
 	}
 
-	// Polls until a completion is there, or `turns` empty polls pass.
 	static bool Poll(Node &s, ibv_wc *wc, int turns = 100000)
 	{
-		for (int i = 0; i < turns; i++) {
-			int n = ibv_poll_cq(s.cq, 1, wc);
-			if (n == 1)
-				return true;
-			EXPECT_EQ(n, 0);
-		}
-		return false;
+		return face::Poll(s.cq, wc, turns);
 	}
 
 	static int PostRecv(Node &s, size_t off, uint32_t len, uint64_t id)
 	{
-		ibv_sge sge = { (uintptr_t)&s.mem[off], len, s.mr->lkey };
-		ibv_recv_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		return ibv_post_recv(s.qp, &wr, &bad);
+		return face::PostRecv(s.qp, s, off, len, id);
 	}
 
 	static int Send(Node &s, ibv_ah *ah, uint32_t qpn, size_t off,

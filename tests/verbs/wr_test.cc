@@ -10,18 +10,12 @@
 
 #include <infiniband/verbs.h>
 
+#include "tests/verbs/face_util.h"
+
 namespace {
 
-constexpr size_t kBuf = 1 << 14;
-
-struct Peer {
-	ibv_context *ctx = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
+struct Peer : face::Host {
 	ibv_qp *qp = nullptr;
-	std::vector<uint8_t> mem = std::vector<uint8_t>(kBuf);
-	ibv_mr *mr = nullptr;
-	ibv_gid gid{};
 };
 
 class Wr : public ::testing::Test {
@@ -30,16 +24,16 @@ protected:
 	Peer a, b;
 	ibv_qp_ex *qpx = nullptr; // a's
 
+	static constexpr int kRemote = IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_ATOMIC;
+
 	void SetUp() override
 	{
-		int n = 0;
-		list = ibv_get_device_list(&n);
-		ASSERT_NE(list, nullptr);
-		ASSERT_EQ(n, 2) << "the test runs with FABSIM_VERBS_DEVICES=2";
+		ASSERT_NE(list = face::TwoDevices(), nullptr);
 		Open(a, list[0]);
 		Open(b, list[1]);
-		Link(a, b);
-		Link(b, a);
+		ASSERT_TRUE(face::Connect(a.qp, b.gid, b.qp->qp_num, kRemote));
+		ASSERT_TRUE(face::Connect(b.qp, a.gid, a.qp->qp_num, kRemote));
 		qpx = ibv_qp_to_qp_ex(a.qp);
 		ASSERT_NE(qpx, nullptr);
 	}
@@ -48,24 +42,14 @@ protected:
 	{
 		for (Peer *p : { &a, &b }) {
 			EXPECT_EQ(ibv_destroy_qp(p->qp), 0);
-			EXPECT_EQ(ibv_dereg_mr(p->mr), 0);
-			EXPECT_EQ(ibv_destroy_cq(p->cq), 0);
-			EXPECT_EQ(ibv_dealloc_pd(p->pd), 0);
-			EXPECT_EQ(ibv_close_device(p->ctx), 0);
+			p->Close();
 		}
 		ibv_free_device_list(list);
 	}
 
 	static void Open(Peer &p, ibv_device *dev)
 	{
-		p.ctx = ibv_open_device(dev);
-		ASSERT_NE(p.ctx, nullptr);
-		p.pd = ibv_alloc_pd(p.ctx);
-		p.cq = ibv_create_cq(p.ctx, 64, nullptr, nullptr, 0);
-		p.mr = ibv_reg_mr(p.pd, p.mem.data(), p.mem.size(),
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-					  IBV_ACCESS_REMOTE_ATOMIC);
-		ASSERT_TRUE(p.pd && p.cq && p.mr);
+		p.Open(dev, IBV_ACCESS_LOCAL_WRITE | kRemote, 1 << 14);
 		ibv_qp_init_attr_ex init{};
 		init.send_cq = p.cq;
 		init.recv_cq = p.cq;
@@ -78,53 +62,18 @@ protected:
 				      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 		p.qp = ibv_create_qp_ex(p.ctx, &init);
 		ASSERT_NE(p.qp, nullptr) << strerror(errno);
-		ASSERT_EQ(ibv_query_gid(p.ctx, 1, 1, &p.gid), 0);
-	}
-
-	static void Link(Peer &p, const Peer &peer)
-	{
-		ibv_qp_attr attr{};
-		attr.qp_state = IBV_QPS_INIT;
-		attr.port_num = 1;
-		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
-		ASSERT_EQ(ibv_modify_qp(p.qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-		attr.qp_state = IBV_QPS_RTR;
-		attr.path_mtu = IBV_MTU_1024;
-		attr.dest_qp_num = peer.qp->qp_num;
-		attr.max_dest_rd_atomic = 1;
-		attr.ah_attr.is_global = 1;
-		attr.ah_attr.grh.dgid = peer.gid;
-		attr.ah_attr.grh.sgid_index = 1;
-		attr.ah_attr.port_num = 1;
-		ASSERT_EQ(ibv_modify_qp(p.qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-					IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
-		attr.qp_state = IBV_QPS_RTS;
-		attr.retry_cnt = 7;
-		attr.rnr_retry = 7;
-		attr.max_rd_atomic = 1;
-		ASSERT_EQ(ibv_modify_qp(p.qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-					IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
 	}
 
 	static int PostRecv(Peer &p, size_t off, uint32_t len, uint64_t id)
 	{
-		ibv_sge sge = { (uintptr_t)&p.mem[off], len, p.mr->lkey };
-		ibv_recv_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		return ibv_post_recv(p.qp, &wr, &bad);
+		return face::PostRecv(p.qp, p, off, len, id);
 	}
 
 	static ibv_wc Next(Peer &p)
 	{
 		ibv_wc wc{};
-		for (int i = 0; i < 200000; i++)
-			if (ibv_poll_cq(p.cq, 1, &wc) == 1)
-				return wc;
+		if (face::Poll(p.cq, &wc))
+			return wc;
 		ADD_FAILURE() << "no completion";
 		wc.status = (ibv_wc_status)-1;
 		return wc;

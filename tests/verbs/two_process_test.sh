@@ -17,7 +17,6 @@ cd "$TEST_TMPDIR"
 . "$TEST_SRCDIR/fabsim/tests/multiproc/shell_util.sh"
 sanitizer_env "$face/libibverbs.so.1"
 export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
-port=$(free_port)
 fail=0
 
 # pair NAME SERVER_COMMAND... -- CLIENT_COMMAND...: both must succeed.
@@ -40,59 +39,60 @@ pair() {
 	fi
 }
 
-if command -v ibv_rc_pingpong >/dev/null; then
-	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="rc$$" FI_SIM_PCAP="$TEST_TMPDIR/rc.pcap"
-	pair rc ibv_rc_pingpong -g 0 -n 200 -p $port -- \
-		ibv_rc_pingpong -g 0 -n 200 -p $port 127.0.0.1
+# pingpong NAME ITERS PROGRAM [ARGS]: Debian's ibv_*_pingpong PROGRAM as
+# server and client on fabric NAME (its trace in NAME.pcap): both sides
+# must finish ITERS iterations and the trace pass `fabsim trace check`.
+pingpong() {
+	local name=$1 iters=$2 port check
+	shift 2
+	port=$(free_port)
+	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="$name$$" FI_SIM_PCAP="$TEST_TMPDIR/$name.pcap"
+	pair "$name" "$@" -g 0 -n "$iters" -p "$port" -- \
+		"$@" -g 0 -n "$iters" -p "$port" 127.0.0.1
 	unset FI_SIM_PCAP
 	for side in server client; do
-		grep -q "200 iters in" rc.$side || { echo "FAIL: rc: $side did not finish"; cat rc.$side; fail=1; }
+		grep -q "$iters iters in" "$name.$side" || { echo "FAIL: $name: $side did not finish"; cat "$name.$side"; fail=1; }
 	done
+	check=$("$fabsim" trace check "$name.pcap")
+	echo "$check"
+	grep -q " 0 problems" <<<"$check" || { echo "FAIL: $name: the trace has problems"; fail=1; }
+}
+
+# tshark_count PCAP PATTERN: frames of PCAP whose summary has PATTERN.
+tshark_count() {
+	tshark -r "$1" 2>/dev/null | grep -c "$2" || true
+}
+
+if ! command -v tshark >/dev/null; then
+	echo "SKIP: tshark is not installed: the traces are only checked by fabsim"
+fi
+
+if command -v ibv_rc_pingpong >/dev/null; then
+	pingpong rc 200 ibv_rc_pingpong
 	# The same with the work-request API (ibv_wr_*).
-	export FI_SIM_FABRIC="rcN$$"
-	nport=$(free_port)
-	pair rcN ibv_rc_pingpong -g 0 -n 200 -N -p $nport -- \
-		ibv_rc_pingpong -g 0 -n 200 -N -p $nport 127.0.0.1
-	for side in server client; do
-		grep -q "200 iters in" rcN.$side || { echo "FAIL: rc -N: $side did not finish"; cat rcN.$side; fail=1; }
-	done
+	pingpong rcN 200 ibv_rc_pingpong -N
 	# Each side's address names the other's GID: two hosts of the fabric.
 	grep -q "remote address: .*GID fe80::aff:fe00:2" rc.server || { echo "FAIL: rc: the server's peer is not host 1"; fail=1; }
-	check=$("$fabsim" trace check rc.pcap)
-	echo "$check"
-	grep -q " 0 problems" <<<"$check" || { echo "FAIL: rc: the trace has problems"; fail=1; }
 	if command -v tshark >/dev/null; then
 		# 4096-byte messages on its default path MTU of 1024: four packets.
-		frames=$(tshark -r rc.pcap 2>/dev/null | grep -c "RC Send First" || true)
-		middle=$(tshark -r rc.pcap 2>/dev/null | grep -c "RC Send Middle" || true)
-		bad=$(tshark -r rc.pcap 2>/dev/null | grep -c "Malformed" || true)
+		frames=$(tshark_count rc.pcap "RC Send First")
+		middle=$(tshark_count rc.pcap "RC Send Middle")
+		bad=$(tshark_count rc.pcap "Malformed")
 		echo "tshark: $frames RC Send First frames, $middle Send Middle, $bad malformed"
 		[ "$frames" -eq 400 ] || { echo "FAIL: rc: tshark sees $frames sends, want 400 (200 each way)"; fail=1; }
 		[ "$middle" -eq 800 ] || { echo "FAIL: rc: tshark sees $middle middle packets, want two a message"; fail=1; }
 		[ "$bad" -eq 0 ] || { echo "FAIL: rc: tshark finds malformed packets"; fail=1; }
-	else
-		echo "SKIP: tshark is not installed: the trace is only checked by fabsim"
 	fi
 else
 	echo "SKIP: ibv_rc_pingpong is not installed (Debian package ibverbs-utils)"
 fi
 
 # Debian's ibv_ud_pingpong: datagrams with the program's own Q_Key, a GRH in
-# front of each (2048 bytes in a buffer of 2048 + 40), and its trace.
+# front of each (2048 bytes in a buffer of 2048 + 40).
 if command -v ibv_ud_pingpong >/dev/null; then
-	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="ud$$" FI_SIM_PCAP="$TEST_TMPDIR/ud.pcap"
-	udport=$(free_port)
-	pair ud ibv_ud_pingpong -g 0 -n 200 -p $udport -- \
-		ibv_ud_pingpong -g 0 -n 200 -p $udport 127.0.0.1
-	unset FI_SIM_PCAP
-	for side in server client; do
-		grep -q "200 iters in" ud.$side || { echo "FAIL: ud: $side did not finish"; cat ud.$side; fail=1; }
-	done
-	check=$("$fabsim" trace check ud.pcap)
-	echo "$check"
-	grep -q " 0 problems" <<<"$check" || { echo "FAIL: ud: the trace has problems"; fail=1; }
+	pingpong ud 200 ibv_ud_pingpong
 	if command -v tshark >/dev/null; then
-		frames=$(tshark -r ud.pcap 2>/dev/null | grep -c "UD Send Only" || true)
+		frames=$(tshark_count ud.pcap "UD Send Only")
 		qkeys=$(tshark -r ud.pcap -Y infiniband.deth -T fields -e infiniband.deth.q_key 2>/dev/null | sort -u)
 		echo "tshark: $frames UD Send Only frames, Q_Keys: $qkeys"
 		[ "$frames" -eq 400 ] || { echo "FAIL: ud: tshark sees $frames datagrams, want 400"; fail=1; }
@@ -105,20 +105,10 @@ fi
 # Debian's ibv_uc_pingpong: unreliable-connected sends, no acknowledgement
 # on the wire.
 if command -v ibv_uc_pingpong >/dev/null; then
-	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="uc$$" FI_SIM_PCAP="$TEST_TMPDIR/uc.pcap"
-	ucport=$(free_port)
-	pair uc ibv_uc_pingpong -g 0 -n 200 -p $ucport -- \
-		ibv_uc_pingpong -g 0 -n 200 -p $ucport 127.0.0.1
-	unset FI_SIM_PCAP
-	for side in server client; do
-		grep -q "200 iters in" uc.$side || { echo "FAIL: uc: $side did not finish"; cat uc.$side; fail=1; }
-	done
-	check=$("$fabsim" trace check uc.pcap)
-	echo "$check"
-	grep -q " 0 problems" <<<"$check" || { echo "FAIL: uc: the trace has problems"; fail=1; }
+	pingpong uc 200 ibv_uc_pingpong
 	if command -v tshark >/dev/null; then
-		frames=$(tshark -r uc.pcap 2>/dev/null | grep -c "UC Send First" || true)
-		acks=$(tshark -r uc.pcap 2>/dev/null | grep -c "Acknowledge" || true)
+		frames=$(tshark_count uc.pcap "UC Send First")
+		acks=$(tshark_count uc.pcap "Acknowledge")
 		echo "tshark: $frames UC Send First frames, $acks acknowledgements"
 		[ "$frames" -eq 400 ] || { echo "FAIL: uc: tshark sees $frames sends, want 400"; fail=1; }
 		[ "$acks" -eq 0 ] || { echo "FAIL: uc: acknowledgements on an unreliable connection"; fail=1; }
@@ -131,17 +121,7 @@ fi
 # shared receive queue; its last sends are still in flight when the other
 # side tears down, as on a device.
 if command -v ibv_srq_pingpong >/dev/null; then
-	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="srq$$" FI_SIM_PCAP="$TEST_TMPDIR/srq.pcap"
-	srqport=$(free_port)
-	pair srq ibv_srq_pingpong -g 0 -n 500 -p $srqport -- \
-		ibv_srq_pingpong -g 0 -n 500 -p $srqport 127.0.0.1
-	unset FI_SIM_PCAP
-	for side in server client; do
-		grep -q "500 iters in" srq.$side || { echo "FAIL: srq: $side did not finish"; cat srq.$side; fail=1; }
-	done
-	check=$("$fabsim" trace check srq.pcap)
-	echo "$check"
-	grep -q " 0 problems" <<<"$check" || { echo "FAIL: srq: the trace has problems"; fail=1; }
+	pingpong srq 500 ibv_srq_pingpong
 	if command -v tshark >/dev/null; then
 		qps=$(tshark -r srq.pcap -Y "infiniband.bth.opcode == 0" -T fields -e ip.dst -e infiniband.bth.destqp 2>/dev/null | sort -u | wc -l)
 		echo "tshark: sends reach $qps QPs"

@@ -106,6 +106,15 @@ protected:
 				     &mr, &cost, &err), 0) << err.msg;
 		return mr;
 	}
+	// A connection between a QP of node 0 and one of node 1, of these
+	// types, reporting to the nodes' collections.
+	void connect_pair(nic_qp_type ta, nic_qp_type tb, nic_qp **a, nic_qp **b)
+	{
+		ASSERT_EQ(nic_qp_create(nodes[0].n, ta, &kOps, &nodes[0].got, a), 0);
+		ASSERT_EQ(nic_qp_create(nodes[1].n, tb, &kOps, &nodes[1].got, b), 0);
+		ASSERT_EQ(nic_qp_connect(*a, {nic_host(nodes[1].n), nic_qp_num(*b)}), 0);
+		ASSERT_EQ(nic_qp_connect(*b, {nic_host(nodes[0].n), nic_qp_num(*a)}), 0);
+	}
 	void run() { nic_world_run_until(world, nullptr, nullptr, NM_TIME_NEVER); }
 	void run_until_idle()
 	{
@@ -478,13 +487,8 @@ TEST_P(NicTest, UnreliableConnectionsDropWhatTheNetworkBreaks)
 {
 	build("roce-100g", lossy);
 	nic_qp *a, *b;
-	static Collected got_a, got_b;
-	got_a = {};
-	got_b = {};
-	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_UC, &kOps, &got_a, &a), 0);
-	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_UC, &kOps, &got_b, &b), 0);
-	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
-	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	connect_pair(NIC_QP_UC, NIC_QP_UC, &a, &b);
+	Collected &got_a = nodes[0].got, &got_b = nodes[1].got;
 	const int n = 200;
 	std::vector<std::vector<uint8_t>> out(n);
 	std::vector<std::vector<uint8_t>> in(n, std::vector<uint8_t>(20000));
@@ -552,13 +556,8 @@ TEST_P(NicTest, UnreliableConnectionsCarryTheirDataAndIgnoreDuplicates)
 {
 	build("roce-100g", duplicating);
 	nic_qp *a, *b;
-	static Collected got_a, got_b;
-	got_a = {};
-	got_b = {};
-	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_UC, &kOps, &got_a, &a), 0);
-	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_UC, &kOps, &got_b, &b), 0);
-	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
-	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	connect_pair(NIC_QP_UC, NIC_QP_UC, &a, &b);
+	Collected &got_a = nodes[0].got, &got_b = nodes[1].got;
 	const int n = 50;
 	std::vector<std::vector<uint8_t>> out(n), in(n);
 	for (int i = 0; i < n; i++) {
@@ -598,13 +597,8 @@ TEST_P(NicTest, UnreliableAndReliableConnectionsDoNotMix)
 {
 	build("ideal");
 	nic_qp *a, *b;
-	static Collected got_a, got_b;
-	got_a = {};
-	got_b = {};
-	ASSERT_EQ(nic_qp_create(nodes[0].n, NIC_QP_UC, &kOps, &got_a, &a), 0);
-	ASSERT_EQ(nic_qp_create(nodes[1].n, NIC_QP_RC, &kOps, &got_b, &b), 0);
-	ASSERT_EQ(nic_qp_connect(a, {nic_host(nodes[1].n), nic_qp_num(b)}), 0);
-	ASSERT_EQ(nic_qp_connect(b, {nic_host(nodes[0].n), nic_qp_num(a)}), 0);
+	connect_pair(NIC_QP_UC, NIC_QP_RC, &a, &b);
+	Collected &got_a = nodes[0].got, &got_b = nodes[1].got;
 	std::vector<uint8_t> out = pattern(100, 1), in(100);
 	nic_recv r = recv_of(in.data(), in.size());
 	ASSERT_EQ(nic_post_recv(b, &r), 0);

@@ -10,16 +10,11 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "tests/verbs/face_util.h"
+
 namespace {
 
-sockaddr_in Addr(const char *ip, uint16_t port)
-{
-	sockaddr_in a{};
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	inet_pton(AF_INET, ip, &a.sin_addr);
-	return a;
-}
+using face::Addr;
 
 struct Side {
 	rdma_event_channel *ch = nullptr;

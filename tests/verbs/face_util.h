@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cstring>
 #include <vector>
 
@@ -125,6 +128,17 @@ inline int PostRecv(ibv_qp *qp, Host &h, size_t off, uint32_t len,
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	return ibv_post_recv(qp, &wr, &bad);
+}
+
+// An IPv4 address and port, for rdma_cm.
+inline sockaddr_in Addr(const char *ip, uint16_t port)
+{
+	sockaddr_in a{};
+
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
 }
 
 } // namespace face

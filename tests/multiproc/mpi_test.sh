@@ -44,4 +44,10 @@ for r in 0 1 2 3; do
 	grep -q "node $r (pid [0-9]*, mpi_check) joined" <<<"$log" ||
 		{ echo "$log"; echo "FAIL: rank $r never joined the fabric"; exit 1; }
 done
+# MPI_Finalize closes the fabric: every rank leaves, none is taken for dead
+# (a rank leaving with notices unread was, until the coordinator read past
+# the reset its close makes).
+if grep -q "died" <<<"$log"; then
+	echo "$log"; echo "FAIL: a rank was reported dead"; exit 1
+fi
 echo PASS

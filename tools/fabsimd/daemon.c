@@ -63,6 +63,27 @@ static int send_msg(int fd, const void *m, size_t len)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+/* One message from a connection: its length, 0 at its end, -1 (errno).
+ * A peer that closes with notices of ours unread leaves ECONNRESET on our
+ * end, and a SOCK_SEQPACKET receive reports that before the messages
+ * queued ahead of it — a member's BYE among them. The error is reported
+ * once: what was queued comes after it. */
+static ssize_t recv_msg(int fd, struct fabsimd_msg *m)
+{
+	bool reset = false;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(fd, m, sizeof(*m), MSG_DONTWAIT);
+		if (n >= 0 || errno == EAGAIN)
+			return n;
+		if (errno == ECONNRESET && !reset)
+			reset = true;
+		else if (errno != EINTR)
+			return n;
+	}
+}
+
 static void close_conn(struct daemon *d, struct conn *c)
 {
 	if (c->role == CONN_MEMBER)
@@ -244,9 +265,7 @@ static void readable(struct daemon *d, struct conn *c)
 	struct fabsimd_msg m;
 	ssize_t n;
 
-	do
-		n = recv(c->fd, &m, sizeof(m), MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
+	n = recv_msg(c->fd, &m);
 	if (n < 0 && errno == EAGAIN)
 		return;
 	if (n <= 0) {
@@ -296,7 +315,7 @@ static void process_ended(struct daemon *d, struct conn *c)
 	struct fabsimd_msg m;
 	ssize_t n;
 
-	while ((n = recv(c->fd, &m, sizeof(m), MSG_DONTWAIT)) > 0)
+	while ((n = recv_msg(c->fd, &m)) > 0)
 		if (fabsimd_msg_valid(&m, n) && m.type == FABSIMD_MSG_BYE) {
 			member_gone(d, c, true);
 			return;

@@ -246,6 +246,57 @@ TEST_F(FabricTest, CleanDetachIsNotADeath)
 	EXPECT_EQ(count_of(log, "(pid "), 12u) << log; // 6 joined, 6 left
 }
 
+// A member that leaves with notices it never read (another member joined
+// meanwhile): closing its end then resets the coordinator's, and the BYE
+// queued before the reset must still count (Open MPI's ranks leave so).
+TEST_F(FabricTest, DetachWithUnreadNoticesIsNotADeath)
+{
+	const char *f = fabric("unread");
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+
+	for (int round = 0; round < 3; round++) {
+		int go[2];
+		ASSERT_EQ(pipe(go), 0);
+		pid_t pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			fabsimd_member_info me = { 7, "unread" };
+			fabsimd_session *s;
+			char c;
+			if (fabsimd_attach(f, &me, &s, nullptr, 0))
+				_exit(1);
+			if (read(go[0], &c, 1) != 1)
+				_exit(2);
+			// The notice of node 8's arrival is queued for us.
+			struct pollfd p = { fabsimd_session_fd(s), POLLIN, 0 };
+			if (poll(&p, 1, 5000) != 1)
+				_exit(3);
+			fabsimd_detach(s);
+			_exit(0);
+		}
+		fabsimd_notice n;
+		ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_JOINED, &n));
+		EXPECT_EQ(n.node, 7u);
+		fabsimd_session *b = attach(f, 8);
+		ASSERT_NE(b, nullptr);
+		ASSERT_EQ(write(go[1], "x", 1), 1);
+		EXPECT_EQ(reap(pid), 0);
+		ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_LEFT, &n));
+		EXPECT_EQ(n.node, 7u);
+		fabsimd_detach(b);
+		ASSERT_TRUE(wait_notice(a, FABSIMD_NOTICE_LEFT, &n));
+		EXPECT_EQ(n.node, 8u);
+		close(go[0]);
+		close(go[1]);
+	}
+	pid_t coord = fabsimd_session_coordinator(a);
+	fabsimd_detach(a);
+	ASSERT_TRUE(wait_until([&] { return gone(coord); }, 5000));
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_EQ(count_of(log, "died"), 0u) << log;
+}
+
 TEST_F(FabricTest, KilledMemberIsReportedDeadAndTheFabricGoesOn)
 {
 	const char *f = fabric("deaths");

@@ -158,6 +158,16 @@ struct nic_proc {
 	struct nic_proc  *next;
 };
 
+/* A spinning thread's pause: lets the sibling hyperthread run. */
+static inline void nic_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 /* This process (cached; forks are followed). */
 extern pid_t nic_cached_pid;
 pid_t nic_find_self_pid(void);

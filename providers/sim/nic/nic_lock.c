@@ -26,15 +26,6 @@
 
 #include "nic_internal.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
 /* The lock is ours: pollers may look (and see on which CPU we run: one on
  * the same CPU had better give it to us). */
 void nic_world_held(struct nic_world *world)
@@ -110,7 +101,7 @@ void nic_world_lock(struct nic_world *world)
 			if (holder_here(world) || i % 64 == 63)
 				sched_yield();
 			else
-				cpu_relax();
+				nic_cpu_relax();
 		}
 	}
 	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
@@ -235,7 +226,7 @@ static void missed(const struct nic_world *world)
 	struct timespec now;
 
 	for (int r = 0; r < NIC_MISS_PAUSES; r++)
-		cpu_relax();
+		nic_cpu_relax();
 	if (poller.misses++ % 64)
 		return;
 	/* Not at every miss: it reads the lock's cache line. */

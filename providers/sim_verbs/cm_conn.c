@@ -427,17 +427,22 @@ static struct cm_id *find_remote(int dev, uint32_t host, uint32_t remote_id)
 	return NULL;
 }
 
-static struct cm_id *listener_for(int dev, struct in_addr ip, uint16_t port)
+/* The listener of a service: its port space and port, on this device or
+ * on every device. */
+static struct cm_id *listener_for(int dev, uint64_t service_id)
 {
+	uint16_t ps = cm_service_ps(service_id);
+	uint16_t port = cm_service_port(service_id);
+
 	for (struct cm_id *c = cm_ids; c; c = c->next) {
 		const struct sockaddr_in *s = &c->id.route.addr.src_sin;
 
-		if (c->state == CM_LISTEN && ntohs(s->sin_port) == port &&
+		if (c->state == CM_LISTEN && c->id.ps == ps &&
+		    ntohs(s->sin_port) == port &&
 		    (c->dev == dev || (c->dev < 0 &&
 				       s->sin_addr.s_addr == htonl(INADDR_ANY))))
 			return c;
 	}
-	(void)ip;
 	return NULL;
 }
 
@@ -464,9 +469,7 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 		return;
 	}
 	device_of(dev, NULL, &me);
-	lst = listener_for(dev, m->dst_ip, port);
-	if (lst && lst->id.ps != cm_service_ps(m->service_id))
-		lst = NULL; /* a listener of another port space */
+	lst = listener_for(dev, m->service_id);
 	if (!lst || m->dst_ip.s_addr != cm_device_ip(dev).s_addr) {
 		if (ud)
 			send_reply(nic, me, host, CM_ATTR_SIDR_REP, 0,

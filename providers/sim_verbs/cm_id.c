@@ -251,12 +251,15 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 
 /* ---- Addresses ----------------------------------------------------------------------- */
 
+/* Whether another id of self's port space holds the port (each port space
+ * has its own ports, as in the kernel's rdma_cm). */
 static bool port_taken(struct in_addr ip, uint16_t port, const struct cm_id *self)
 {
 	for (const struct cm_id *o = cm_ids; o; o = o->next) {
 		const struct sockaddr_in *s = &o->id.route.addr.src_sin;
 
-		if (o == self || !o->bound || ntohs(s->sin_port) != port)
+		if (o == self || !o->bound || o->id.ps != self->id.ps ||
+		    ntohs(s->sin_port) != port)
 			continue;
 		if (s->sin_addr.s_addr == ip.s_addr ||
 		    s->sin_addr.s_addr == htonl(INADDR_ANY) ||

@@ -198,4 +198,66 @@ TEST_F(CmUd, NoSuchServiceAndARejectAreUnreachable)
 	rdma_ack_cm_event(ev);
 }
 
+// Port spaces keep their own ports, as the kernel's rdma_cm does: a TCP
+// listener and a UDP one share a port, each request reaching its own.
+TEST_F(CmUd, APortIsTakenOnlyWithinItsPortSpace)
+{
+	Listen();
+	rdma_event_channel *tch = rdma_create_event_channel();
+	ASSERT_NE(tch, nullptr);
+	rdma_cm_id *tcp = nullptr, *udp2 = nullptr;
+	ASSERT_EQ(rdma_create_id(tch, &tcp, nullptr, RDMA_PS_TCP), 0);
+	ASSERT_EQ(rdma_create_id(srv.ch, &udp2, nullptr, RDMA_PS_UDP), 0);
+	sockaddr_in a = Addr("10.0.0.2", 7600);
+	ASSERT_EQ(rdma_bind_addr(tcp, (sockaddr *)&a), 0) << strerror(errno);
+	ASSERT_EQ(rdma_listen(tcp, 8), 0);
+	EXPECT_EQ(rdma_bind_addr(udp2, (sockaddr *)&a), -1);
+	EXPECT_EQ(errno, EADDRINUSE);
+
+	// A resolution (UDP) reaches the UDP listener.
+	Resolve();
+	rdma_conn_param p{};
+	ASSERT_EQ(rdma_connect(cli.id, &p), 0);
+	rdma_cm_event *ev = Expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->listen_id, listener);
+	srv.id = ev->id;
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(rdma_reject(srv.id, nullptr, 0), 0);
+	rdma_ack_cm_event(Expect(cli.ch, RDMA_CM_EVENT_UNREACHABLE));
+
+	// A connection (TCP) reaches the TCP listener.
+	rdma_event_channel *cch = rdma_create_event_channel();
+	rdma_cm_id *conn = nullptr;
+	ASSERT_EQ(rdma_create_id(cch, &conn, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in src = Addr("10.0.0.1", 0);
+	ASSERT_EQ(rdma_resolve_addr(conn, (sockaddr *)&src, (sockaddr *)&a,
+				    2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	ASSERT_EQ(rdma_resolve_route(conn, 2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	ibv_pd *pd = ibv_alloc_pd(conn->verbs);
+	ibv_qp_init_attr init{};
+	init.cap = { 1, 1, 1, 1, 0 };
+	init.qp_type = IBV_QPT_RC;
+	ASSERT_EQ(rdma_create_qp(conn, pd, &init), 0) << strerror(errno);
+	ASSERT_EQ(rdma_connect(conn, &p), 0);
+	ev = Expect(tch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->listen_id, tcp);
+	rdma_cm_id *req = ev->id;
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(rdma_reject(req, nullptr, 0), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_REJECTED));
+	EXPECT_EQ(rdma_destroy_id(req), 0);
+
+	rdma_destroy_qp(conn);
+	EXPECT_EQ(rdma_destroy_id(conn), 0);
+	ibv_dealloc_pd(pd);
+	EXPECT_EQ(rdma_destroy_id(udp2), 0);
+	EXPECT_EQ(rdma_destroy_id(tcp), 0);
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(tch);
+}
+
 } // namespace

@@ -308,6 +308,21 @@ static struct sim_conn *find_by_remote(struct sim_world *world,
 	return NULL;
 }
 
+/* As rdma_cm does, the request is acknowledged (MRA) as it goes to the
+ * application: the requester then waits the MRA's service timeout rather
+ * than its response timeout, and fi_accept may come after a while
+ * (registering memory, say). A resent REQ gets it again. */
+static void acknowledge_req(struct sim_conn *c)
+{
+	struct cm_msg mra = {
+		.attr = CM_ATTR_MRA,
+		.mraed = CM_MRAED_REQ,
+		.service_timeout = CM_MRA_SERVICE_TIMEOUT,
+	};
+
+	send_msg(c, &mra, false);
+}
+
 static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 		    const struct cm_msg *m)
 {
@@ -317,8 +332,10 @@ static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 	struct fi_info *info;
 
 	if (c) {
-		/* A resent REQ: answer again if we already did. */
-		if (c->state == CONN_REP_SENT || c->state == CONN_REJECTED)
+		/* A resent REQ: answer again if we already did (an MRA while
+		 * the application has not answered). */
+		if (c->state == CONN_REQ_RCVD || c->state == CONN_REP_SENT ||
+		    c->state == CONN_REJECTED)
 			nic_send_mad(nic, host, c->last_mad, CM_MAD_SIZE);
 		return;
 	}
@@ -356,6 +373,7 @@ static void got_req(struct sim_world *world, struct nic *nic, uint32_t host,
 	info->handle = &c->connreq;
 	push_cm_event(pep->eq, FI_CONNREQ, &pep->pep_fid.fid, info, m->data,
 		      m->data_len);
+	acknowledge_req(c);
 }
 
 static void got_rep(struct sim_conn *c, const struct cm_msg *m)
@@ -378,6 +396,18 @@ static void got_rep(struct sim_conn *c, const struct cm_msg *m)
 	send_msg(c, &rtu, false);
 	push_cm_event(c->ep->eq, FI_CONNECTED, &c->ep->ep_fid.fid, NULL,
 		      m->data, m->data_len);
+}
+
+/* The peer has our request and will answer: wait as long as its MRA says
+ * (plus our own response timeout) before asking again. */
+static void got_mra(struct sim_conn *c, const struct cm_msg *m)
+{
+	if (c->state != CONN_REQ_SENT || m->mraed != CM_MRAED_REQ)
+		return;
+	conn_timer_stop(c);
+	nic_world_schedule(c->world->nic, nic_host(c->nic),
+			   cm_iba_time_ns(m->service_timeout) + CM_TIMEOUT_NS,
+			   on_timeout, c, &c->timer);
 }
 
 static void got_rtu(struct sim_conn *c)
@@ -446,6 +476,7 @@ static void on_mad(void *ctx, struct nic *nic, uint32_t host, const void *mad,
 	if (!c || c->remote_host != host)
 		return;
 	switch (m.attr) {
+	case CM_ATTR_MRA: got_mra(c, &m); break;
 	case CM_ATTR_REP: got_rep(c, &m); break;
 	case CM_ATTR_RTU: got_rtu(c); break;
 	case CM_ATTR_REJ: got_rej(c, &m); break;

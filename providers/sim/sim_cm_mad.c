@@ -6,6 +6,7 @@
 enum {
 	MAD_HDR = 24,
 	REQ_PRIVATE = 140, /* offsets within the CM message */
+	MRA_PRIVATE = 10,
 	REP_PRIVATE = 36,
 	REJ_PRIVATE = 84,
 	RTU_PRIVATE = 8,
@@ -31,6 +32,7 @@ static size_t private_offset(uint16_t attr)
 	case CM_ATTR_REQ: return REQ_PRIVATE + CMA_HDR;
 	case CM_ATTR_SIDR_REQ: return SIDR_REQ_PRIVATE + CMA_HDR;
 	case CM_ATTR_SIDR_REP: return SIDR_REP_PRIVATE;
+	case CM_ATTR_MRA: return MRA_PRIVATE;
 	case CM_ATTR_REP: return REP_PRIVATE;
 	case CM_ATTR_REJ: return REJ_PRIVATE;
 	case CM_ATTR_RTU: return RTU_PRIVATE;
@@ -130,6 +132,11 @@ int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
 		put32(cm + 4, m->remote_comm_id);
 		put16(cm + 10, m->reason);
 		break;
+	case CM_ATTR_MRA:
+		put32(cm + 4, m->remote_comm_id);
+		cm[8] = (uint8_t)(m->mraed << 6);
+		cm[9] = (uint8_t)(m->service_timeout << 3);
+		break;
 	case CM_ATTR_DREQ:
 		put32(cm + 4, m->remote_comm_id);
 		put24(cm + 8, m->qpn);
@@ -184,6 +191,10 @@ int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *m)
 		break;
 	case CM_ATTR_REJ:
 		m->reason = get16(cm + 10);
+		break;
+	case CM_ATTR_MRA:
+		m->mraed = cm[8] >> 6;
+		m->service_timeout = cm[9] >> 3;
 		break;
 	case CM_ATTR_DREQ:
 		m->qpn = get24(cm + 8);

@@ -15,6 +15,7 @@
 
 enum cm_attr {
 	CM_ATTR_REQ = 0x0010,
+	CM_ATTR_MRA = 0x0011, /* message receipt acknowledgement (IBA 12.6.6) */
 	CM_ATTR_REJ = 0x0012,
 	CM_ATTR_REP = 0x0013,
 	CM_ATTR_RTU = 0x0014,
@@ -39,6 +40,24 @@ enum cm_rej_reason {
 	CM_REJ_CONSUMER = 28,
 };
 
+/* The message an MRA acknowledges (IBA table 103). */
+enum cm_mraed {
+	CM_MRAED_REQ = 0,
+	CM_MRAED_REP = 1,
+};
+
+/* rdma_cm acknowledges a connection request with an MRA as it hands the
+ * request to the application (Linux cma.c, CMA_CM_MRA_SETTING): a service
+ * timeout of 24, 4.096 us x 2^24 = 68.7 s, which the requester then waits
+ * for the answer instead of its own response timeout. */
+#define CM_MRA_SERVICE_TIMEOUT 24
+
+/* An IBA time value (4.096 us x 2^t) in nanoseconds. */
+static inline uint64_t cm_iba_time_ns(uint8_t t)
+{
+	return (uint64_t)4096 << (t > 31 ? 31 : t);
+}
+
 /* What any CM message we send or receive carries, decoded. */
 struct cm_msg {
 	uint16_t attr;
@@ -51,6 +70,8 @@ struct cm_msg {
 	uint32_t start_psn;       /* REQ, REP */
 	uint16_t reason;          /* REJ; SIDR_REP: its status */
 	uint32_t qkey;            /* SIDR_REP */
+	uint8_t  mraed;           /* MRA: enum cm_mraed */
+	uint8_t  service_timeout; /* MRA: an IBA time value */
 	struct in_addr src_ip;    /* REQ, SIDR_REQ: rdma_cm header */
 	struct in_addr dst_ip;
 	uint16_t src_port;        /* REQ, SIDR_REQ: the requester's port */

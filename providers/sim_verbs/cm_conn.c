@@ -72,13 +72,13 @@ static void timer_stop(struct cm_id *c)
 
 static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg);
 
-static void timer_start(struct cm_id *c)
+static void timer_start(struct cm_id *c, nm_time_ns wait)
 {
 	uint32_t host;
 
 	device_of(c->dev, NULL, &host);
 	timer_stop(c);
-	if (!cm_sv->schedule(host, CM_TIMEOUT_NS, on_timeout, c, &c->timer))
+	if (!cm_sv->schedule(host, wait, on_timeout, c, &c->timer))
 		c->timer_armed = true;
 }
 
@@ -98,7 +98,7 @@ static void send_msg(struct cm_id *c, struct cm_msg *m, bool reliable)
 	cm_sv->send_mad(nic, c->remote_host, c->last_mad, CM_MAD_SIZE);
 	if (reliable) {
 		c->retries = 0;
-		timer_start(c);
+		timer_start(c, CM_TIMEOUT_NS);
 	}
 }
 
@@ -161,7 +161,7 @@ static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg)
 	}
 	device_of(c->dev, &nic, NULL);
 	cm_sv->send_mad(nic, c->remote_host, c->last_mad, CM_MAD_SIZE);
-	timer_start(c);
+	timer_start(c, CM_TIMEOUT_NS);
 }
 
 /* ---- The application's calls ---------------------------------------------------------- */
@@ -446,6 +446,21 @@ static struct cm_id *listener_for(int dev, uint64_t service_id)
 	return NULL;
 }
 
+/* rdma_cm acknowledges a connection request (MRA) as it hands it to the
+ * application: the requester then waits the MRA's service timeout rather
+ * than its response timeout, and the application may take its time
+ * (registering memory, say) to accept. A resent REQ gets it again. */
+static void acknowledge_req(struct cm_id *c)
+{
+	struct cm_msg mra = {
+		.attr = CM_ATTR_MRA,
+		.mraed = CM_MRAED_REQ,
+		.service_timeout = CM_MRA_SERVICE_TIMEOUT,
+	};
+
+	send_msg(c, &mra, false);
+}
+
 static void got_req(int dev, struct nic *nic, uint32_t host,
 		    const struct cm_msg *m)
 {
@@ -456,8 +471,10 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	uint32_t me;
 
 	if (c) {
-		/* A resent REQ: answer again if we already did. */
-		if (c->state == CM_REP_SENT || c->rejected)
+		/* A resent REQ: answer again if we already did (an MRA while
+		 * the application has not answered). */
+		if (c->state == CM_REP_SENT || c->rejected ||
+		    (c->state == CM_REQ_RCVD && !ud))
 			cm_sv->send_mad(nic, host, c->last_mad, CM_MAD_SIZE);
 		return;
 	}
@@ -500,9 +517,11 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	if (ud)
 		cm_event_push_ud(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst,
 				 m->data, m->data_len, NULL, 0, 0);
-	else
+	else {
 		cm_event_push(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst, m->data,
 			      m->data_len, 1, 1);
+		acknowledge_req(c);
+	}
 }
 
 /* The answer to our SIDR_REQ: where to send our datagrams. */
@@ -526,6 +545,15 @@ static void got_sidr_rep(struct cm_id *c, const struct cm_msg *m)
 	ah.grh.hop_limit = 64;
 	cm_event_push_ud(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, m->data,
 			 m->data_len, &ah, m->qpn, m->qkey);
+}
+
+/* The peer has our request and will answer: wait for it as long as the
+ * MRA says (plus our own response timeout) before asking again. */
+static void got_mra(struct cm_id *c, const struct cm_msg *m)
+{
+	if (c->state != CM_REQ_SENT || m->mraed != CM_MRAED_REQ)
+		return;
+	timer_start(c, cm_iba_time_ns(m->service_timeout) + CM_TIMEOUT_NS);
 }
 
 static void got_rep(struct cm_id *c, const struct cm_msg *m)
@@ -620,6 +648,9 @@ void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
 	if (!c || c->remote_host != src_host)
 		return;
 	switch (m.attr) {
+	case CM_ATTR_MRA:
+		got_mra(c, &m);
+		break;
 	case CM_ATTR_REP:
 		got_rep(c, &m);
 		break;

@@ -306,6 +306,34 @@ TEST_F(Cm, AcceptCarriesPrivateDataBothWays)
 	EXPECT_STREQ(node(0).buf.data(), "ping");
 }
 
+// A server that takes its time to accept — registering 16 MiB first costs
+// ~2 ms of virtual time, longer than the requester's whole resend budget —
+// still gets its connection: as rdma_cm does, the request is acknowledged
+// (MRA) when it is handed over, and the requester waits the MRA's 68 s.
+TEST_F(Cm, ASlowAcceptIsWaitedFor)
+{
+	listen(1);
+	auto name = listener_name(1);
+	fid_ep *client = endpoint(0);
+	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
+	Event req = next_event(1);
+	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	std::vector<char> big(16 << 20);
+	fid_mr *mr = nullptr;
+	uint64_t before = now();
+	ASSERT_EQ(fi_mr_reg(node(1).domain, big.data(), big.size(), FI_RECV, 0,
+			    0, 0, &mr, nullptr), 0);
+	EXPECT_GT(now() - before, 1600000u) << "longer than 16 resends";
+	fid_ep *server = endpoint(1, req.info);
+	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
+	fi_freeinfo(req.info);
+	EXPECT_EQ(next_event(1).type, (uint32_t)FI_CONNECTED);
+	Event up = next_event(0);
+	EXPECT_EQ(up.ret, (ssize_t)sizeof(fi_eq_cm_entry));
+	EXPECT_EQ(up.type, (uint32_t)FI_CONNECTED);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 TEST_F(Cm, RejectIsConnectionRefusedWithTheRejectersData)
 {
 	listen(1);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <rdma/rdma_cma.h>
 
@@ -297,6 +298,33 @@ TEST_F(Cm, ClosingAListenerRefusesWhatNobodyTook)
 	ASSERT_NE(ev, nullptr);
 	EXPECT_EQ(ev->status, 28);
 	rdma_ack_cm_event(ev);
+}
+
+// A server that takes its time to accept — registering 16 MiB first costs
+// ~2 ms of virtual time, longer than the requester's whole resend budget —
+// still gets its connection: rdma_cm acknowledges the request (MRA) as it
+// hands it over, and the requester waits the MRA's 68 s for the answer.
+TEST_F(Cm, ASlowAcceptIsWaitedFor)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	server = ev->id;
+	rdma_ack_cm_event(ev);
+	MakeQp(server, sq);
+	std::vector<char> big(16 << 20);
+	ibv_mr *mr = ibv_reg_mr(sq.pd, big.data(), big.size(),
+				IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(mr, nullptr);
+	ASSERT_EQ(rdma_accept(server, nullptr), 0);
+	ev = Expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(ev, nullptr);
+	rdma_ack_cm_event(ev);
+	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
 }
 
 TEST_F(Cm, NobodyListeningIsARejectForAnInvalidService)

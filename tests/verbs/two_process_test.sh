@@ -7,7 +7,7 @@
 #    program's Q_Key) and passes `fabsim trace check`;
 #  - Debian's rping, ucmatose, udaddy, rdma_server and rdma_client
 #    (rdmacm-utils) over the librdmacm face;
-#  - Debian's fi_pingpong -e msg on FI_PROVIDER=verbs (fabsim's
+#  - Debian's fi_pingpong -e msg, every size, on FI_PROVIDER=verbs (fabsim's
 #    libfabric.so.1, its verbs provider over the face).
 set -euo pipefail
 root="$TEST_SRCDIR/fabsim"
@@ -172,10 +172,15 @@ fi
 if command -v fi_pingpong >/dev/null; then
 	export LD_LIBRARY_PATH="$face:$root/api" FI_PROVIDER=verbs FI_SIM_FABRIC="fp$$"
 	fpport=$(free_port)
-	pair fp fi_pingpong -e msg -S 1024 -I 100 -B $fpport -- \
-		fi_pingpong -e msg -S 1024 -I 100 -P $fpport 127.0.0.1
+	# Every size, 64 B to 1 MiB: the server registers its buffers after
+	# the connection request arrives, which takes longer than the
+	# client's resends (the request's MRA makes the client wait).
+	pair fp fi_pingpong -e msg -I 10 -B $fpport -- \
+		fi_pingpong -e msg -I 10 -P $fpport 127.0.0.1
 	for side in server client; do
-		grep -qE "^1k +100 +=100" fp.$side || { echo "FAIL: fp: $side printed no result"; cat fp.$side; fail=1; }
+		for size in 64 1k 1m; do
+			grep -qE "^$size +10 +=10" fp.$side || { echo "FAIL: fp: $side printed no result for $size"; cat fp.$side; fail=1; }
+		done
 	done
 else
 	echo "SKIP: fi_pingpong is not installed (Debian package libfabric-bin)"

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "nic.h"
+#include "nic_kernel.h"
 #include "nic_opcode.h"
 
 /* ---- Packets ---------------------------------------------------------------- */
@@ -223,6 +224,9 @@ struct nic_thread {
 	struct timespec        seen_at;    /* ... and when (real time) */
 	uint32_t               silent_looks; /* looks since, finding none */
 	struct timespec        woke_at;    /* ABSENT: first seen runnable */
+	/* ABSENT, asleep on a futex of its own process: the word, and what
+	 * it held (nic_kernel.h); word 0 otherwise. */
+	struct nic_futex_wait  futex;
 	uint64_t               acked;      /* POLLING: proc->signals it saw */
 	/* Polls in a row, with no other call between them: one poll between
 	 * other calls (a provider's look at its queues in the middle of a

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Reads a small /proc file into buf (NUL-terminated); -errno when it
@@ -108,12 +110,29 @@ static int int_arg(uintptr_t arg)
 	return (int)(uint32_t)arg;
 }
 
+/* A futex wait with no time limit (FUTEX_WAIT or FUTEX_WAIT_BITSET: what
+ * glibc's mutexes, condition variables and semaphores sleep in). */
+static bool futex_waits(const struct blocking_call *c,
+			struct nic_futex_wait *futex)
+{
+	int cmd = int_arg(c->arg[1]) & FUTEX_CMD_MASK;
+
+	if ((cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET) || c->arg[3])
+		return false;
+	futex->word = c->arg[0];
+	futex->value = (uint32_t)c->arg[2];
+	return true;
+}
+
 /* A call that waits, with no time limit, for something another party does.
  * A finite timeout makes it a sleep (an event loop's tick, poll(NULL, 0,
  * ms), select() as a sleep): those keep the longer rule, as nanosleep. */
-static bool waits_for_another_party(pid_t pid, const struct blocking_call *c)
+static bool waits_for_another_party(pid_t pid, const struct blocking_call *c,
+				    struct nic_futex_wait *futex)
 {
 	switch (c->nr) {
+	case SYS_futex:
+		return futex_waits(c, futex);
 	case SYS_read:
 	case SYS_readv:
 		return fed_by_another_party(pid, c->arg[0]);
@@ -147,15 +166,30 @@ static bool waits_for_another_party(pid_t pid, const struct blocking_call *c)
 	}
 }
 
-bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid)
+bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
+					 struct nic_futex_wait *futex)
 {
 	struct blocking_call call;
 
+	futex->word = 0;
 	/* Both must say so: a thread that wakes between the two reads is
 	 * not taken for blocked. */
 	return blocking_call(pid, tid, &call) &&
-	       waits_for_another_party(pid, &call) &&
+	       waits_for_another_party(pid, &call, futex) &&
 	       nic_kernel_thread_state(pid, tid) == 'S';
+}
+
+bool nic_kernel_futex_unchanged(const struct nic_futex_wait *futex)
+{
+	uint32_t now;
+	struct iovec local = { &now, sizeof(now) };
+	struct iovec remote = { (void *)futex->word, sizeof(now) };
+
+	/* Not a plain load: the word may live in memory freed since (a
+	 * condition variable on a stack), and then the wait is over. */
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+		       (ssize_t)sizeof(now) &&
+	       now == futex->value;
 }
 
 bool nic_kernel_process_gone(pid_t pid)

@@ -8,6 +8,7 @@
 #define FABSIM_NIC_KERNEL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -19,12 +20,27 @@ extern "C" {
  * it cannot be read, '-' when it is gone. */
 char nic_kernel_thread_state(pid_t pid, pid_t tid);
 
+/* What a thread asleep in a futex wait waits on: the word (an address in
+ * its process) and the value the word held when it went to sleep. A
+ * thread that wakes it changes the word first. */
+struct nic_futex_wait {
+	uintptr_t word; /* 0: not a futex wait */
+	uint32_t  value;
+};
+
 /* The thread is asleep in a call that waits, with no time limit, for
  * another party: reading a socket, a pipe or an eventfd, receiving,
- * accepting, polling descriptors without a timeout. Not a sleep (nor a poll
- * or select with a timeout, nor a timer descriptor), not a futex (a mutex,
- * a condition variable), not a file or a terminal, not a child. */
-bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid);
+ * accepting, polling descriptors without a timeout, waiting on a futex (a
+ * mutex, a condition variable, a semaphore: *futex says which). Not a sleep
+ * (nor a poll, select or futex wait with a timeout, nor a timer
+ * descriptor), not a file or a terminal, not a child. */
+bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
+					 struct nic_futex_wait *futex);
+
+/* The futex word of a thread of this process still holds what it held
+ * when the thread went to sleep on it (false too when it cannot be read:
+ * its memory is gone, and so is the wait). */
+bool nic_kernel_futex_unchanged(const struct nic_futex_wait *futex);
 
 /* The process has ended (a zombie too: its parent has not reaped it). */
 bool nic_kernel_process_gone(pid_t pid);

@@ -1,9 +1,10 @@
 // What the scheduler reads from the kernel about a thread (nic_kernel.h):
 // whether it is asleep waiting, with no time limit, for another party (a
 // pipe, a socket, poll without a timeout) — such a thread is taken out of
-// virtual time after milliseconds — or asleep for another reason (a sleep,
-// poll or select with a timeout, a timer descriptor, a condition
-// variable), which keeps the longer rule; and whether a process has ended.
+// virtual time after milliseconds: a pipe, a socket, poll without a
+// timeout, a condition variable (a futex) — or asleep for another reason (a
+// sleep, a poll, select or futex wait with a timeout, a timer descriptor),
+// which keeps the longer rule; and whether a process has ended.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -30,6 +31,13 @@ namespace {
 pid_t Gettid()
 {
 	return static_cast<pid_t>(syscall(SYS_gettid));
+}
+
+bool Blocked(pid_t pid, pid_t tid, nic_futex_wait *futex = nullptr)
+{
+	nic_futex_wait ignored;
+	return nic_kernel_blocked_on_another_party(pid, tid,
+						   futex ? futex : &ignored);
 }
 
 // True once pred() holds, trying for up to five seconds: a thread started
@@ -79,7 +87,7 @@ TEST(NicKernel, AThreadReadingAnEmptyPipeWaitsForAnotherParty)
 		Sleeper reader([&] { EXPECT_EQ(read(fds[0], &byte, 1), 1); });
 
 		EXPECT_TRUE(Eventually([&] {
-			return nic_kernel_blocked_on_another_party(
+			return Blocked(
 				getpid(), reader.tid());
 		}));
 		ASSERT_EQ(write(fds[1], "x", 1), 1);
@@ -98,7 +106,7 @@ TEST(NicKernel, SocketsAndPollWaitForAnotherParty)
 		Sleeper receiver([&] { EXPECT_EQ(recv(sv[0], &byte, 1, 0), 1); });
 
 		EXPECT_TRUE(Eventually([&] {
-			return nic_kernel_blocked_on_another_party(
+			return Blocked(
 				getpid(), receiver.tid());
 		}));
 		ASSERT_EQ(send(sv[1], "x", 1, 0), 1);
@@ -110,7 +118,7 @@ TEST(NicKernel, SocketsAndPollWaitForAnotherParty)
 		});
 
 		EXPECT_TRUE(Eventually([&] {
-			return nic_kernel_blocked_on_another_party(
+			return Blocked(
 				getpid(), poller.tid());
 		}));
 		ASSERT_EQ(send(sv[1], "y", 1, 0), 1);
@@ -133,7 +141,7 @@ TEST(NicKernel, WaitsWithATimeoutAreSleeps)
 		});
 
 		ASSERT_TRUE(Eventually([&] { return poller.Asleep(); }));
-		EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
+		EXPECT_FALSE(Blocked(getpid(),
 								 poller.tid()));
 	}
 	{
@@ -143,7 +151,7 @@ TEST(NicKernel, WaitsWithATimeoutAreSleeps)
 		});
 
 		ASSERT_TRUE(Eventually([&] { return selector.Asleep(); }));
-		EXPECT_FALSE(nic_kernel_blocked_on_another_party(
+		EXPECT_FALSE(Blocked(
 			getpid(), selector.tid()));
 	}
 	{
@@ -160,7 +168,7 @@ TEST(NicKernel, WaitsWithATimeoutAreSleeps)
 			});
 
 			ASSERT_TRUE(Eventually([&] { return reader.Asleep(); }));
-			EXPECT_FALSE(nic_kernel_blocked_on_another_party(
+			EXPECT_FALSE(Blocked(
 				getpid(), reader.tid()));
 		}
 		close(timer);
@@ -169,13 +177,12 @@ TEST(NicKernel, WaitsWithATimeoutAreSleeps)
 	close(fds[1]);
 }
 
-// A sleep and a condition variable keep their place in time longer: the
-// thread will go on by itself, or a thread of the fabric will wake it.
-TEST(NicKernel, SleepsAndConditionVariablesDoNot)
+// A sleep, and a condition variable waited on with a time limit, keep
+// their place in time longer: the thread will go on by itself.
+TEST(NicKernel, SleepsAndTimedWaitsDoNot)
 {
 	std::mutex m;
 	std::condition_variable cv;
-	bool go = false;
 
 	{
 		Sleeper sleeper([] {
@@ -183,24 +190,51 @@ TEST(NicKernel, SleepsAndConditionVariablesDoNot)
 		});
 
 		ASSERT_TRUE(Eventually([&] { return sleeper.Asleep(); }));
-		EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
-								 sleeper.tid()));
+		EXPECT_FALSE(Blocked(getpid(), sleeper.tid()));
 	}
+	{
+		Sleeper waiter([&] {
+			std::unique_lock<std::mutex> lock(m);
+			cv.wait_for(lock, std::chrono::milliseconds(300));
+		});
+
+		ASSERT_TRUE(Eventually([&] { return waiter.Asleep(); }));
+		EXPECT_FALSE(Blocked(getpid(), waiter.tid()));
+	}
+}
+
+// A condition variable (a futex) waited on with no time limit waits for
+// another thread: the scheduler learns the word, which the waker changes
+// before the sleeper runs again.
+TEST(NicKernel, AConditionVariableWaitsForAnotherThreadOnItsWord)
+{
+	std::mutex m;
+	std::condition_variable cv;
+	bool go = false;
+	nic_futex_wait futex = {};
+
 	{
 		Sleeper waiter([&] {
 			std::unique_lock<std::mutex> lock(m);
 			cv.wait(lock, [&] { return go; });
 		});
 
-		ASSERT_TRUE(Eventually([&] { return waiter.Asleep(); }));
-		EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
-								 waiter.tid()));
+		ASSERT_TRUE(Eventually([&] {
+			return Blocked(getpid(), waiter.tid(), &futex);
+		}));
+		EXPECT_NE(futex.word, 0u);
+		EXPECT_TRUE(nic_kernel_futex_unchanged(&futex));
 		{
 			std::lock_guard<std::mutex> lock(m);
 			go = true;
 		}
 		cv.notify_one();
+		EXPECT_FALSE(nic_kernel_futex_unchanged(&futex))
+			<< "notify changes the word the waiter sleeps on";
 	}
+	// A word whose memory is gone is not a wait any more.
+	nic_futex_wait gone = { 8, 0 };
+	EXPECT_FALSE(nic_kernel_futex_unchanged(&gone));
 }
 
 TEST(NicKernel, AComputingThreadIsRunningNotBlocked)
@@ -214,7 +248,7 @@ TEST(NicKernel, AComputingThreadIsRunningNotBlocked)
 	EXPECT_TRUE(Eventually([&] {
 		return nic_kernel_thread_state(getpid(), spinner.tid()) == 'R';
 	}));
-	EXPECT_FALSE(nic_kernel_blocked_on_another_party(getpid(),
+	EXPECT_FALSE(Blocked(getpid(),
 							 spinner.tid()));
 	stop = true;
 }
@@ -234,7 +268,7 @@ TEST(NicKernel, AnotherProcessBlockedThenGone)
 	if (child == 0)
 		_exit(read(fds[0], &byte, 1) == 1 ? 0 : 1);
 	EXPECT_TRUE(Eventually(
-		[&] { return nic_kernel_blocked_on_another_party(child, child); }));
+		[&] { return Blocked(child, child); }));
 	EXPECT_FALSE(nic_kernel_process_gone(child));
 	ASSERT_EQ(write(fds[1], "x", 1), 1);
 	EXPECT_TRUE(Eventually([&] { return nic_kernel_process_gone(child); }))
@@ -243,7 +277,7 @@ TEST(NicKernel, AnotherProcessBlockedThenGone)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	EXPECT_TRUE(nic_kernel_process_gone(child));
 	EXPECT_EQ(nic_kernel_thread_state(child, child), '-');
-	EXPECT_FALSE(nic_kernel_blocked_on_another_party(child, child));
+	EXPECT_FALSE(Blocked(child, child));
 	close(fds[0]);
 	close(fds[1]);
 }

@@ -222,10 +222,12 @@ struct nic_thread {
 	uint64_t               calls;      /* entries into the fabric */
 	uint64_t               calls_seen; /* ... when last looked at */
 	struct timespec        seen_at;    /* ... and when (real time) */
-	uint32_t               silent_looks; /* looks since, finding none */
+	uint32_t               silent_looks; /* looks since, finding none
+					      * (ABSENT: looks at its futex) */
 	struct timespec        woke_at;    /* ABSENT: first seen runnable */
-	/* ABSENT, asleep on a futex of its own process: the word, and what
-	 * it held (nic_kernel.h); word 0 otherwise. */
+	/* Asleep on a futex when last found blocked (whichever process
+	 * looked): the word, in its own process, and what it held
+	 * (nic_kernel.h); word 0 otherwise. Read when ABSENT. */
 	struct nic_futex_wait  futex;
 	uint64_t               acked;      /* POLLING: proc->signals it saw */
 	/* Polls in a row, with no other call between them: one poll between

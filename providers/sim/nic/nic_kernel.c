@@ -186,10 +186,12 @@ bool nic_kernel_futex_unchanged(const struct nic_futex_wait *futex)
 	struct iovec remote = { (void *)futex->word, sizeof(now) };
 
 	/* Not a plain load: the word may live in memory freed since (a
-	 * condition variable on a stack), and then the wait is over. */
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-		       (ssize_t)sizeof(now) &&
-	       now == futex->value;
+	 * condition variable on a stack), and then the wait is over. A read
+	 * the system refuses (ENOSYS, EPERM under a filter) tells nothing. */
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
+	    (ssize_t)sizeof(now))
+		return errno != EFAULT;
+	return now == futex->value;
 }
 
 bool nic_kernel_process_gone(pid_t pid)

@@ -38,8 +38,9 @@ bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 					 struct nic_futex_wait *futex);
 
 /* The futex word of a thread of this process still holds what it held
- * when the thread went to sleep on it (false too when it cannot be read:
- * its memory is gone, and so is the wait). */
+ * when the thread went to sleep on it (false too when its memory is gone,
+ * and so is the wait; true when the system refuses the read: it tells
+ * nothing then). */
 bool nic_kernel_futex_unchanged(const struct nic_futex_wait *futex);
 
 /* The process has ended (a zombie too: its parent has not reaped it). */

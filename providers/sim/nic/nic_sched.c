@@ -359,10 +359,18 @@ static bool blocked_elsewhere(const struct nic_world *world,
  * made it runnable (and it may have put the word back: a semaphore's
  * count goes up in sem_post and down again in the woken sem_wait). It
  * acts at this instant. */
-static bool futex_woken(const struct nic_thread *t)
+static bool futex_woken(struct nic_thread *t, bool polling)
 {
-	return t->futex.word && (!nic_kernel_futex_unchanged(&t->futex) ||
-				 nic_kernel_thread_state(t->pid, t->tid) == 'R');
+	if (!t->futex.word)
+		return false;
+	if (!nic_kernel_futex_unchanged(&t->futex))
+		return true;
+	/* The kernel's word on it is a /proc read, dearer than the word's:
+	 * a busy poller asks only every so many looks (a thread that waits
+	 * in pthread_join is looked at on every poll of its workers). */
+	if (polling && ++t->silent_looks % 16)
+		return false;
+	return nic_kernel_thread_state(t->pid, t->tid) == 'R';
 }
 
 /* An absent thread the kernel has made runnable (what it waited for
@@ -522,6 +530,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 			 bool polling, struct timespec *real)
 {
 	long silent_ms;
+	bool blocked;
 
 	/* Calls since we last looked: it is busy in the fabric, no need to
 	 * read the clock. Its silence is timed from the first look that finds
@@ -543,13 +552,14 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	silent_ms = ms_between(&t->seen_at, real);
 	if (silent_ms < NIC_BLOCKED_MS)
 		return false;
-	t->futex.word = 0;
-	if (silent_ms < NIC_ABSENT_MS && !blocked_elsewhere(world, t))
+	/* Looked at past NIC_ABSENT_MS too: what it waits on (t->futex) is
+	 * what its own process needs to see it woken, whichever process
+	 * takes it out of time. */
+	blocked = blocked_elsewhere(world, t);
+	if (silent_ms < NIC_ABSENT_MS && !blocked)
 		return false;
 	if (computing(t, silent_ms))
 		return false;
-	if (t->pid != nic_self_pid())
-		t->futex.word = 0; /* another process's memory */
 	t->state = NIC_THREAD_ABSENT;
 	t->woke_at.tv_sec = 0;
 	world->sched_changes++;
@@ -595,7 +605,7 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 			if (t->pid != nic_self_pid()) {
 				if (waking(t, &real))
 					idle = false;
-			} else if (futex_woken(t)) {
+			} else if (futex_woken(t, polling)) {
 				t->state = NIC_THREAD_RUNNING;
 				t->futex.word = 0;
 				restart_silence(t);

@@ -357,9 +357,26 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	return ret ? fail(ret) : cm_sync_complete(c);
 }
 
+/* A request the application let go without an answer is refused, as the
+ * kernel's CM does when such an id is destroyed: the requester hears at
+ * once rather than after its MRA's wait. */
+static void refuse(struct cm_id *c)
+{
+	struct cm_msg m = { .attr = CM_ATTR_REJ, .reason = CM_REJ_CONSUMER };
+
+	if (is_ud(c)) {
+		sidr_reply(c, &m, CM_SIDR_REJECT);
+		return;
+	}
+	send_msg(c, &m, false);
+	c->rejected = true;
+}
+
 void cm_conn_teardown(struct cm_id *c)
 {
-	if (!is_ud(c) &&
+	if (c->state == CM_REQ_RCVD)
+		refuse(c);
+	else if (!is_ud(c) &&
 	    (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT)) {
 		/* Tell the peer once; nobody is left to hear its answer. */
 		struct cm_msg m = { .attr = CM_ATTR_DREQ, .qpn = c->remote_qpn };
@@ -394,12 +411,7 @@ void cm_conn_drop_requests(struct cm_id *listener)
 			p = &o->next;
 			continue;
 		}
-		/* Nobody took it: refuse it, as a closed listener would. */
-		struct cm_msg m = { .attr = CM_ATTR_REJ,
-				    .reason = CM_REJ_CONSUMER };
-
-		send_msg(o, &m, false);
-		o->rejected = true;
+		/* Nobody took it: refused, as by a closed listener. */
 		cm_conn_teardown(o);
 		cm_events_drop(o);
 		*p = o->next;

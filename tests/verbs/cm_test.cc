@@ -327,6 +327,26 @@ TEST_F(Cm, ASlowAcceptIsWaitedFor)
 	EXPECT_EQ(ibv_dereg_mr(mr), 0);
 }
 
+// rdma_cm(7): the CM answers a request for the application; one the
+// application destroys without answering is refused (as the kernel's CM
+// does), not left to time out after the MRA's long wait.
+TEST_F(Cm, ARequestDestroyedUnansweredIsRefused)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	rdma_cm_id *req = ev->id;
+	rdma_ack_cm_event(ev);
+	ASSERT_EQ(rdma_destroy_id(req), 0);
+	ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, 28);
+	rdma_ack_cm_event(ev);
+}
+
 TEST_F(Cm, NobodyListeningIsARejectForAnInvalidService)
 {
 	Listen(7471);

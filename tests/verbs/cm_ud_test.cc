@@ -198,6 +198,21 @@ TEST_F(CmUd, NoSuchServiceAndARejectAreUnreachable)
 	rdma_ack_cm_event(ev);
 }
 
+// A request destroyed unanswered is rejected (as the kernel's CM does),
+// not left for the requester to time out.
+TEST_F(CmUd, ARequestDestroyedUnansweredIsRejected)
+{
+	Listen();
+	Resolve();
+	rdma_cm_id *req = Request("please");
+	ASSERT_NE(req, nullptr);
+	ASSERT_EQ(rdma_destroy_id(req), 0);
+	rdma_cm_event *ev = Expect(cli.ch, RDMA_CM_EVENT_UNREACHABLE);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, 2) << "SIDR_REP: rejected";
+	rdma_ack_cm_event(ev);
+}
+
 // Port spaces keep their own ports, as the kernel's rdma_cm does: a TCP
 // listener and a UDP one share a port, each request reaching its own.
 TEST_F(CmUd, APortIsTakenOnlyWithinItsPortSpace)

@@ -423,6 +423,8 @@ int sim_cm_peer_addr(struct sim_ep *ep, struct sockaddr_in *out);
 int sim_cm_local_addr(struct sim_ep *ep, struct sockaddr_in *out);
 /* The RC queue pair failed (retry exhaustion): the connection is gone. */
 void sim_cm_qp_fatal(struct sim_ep *ep);
+/* The world ends: what the CM still keeps goes. */
+void sim_cm_end(struct sim_world *world);
 const char *sim_cm_reason_str(int reason);
 
 extern struct fabsim_msg_ops sim_msg_ops;

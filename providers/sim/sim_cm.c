@@ -40,6 +40,12 @@ enum conn_state {
 /* The simulated wire's CM timing: resend every 100 us, give up after 15. */
 #define CM_TIMEOUT_NS (100 * NM_NS_PER_US)
 #define CM_RETRIES 15
+/* A refused connection is remembered, to answer its resent REQs with the
+ * same REJ, for as long as the requester may resend: its whole budget,
+ * after the MRA's wait it may have been told to take first. */
+#define CM_REJECTED_KEEP_NS                          \
+	(cm_iba_time_ns(CM_MRA_SERVICE_TIMEOUT) + \
+	 CM_TIMEOUT_NS * (CM_RETRIES + 2))
 
 struct sim_conn {
 	struct fid          connreq;   /* FI_CLASS_CONNREQ handle */
@@ -226,6 +232,41 @@ static void send_reply(struct nic *nic, uint32_t host, uint16_t attr,
 		memcpy(m.data, data, len);
 	if (!encode_framed(&m, mad))
 		nic_send_mad(nic, host, mad, CM_MAD_SIZE);
+}
+
+static void forget_rejected(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	struct sim_conn *c = ctx;
+
+	(void)engine;
+	(void)arg;
+	c->timer = NM_EVENT_NONE;
+	conn_free(c);
+}
+
+/* Refuses a request (REJ, consumer): by fi_reject, or as the kernel's CM
+ * does for one the application lets go unanswered (its endpoint or its
+ * listener closed), so that the requester hears at once rather than after
+ * the MRA's wait. */
+static void refuse(struct sim_conn *c, const void *data, size_t len)
+{
+	struct cm_msg rej = {
+		.attr = CM_ATTR_REJ,
+		.reason = CM_REJ_CONSUMER,
+		.data_len = len,
+	};
+
+	if (len)
+		memcpy(rej.data, data, len);
+	send_msg(c, &rej, false);
+	c->state = CONN_REJECTED;
+	c->pep = NULL;
+	if (c->ep)
+		c->ep->conn = NULL;
+	c->ep = NULL;
+	conn_timer_stop(c);
+	nic_world_schedule(c->world->nic, nic_host(c->nic),
+			   CM_REJECTED_KEEP_NS, forget_rejected, c, &c->timer);
 }
 
 /* ---- Events ------------------------------------------------------------------------- */
@@ -545,11 +586,13 @@ void sim_cm_unlisten(struct sim_pep *pep)
 	while (*p != pep)
 		p = &(*p)->next;
 	*p = pep->next;
-	/* Requests nobody accepted die with their listener. */
+	/* Requests no endpoint has taken are refused with their listener;
+	 * one an endpoint has may still be accepted (its handle is its own,
+	 * as a connection request's rdma_cm id is). */
 	for (struct sim_conn *c = world->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->pep == pep && c->state == CONN_REQ_RCVD)
-			conn_free(c);
+		if (c->pep == pep && c->state == CONN_REQ_RCVD && !c->ep)
+			refuse(c, NULL, 0);
 		else if (c->pep == pep)
 			c->pep = NULL;
 	}
@@ -606,6 +649,12 @@ int sim_cm_attach(struct sim_ep *ep, fid_t handle)
 
 	if (handle->fclass != FI_CLASS_CONNREQ || c->ep)
 		return -FI_EINVAL;
+	if (c->state != CONN_REQ_RCVD) {
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: the connection "
+			"request was already refused (fi_reject, or its "
+			"listener closed)\n");
+		return -FI_EINVAL;
+	}
 	c->ep = ep;
 	ep->conn = c;
 	return 0;
@@ -647,16 +696,6 @@ int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len)
 	return 0;
 }
 
-static void forget_rejected(nm_engine *engine, void *ctx, uint64_t arg)
-{
-	struct sim_conn *c = ctx;
-
-	(void)engine;
-	(void)arg;
-	c->timer = NM_EVENT_NONE;
-	conn_free(c);
-}
-
 int sim_cm_reject(struct sim_pep *pep, fid_t handle, const void *param,
 		  size_t len)
 {
@@ -665,22 +704,7 @@ int sim_cm_reject(struct sim_pep *pep, fid_t handle, const void *param,
 	if (handle->fclass != FI_CLASS_CONNREQ || c->state != CONN_REQ_RCVD ||
 	    c->ep)
 		return -FI_EINVAL;
-	struct cm_msg rej = {
-		.attr = CM_ATTR_REJ,
-		.reason = CM_REJ_CONSUMER,
-		.data_len = len,
-	};
-
-	if (len)
-		memcpy(rej.data, param, len);
-	/* The connector may have resent its REQ before our REJ reaches it:
-	 * remember the answer for as long as it may retry. */
-	send_msg(c, &rej, false);
-	c->state = CONN_REJECTED;
-	c->pep = NULL;
-	nic_world_schedule(c->world->nic, nic_host(c->nic),
-			   CM_TIMEOUT_NS * (CM_RETRIES + 2), forget_rejected, c,
-			   &c->timer);
+	refuse(c, param, len);
 	return 0;
 }
 
@@ -718,6 +742,10 @@ void sim_cm_release(struct sim_ep *ep)
 
 	if (!c)
 		return;
+	if (c->state == CONN_REQ_RCVD) {
+		refuse(c, NULL, 0);
+		return;
+	}
 	if (c->state == CONN_ESTABLISHED) {
 		/* Closing a connected endpoint disconnects it. */
 		send_reply(c->nic, c->remote_host, CM_ATTR_DREQ, c->local_id,
@@ -741,4 +769,15 @@ int sim_cm_peer_addr(struct sim_ep *ep, struct sockaddr_in *out)
 		return -FI_ENOTCONN;
 	*out = ep->conn->peer_addr;
 	return 0;
+}
+
+void sim_cm_end(struct sim_world *world)
+{
+	/* Refused connections kept for resent requests. */
+	if (!world->conns)
+		return;
+	sim_lock(world);
+	while (world->conns)
+		conn_free(world->conns);
+	sim_unlock(world);
 }

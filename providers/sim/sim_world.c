@@ -227,6 +227,7 @@ static void world_end(struct sim_world *world)
 	char why[256];
 	nm_error err;
 
+	sim_cm_end(world);
 	if (world->shared) {
 		if (shared_world_detach(world->shared, world->nic, why,
 					sizeof(why)))

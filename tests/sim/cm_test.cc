@@ -357,6 +357,70 @@ TEST_F(Cm, RejectIsConnectionRefusedWithTheRejectersData)
 	EXPECT_EQ(next_event(1, 10).ret, -FI_EAGAIN);
 }
 
+// A request the server lets go without fi_accept or fi_reject — the
+// endpoint made for it closed, or the listener closed before anyone took
+// it — is refused (REJ), as the kernel's CM does when such an rdma_cm id
+// goes: the client hears at once, not after the MRA's 68 s.
+TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
+{
+	listen(1);
+	auto name = listener_name(1);
+	fid_ep *client = endpoint(0);
+	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
+	Event req = next_event(1);
+	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *server = endpoint(1, req.info);
+	fi_freeinfo(req.info);
+	uint64_t before = now();
+	close_endpoint(1, server);
+	Event refused = next_event(0);
+	EXPECT_EQ(refused.ret, -FI_EAVAIL);
+	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
+	EXPECT_LT(now() - before, 1000000u) << "not at once";
+
+	fid_ep *again = endpoint(0);
+	ASSERT_EQ(fi_connect(again, name.data(), nullptr, 0), 0);
+	req = next_event(1);
+	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fi_freeinfo(req.info);
+	EXPECT_EQ(fi_close(&node(1).pep->fid), 0);
+	node(1).pep = nullptr;
+	refused = next_event(0);
+	EXPECT_EQ(refused.ret, -FI_EAVAIL);
+	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
+}
+
+// The REJ is lost after the request was acknowledged (MRA): the client
+// resends its REQ only after the MRA's 68 s, and the server still answers
+// it with the REJ rather than taking it for a new request.
+TEST_F(Cm, ARefusalLostAfterTheAcknowledgementIsResent)
+{
+	listen(1);
+	auto name = listener_name(1);
+	fabsim_ops_v1 *ext = nullptr;
+	ASSERT_EQ(fi_open_ops(&node(0).domain->fid, FABSIM_OPS_V1, 0,
+			      (void **)&ext, nullptr), 0);
+	uint32_t host1 = ext->host(&node(1).domain->fid);
+	fid_ep *client = endpoint(0);
+	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
+	Event req = next_event(1);
+	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	// The MRA reaches the client; then the server's link goes down.
+	EXPECT_EQ(next_event(0, 1).ret, -FI_EAGAIN);
+	ASSERT_EQ(ext->set_link(&node(0).domain->fid, host1, 0), 0);
+	ASSERT_EQ(fi_reject(node(1).pep, req.info->handle, nullptr, 0), 0);
+	fi_freeinfo(req.info);
+	EXPECT_EQ(next_event(1, 1).ret, -FI_EAGAIN);
+	ASSERT_EQ(ext->set_link(&node(0).domain->fid, host1, 1), 0);
+
+	Event refused = next_event(0, 100000);
+	EXPECT_EQ(refused.ret, -FI_EAVAIL);
+	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
+	EXPECT_GT(now(), 68000000000u) << "the REJ was not lost";
+	EXPECT_EQ(next_event(1, 10).ret, -FI_EAGAIN)
+		<< "the resent request was taken for a new one";
+}
+
 TEST_F(Cm, ConnectToAHostWithNoListenerIsRefused)
 {
 	node(1); // host up, nothing listening on 7000

@@ -22,6 +22,27 @@ extern "C" {
 
 namespace {
 
+// A thread of the program that waits on `go` outside the fabric. Woken,
+// it takes a while (real time) before it calls in: whatever it does then
+// happens at the instant it was woken, which it records in *seen.
+void Sleep(nic_world *world, sem_t *go, std::atomic<bool> *entered,
+	   std::atomic<nm_time_ns> *seen)
+{
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	nic_world_unlock(world);
+	*entered = true;
+	sem_wait(go);
+	auto until = std::chrono::steady_clock::now() +
+		     std::chrono::milliseconds(100);
+	while (std::chrono::steady_clock::now() < until)
+		;
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	*seen = nic_world_now(world);
+	nic_world_unlock(world);
+}
+
 TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 {
 	nm_config cfg;
@@ -36,23 +57,7 @@ TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 	ASSERT_EQ(sem_init(&go, 0, 0), 0);
 	std::atomic<nm_time_ns> seen{0};
 	std::atomic<bool> entered{false};
-	std::thread sleeper([&] {
-		nic_world_lock(world);
-		nic_sched_enter(world); // a thread of the program
-		nic_world_unlock(world);
-		entered = true;
-		sem_wait(&go);
-		// Woken, it takes a while (real time) before it calls in:
-		// whatever it does then happens at the instant it was woken.
-		auto until = std::chrono::steady_clock::now() +
-			     std::chrono::milliseconds(100);
-		while (std::chrono::steady_clock::now() < until)
-			;
-		nic_world_lock(world);
-		nic_sched_enter(world);
-		seen = nic_world_now(world);
-		nic_world_unlock(world);
-	});
+	std::thread sleeper(Sleep, world, &go, &entered, &seen);
 
 	while (!entered)
 		std::this_thread::yield();
@@ -128,21 +133,7 @@ TEST(NicFutex, ASleeperTakenOutOfTimeByAnotherProcessIsBroughtBackByItsWaker)
 	ASSERT_EQ(sem_init(&go, 0, 0), 0);
 	std::atomic<nm_time_ns> seen{0};
 	std::atomic<bool> entered{false};
-	std::thread sleeper([&] {
-		nic_world_lock(world);
-		nic_sched_enter(world);
-		nic_world_unlock(world);
-		entered = true;
-		sem_wait(&go);
-		auto until = std::chrono::steady_clock::now() +
-			     std::chrono::milliseconds(100);
-		while (std::chrono::steady_clock::now() < until)
-			;
-		nic_world_lock(world);
-		nic_sched_enter(world);
-		seen = nic_world_now(world);
-		nic_world_unlock(world);
-	});
+	std::thread sleeper(Sleep, world, &go, &entered, &seen);
 	while (!entered)
 		std::this_thread::yield();
 	ASSERT_EQ(write(start[1], "s", 1), 1);

@@ -530,7 +530,6 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 			 bool polling, struct timespec *real)
 {
 	long silent_ms;
-	bool blocked;
 
 	/* Calls since we last looked: it is busy in the fabric, no need to
 	 * read the clock. Its silence is timed from the first look that finds
@@ -552,14 +551,17 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	silent_ms = ms_between(&t->seen_at, real);
 	if (silent_ms < NIC_BLOCKED_MS)
 		return false;
-	/* Looked at past NIC_ABSENT_MS too: what it waits on (t->futex) is
-	 * what its own process needs to see it woken, whichever process
-	 * takes it out of time. */
-	blocked = blocked_elsewhere(world, t);
-	if (silent_ms < NIC_ABSENT_MS && !blocked)
+	if (silent_ms < NIC_ABSENT_MS) {
+		if (!blocked_elsewhere(world, t))
+			return false;
+	} else if (computing(t, silent_ms)) {
 		return false;
-	if (computing(t, silent_ms))
-		return false;
+	} else {
+		/* Looked at past NIC_ABSENT_MS too, for what it waits on
+		 * (t->futex): its own process needs that to see it woken,
+		 * whichever process takes it out of time. */
+		blocked_elsewhere(world, t);
+	}
 	t->state = NIC_THREAD_ABSENT;
 	t->woke_at.tv_sec = 0;
 	world->sched_changes++;

@@ -9,7 +9,9 @@
  * Passive side (listener):
  *   REQ --> REQ_RCVD (FI_CONNREQ on the listener's EQ)
  *     fi_accept: --REP--> REP_SENT --RTU--> ESTABLISHED    (FI_CONNECTED)
- *     fi_reject: --REJ--> (gone)
+ *     fi_reject, or the endpoint closed before the RTU: --REJ--> REJECTED
+ *     (kept a while to answer resent REQs; an established requester that
+ *     gets it: FI_SHUTDOWN)
  * Either side (fi_shutdown, or the QP failing):
  *   ESTABLISHED --DREQ--> DREQ_SENT --DREP--> DISCONNECTED (FI_SHUTDOWN)
  *   ESTABLISHED <--DREQ-- (send DREP)          DISCONNECTED (FI_SHUTDOWN)
@@ -463,6 +465,15 @@ static void got_rtu(struct sim_conn *c)
 
 static void got_rej(struct sim_conn *c, const struct cm_msg *m)
 {
+	if (c->state == CONN_ESTABLISHED) {
+		/* The acceptor let its endpoint go before our RTU reached
+		 * it: the connection we took for made is gone. */
+		if (c->ep)
+			nic_qp_set_error(c->ep->qp);
+		c->state = CONN_DISCONNECTED;
+		report_shutdown(c);
+		return;
+	}
 	if (c->state != CONN_REQ_SENT && c->state != CONN_REP_SENT)
 		return;
 	report_error(c, FI_ECONNREFUSED, m->reason, m->data, m->data_len);
@@ -742,7 +753,9 @@ void sim_cm_release(struct sim_ep *ep)
 
 	if (!c)
 		return;
-	if (c->state == CONN_REQ_RCVD) {
+	/* Let go unanswered, or accepted but not yet confirmed (RTU): the
+	 * kernel's CM refuses both when the id is destroyed. */
+	if (c->state == CONN_REQ_RCVD || c->state == CONN_REP_SENT) {
 		refuse(c, NULL, 0);
 		return;
 	}

@@ -390,6 +390,30 @@ TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
 	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
 }
 
+// An endpoint closed after fi_accept but before the client's RTU reached
+// it is refused, as the kernel's CM does: the client, connected by the REP,
+// hears at once that the connection is gone.
+TEST_F(Cm, AnEndpointClosedBeforeTheRtuIsRefused)
+{
+	listen(1);
+	auto name = listener_name(1);
+	fid_ep *client = endpoint(0);
+	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
+	Event req = next_event(1);
+	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *server = endpoint(1, req.info);
+	fi_freeinfo(req.info);
+	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
+	close_endpoint(1, server);
+	EXPECT_EQ(next_event(0).type, (uint32_t)FI_CONNECTED);
+	uint64_t before = now();
+	Event down = next_event(0);
+	EXPECT_EQ(down.type, (uint32_t)FI_SHUTDOWN);
+	EXPECT_EQ(down.fid, &client->fid);
+	EXPECT_LT(now() - before, 1000000u) << "not at once";
+	EXPECT_EQ(next_event(1, 10).ret, -FI_EAGAIN);
+}
+
 // The REJ is lost after the request was acknowledged (MRA): the client
 // resends its REQ only after the MRA's 68 s, and the server still answers
 // it with the REJ rather than taking it for a new request.

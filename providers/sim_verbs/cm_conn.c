@@ -9,7 +9,8 @@
  * Passive side (rdma_listen):
  *   REQ --> a new id, REQ_RCVD (CONNECT_REQUEST on the listener's channel)
  *     rdma_accept: QP to RTS --REP--> REP_SENT --RTU--> ESTABLISHED
- *     rdma_reject: --REJ--> IDLE
+ *     rdma_reject, or rdma_destroy_id before the RTU: --REJ--> IDLE
+ *     (an established requester that gets it: QP to ERR, REJECTED)
  * Either side (rdma_disconnect, rdma_destroy_id of a connected id):
  *   QP to ERR --DREQ--> DREQ_SENT --DREP--> DISCONNECTED
  *   <--DREQ-- QP to ERR, send DREP --> DISCONNECTED
@@ -120,12 +121,17 @@ static void send_reply(struct nic *nic, uint32_t host, uint32_t dst,
 		cm_sv->send_mad(nic, dst, mad, CM_MAD_SIZE);
 }
 
-static void disconnected(struct cm_id *c)
+static void disconnected_quietly(struct cm_id *c)
 {
 	timer_stop(c);
 	c->state = CM_DISCONNECTED;
 	if (c->id.qp)
 		cm_sv->qp_error(c->id.qp);
+}
+
+static void disconnected(struct cm_id *c)
+{
+	disconnected_quietly(c);
 	if (!c->disconnect_reported) {
 		c->disconnect_reported = true;
 		cm_event_push(c, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0,
@@ -374,10 +380,11 @@ static void refuse(struct cm_id *c)
 
 void cm_conn_teardown(struct cm_id *c)
 {
-	if (c->state == CM_REQ_RCVD)
+	/* Unanswered, or accepted and not yet confirmed (RTU): refused, as
+	 * the kernel's CM does. */
+	if (c->state == CM_REQ_RCVD || (!is_ud(c) && c->state == CM_REP_SENT))
 		refuse(c);
-	else if (!is_ud(c) &&
-	    (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT)) {
+	else if (!is_ud(c) && c->state == CM_ESTABLISHED) {
 		/* Tell the peer once; nobody is left to hear its answer. */
 		struct cm_msg m = { .attr = CM_ATTR_DREQ, .qpn = c->remote_qpn };
 
@@ -608,6 +615,16 @@ static void got_rtu(struct cm_id *c)
 
 static void got_rej(struct cm_id *c, const struct cm_msg *m)
 {
+	if (c->state == CM_ESTABLISHED) {
+		/* The acceptor destroyed its id before our RTU reached it:
+		 * as the kernel's CM, the QP goes to error and the id hears
+		 * REJECTED; it will not hear DISCONNECTED as well. */
+		disconnected_quietly(c);
+		c->disconnect_reported = true;
+		cm_event_push(c, RDMA_CM_EVENT_REJECTED, m->reason, NULL,
+			      m->data, m->data_len, 0, 0);
+		return;
+	}
 	if (c->state != CM_REQ_SENT && c->state != CM_REP_SENT)
 		return;
 	timer_stop(c);

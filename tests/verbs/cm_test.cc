@@ -347,6 +347,37 @@ TEST_F(Cm, ARequestDestroyedUnansweredIsRefused)
 	rdma_ack_cm_event(ev);
 }
 
+// An id destroyed after rdma_accept, before the client's RTU reached it, is
+// refused as the kernel's CM does: the client, established by the REP, hears
+// REJECTED (consumer defined, 28) and its QP goes to the error state.
+TEST_F(Cm, AnAcceptedIdDestroyedBeforeTheRtuIsRefused)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	ASSERT_EQ(rdma_connect(client, nullptr), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	rdma_cm_id *accepted = ev->id;
+	rdma_ack_cm_event(ev);
+	MakeQp(accepted, sq);
+	ASSERT_EQ(rdma_accept(accepted, nullptr), 0);
+	// The id first: destroying a QP takes a NIC command's time, in which
+	// the RTU would arrive.
+	ibv_qp *qp = accepted->qp;
+	ASSERT_EQ(rdma_destroy_id(accepted), 0);
+	ASSERT_EQ(ibv_destroy_qp(qp), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+	ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, 28);
+	rdma_ack_cm_event(ev);
+	ibv_qp_attr attr{};
+	ibv_qp_init_attr init{};
+	ASSERT_EQ(ibv_query_qp(client->qp, &attr, IBV_QP_STATE, &init), 0);
+	EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
+}
+
 TEST_F(Cm, NobodyListeningIsARejectForAnInvalidService)
 {
 	Listen(7471);

@@ -204,15 +204,25 @@ protected:
 		return ev;
 	}
 
+	// A new endpoint on node c asks the listener on node s for a
+	// connection; returns the listener's FI_CONNREQ (its info is the
+	// caller's to free; null if none came).
+	Event request(int c, int s, fid_ep **client)
+	{
+		auto name = listener_name(s);
+		*client = endpoint(c);
+		EXPECT_EQ(fi_connect(*client, name.data(), nullptr, 0), 0);
+		Event req = next_event(s);
+		EXPECT_EQ(req.type, (uint32_t)FI_CONNREQ);
+		return req;
+	}
+
 	// Client on node c connects to the listener on node s; returns both
 	// connected endpoints.
 	std::pair<fid_ep *, fid_ep *> connect(int c, int s)
 	{
-		auto name = listener_name(s);
-		fid_ep *cep = endpoint(c);
-		EXPECT_EQ(fi_connect(cep, name.data(), nullptr, 0), 0);
-		Event req = next_event(s);
-		EXPECT_EQ(req.type, (uint32_t)FI_CONNREQ);
+		fid_ep *cep = nullptr;
+		Event req = request(c, s, &cep);
 		fid_ep *sep = endpoint(s, req.info);
 		EXPECT_EQ(fi_accept(sep, nullptr, 0), 0);
 		fi_freeinfo(req.info);
@@ -313,11 +323,9 @@ TEST_F(Cm, AcceptCarriesPrivateDataBothWays)
 TEST_F(Cm, ASlowAcceptIsWaitedFor)
 {
 	listen(1);
-	auto name = listener_name(1);
-	fid_ep *client = endpoint(0);
-	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
-	Event req = next_event(1);
-	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *client = nullptr;
+	Event req = request(0, 1, &client);
+	ASSERT_NE(req.info, nullptr);
 	std::vector<char> big(16 << 20);
 	fid_mr *mr = nullptr;
 	uint64_t before = now();
@@ -337,11 +345,9 @@ TEST_F(Cm, ASlowAcceptIsWaitedFor)
 TEST_F(Cm, RejectIsConnectionRefusedWithTheRejectersData)
 {
 	listen(1);
-	auto name = listener_name(1);
-	fid_ep *client = endpoint(0);
-	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
-	Event req = next_event(1);
-	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *client = nullptr;
+	Event req = request(0, 1, &client);
+	ASSERT_NE(req.info, nullptr);
 	const char why[] = "full";
 	ASSERT_EQ(fi_reject(node(1).pep, req.info->handle, why, sizeof(why)),
 		  0);
@@ -364,11 +370,9 @@ TEST_F(Cm, RejectIsConnectionRefusedWithTheRejectersData)
 TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
 {
 	listen(1);
-	auto name = listener_name(1);
-	fid_ep *client = endpoint(0);
-	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
-	Event req = next_event(1);
-	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *client = nullptr;
+	Event req = request(0, 1, &client);
+	ASSERT_NE(req.info, nullptr);
 	fid_ep *server = endpoint(1, req.info);
 	fi_freeinfo(req.info);
 	uint64_t before = now();
@@ -378,10 +382,8 @@ TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
 	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
 	EXPECT_LT(now() - before, 1000000u) << "not at once";
 
-	fid_ep *again = endpoint(0);
-	ASSERT_EQ(fi_connect(again, name.data(), nullptr, 0), 0);
-	req = next_event(1);
-	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *again = nullptr;
+	req = request(0, 1, &again);
 	fi_freeinfo(req.info);
 	EXPECT_EQ(fi_close(&node(1).pep->fid), 0);
 	node(1).pep = nullptr;
@@ -396,11 +398,9 @@ TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
 TEST_F(Cm, AnEndpointClosedBeforeTheRtuIsRefused)
 {
 	listen(1);
-	auto name = listener_name(1);
-	fid_ep *client = endpoint(0);
-	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
-	Event req = next_event(1);
-	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *client = nullptr;
+	Event req = request(0, 1, &client);
+	ASSERT_NE(req.info, nullptr);
 	fid_ep *server = endpoint(1, req.info);
 	fi_freeinfo(req.info);
 	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
@@ -420,15 +420,13 @@ TEST_F(Cm, AnEndpointClosedBeforeTheRtuIsRefused)
 TEST_F(Cm, ARefusalLostAfterTheAcknowledgementIsResent)
 {
 	listen(1);
-	auto name = listener_name(1);
 	fabsim_ops_v1 *ext = nullptr;
 	ASSERT_EQ(fi_open_ops(&node(0).domain->fid, FABSIM_OPS_V1, 0,
 			      (void **)&ext, nullptr), 0);
 	uint32_t host1 = ext->host(&node(1).domain->fid);
-	fid_ep *client = endpoint(0);
-	ASSERT_EQ(fi_connect(client, name.data(), nullptr, 0), 0);
-	Event req = next_event(1);
-	ASSERT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fid_ep *client = nullptr;
+	Event req = request(0, 1, &client);
+	ASSERT_NE(req.info, nullptr);
 	// The MRA reaches the client; then the server's link goes down.
 	EXPECT_EQ(next_event(0, 1).ret, -FI_EAGAIN);
 	ASSERT_EQ(ext->set_link(&node(0).domain->fid, host1, 0), 0);

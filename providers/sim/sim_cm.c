@@ -488,7 +488,8 @@ static void got_dreq(struct sim_world *world, struct nic *nic, uint32_t host,
 	/* Answer even for a connection we no longer know: the peer waits. */
 	send_reply(nic, host, CM_ATTR_DREP, m->remote_comm_id,
 		   m->local_comm_id, 0, NULL, 0);
-	if (!c || c->remote_host != host)
+	/* A refused one (closed before the RTU) is already over. */
+	if (!c || c->remote_host != host || c->state == CONN_REJECTED)
 		return;
 	if (c->ep)
 		nic_qp_set_error(c->ep->qp);

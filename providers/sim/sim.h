@@ -292,6 +292,7 @@ struct sim_cq {
 	bool               overrun;
 	int                refs;      /* endpoints bound */
 	int                wait_fd;   /* eventfd, or -1 */
+	uint64_t           signals;   /* fi_cq_signal calls: they end sreads */
 };
 
 struct sim_cntr {

@@ -217,13 +217,15 @@ static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf,
 struct sread_wait {
 	struct sim_cq *cq;
 	size_t         threshold;
+	uint64_t       signals; /* the CQ's, when the wait began */
 };
 
 static bool sread_ready(void *ctx)
 {
 	struct sread_wait *w = ctx;
 
-	return w->cq->count >= w->threshold || w->cq->errs;
+	return w->cq->count >= w->threshold || w->cq->errs ||
+	       w->cq->signals != w->signals;
 }
 
 static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
@@ -245,12 +247,15 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 	if (!w.threshold)
 		w.threshold = 1;
 	sim_lock(world);
+	w.signals = cq->signals;
 	ret = sim_progress_wait(world, sread_ready, &w, timeout);
 	if (!ret) {
 		if (cq->errs)
 			ret = -FI_EAVAIL;
-		else
+		else if (cq->count)
 			ret = take(cq, buf, count, src_addr);
+		else /* unblocked by fi_cq_signal */
+			ret = -FI_EAGAIN;
 	}
 	sim_unlock(world);
 	return ret;
@@ -267,6 +272,7 @@ static int cq_signal(struct fid_cq *fid)
 	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid);
 
 	sim_lock(cq->domain->world);
+	cq->signals++;
 	wait_signal(cq);
 	sim_unlock(cq->domain->world);
 	return 0;

@@ -1,6 +1,7 @@
 // Completion queues (fi_cq(3)): every format, fi_cq_read/readfrom/readerr/
 // strerror, fi_cq_sread/sreadfrom with a wait object and a timeout,
 // -FI_EAGAIN and -FI_EAVAIL, fi_cq_signal.
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -329,19 +330,35 @@ TEST_F(CqWaitTest, SreadReportsEAVAILForAnErrorEntry)
 }
 
 // fi_cq_signal wakes a thread blocked in fi_cq_sread, which then returns
-// -FI_EAGAIN (nothing to read).
+// -FI_EAGAIN (nothing to read). With no timeout, so that only the signal
+// can end the wait (a provider whose timeouts pass in virtual time would
+// otherwise return at its timeout all the same); a provider that ignores
+// the signal fails the test after 10 s rather than hanging it.
 TEST_F(CqWaitTest, SignalWakesABlockedSread)
 {
 	CONF_SKIP_IF_DEVIATION("cq.signal_sread_eagain");
 	fid_cq* cq = w.node(1).rx.cq;
 	int signal_ret = 1;
+	std::atomic<bool> returned{false};
 	std::thread t([&] {
 		std::this_thread::sleep_for(std::chrono::milliseconds(100));
 		signal_ret = fi_cq_signal(cq);
 	});
+	std::thread watchdog([&] {
+		for (int i = 0; i < 1000 && !returned; i++)
+			std::this_thread::sleep_for(
+				std::chrono::milliseconds(10));
+		if (!returned) {
+			fprintf(stderr, "fi_cq_signal did not end fi_cq_sread "
+					"(no timeout) within 10 s\n");
+			abort();
+		}
+	});
 	fi_cq_tagged_entry e;
-	ssize_t r = fi_cq_sread(cq, &e, 1, nullptr, 3000);
+	ssize_t r = fi_cq_sread(cq, &e, 1, nullptr, -1);
+	returned = true;
 	t.join();
+	watchdog.join();
 	EXPECT_EQ(signal_ret, 0) << Err(signal_ret);
 	EXPECT_EQ(r, -FI_EAGAIN) << Err(r);
 }

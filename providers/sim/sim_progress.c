@@ -60,18 +60,26 @@ int sim_progress_wait(struct sim_world *world, bool (*ready)(void *ctx),
 	nm_time_ns deadline = NM_TIME_NEVER;
 	struct sim_waiter me;
 	enum nic_wait_end end;
+	bool told = false;
 
 	if (timeout_ms >= 0)
 		deadline = nic_world_now(world->nic) +
 			   (nm_time_ns)timeout_ms * NM_NS_PER_MS;
 	waiter_add(world, &me, ready, ctx);
-	end = nic_sched_wait(world->nic, ready, ctx, deadline, false);
-	waiter_remove(world, &me);
-	if (end == NIC_WAIT_STUCK)
+	/* A wait with no timeout waits for as long as it takes (fi_cq(3),
+	 * fi_cntr(3), fi_eq(3)): another thread or process may post at any
+	 * time, as on a real NIC; a program that waits for what nobody will
+	 * ever send hangs there too, and is told so once. */
+	while ((end = nic_sched_wait(world->nic, ready, ctx, deadline,
+				     false)) == NIC_WAIT_STUCK) {
+		if (told)
+			continue;
 		FI_WARN(&sim_prov, FI_LOG_CQ,
 			"a wait with no timeout found nothing left to simulate "
-			"and no other thread posted work for a second: giving "
-			"up (-FI_EAGAIN)\n");
+			"and nothing posted for a second; still waiting\n");
+		told = true;
+	}
+	waiter_remove(world, &me);
 	return end == NIC_WAIT_READY ? 0 : -FI_EAGAIN;
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <poll.h>
 #include <sys/select.h>
@@ -80,5 +81,41 @@ TEST_P(Sleep, ASleeperHoldsTheClockUntilItPosts)
 }
 
 INSTANTIATE_TEST_SUITE_P(Ways, Sleep, ::testing::Range(0, 3));
+
+// fi_cq(3): a negative timeout waits for ever. A thread that posts only
+// after a long sleep (out of virtual time by then) still ends a wait with no
+// timeout, however long nothing else happens meanwhile.
+TEST(SleepLong, AWaitWithNoTimeoutWaitsForAThreadAwayForSeconds)
+{
+	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"}});
+	ASSERT_EQ(s.failure, "");
+	auto &a = s.node(0), &b = s.node(1);
+	char abuf[64] = "late", bbuf[64] = {}, spare[64];
+	fid_mr *ma = s.reg(0, abuf, sizeof(abuf), FI_SEND | FI_RECV);
+	fid_mr *mb = s.reg(1, bbuf, sizeof(bbuf), FI_SEND | FI_RECV);
+	fid_mr *ms = s.reg(0, spare, sizeof(spare), FI_RECV);
+	fi_context2 c[3];
+	std::atomic<bool> entered{false};
+
+	ASSERT_EQ(fi_recv(b.ep, bbuf, sizeof(bbuf), fi_mr_desc(mb),
+			  FI_ADDR_UNSPEC, &c[0]),
+		  0);
+	std::thread sender([&] {
+		EXPECT_EQ(fi_recv(a.ep, spare, sizeof(spare), fi_mr_desc(ms),
+				  FI_ADDR_UNSPEC, &c[1]),
+			  0);
+		entered = true;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+		EXPECT_EQ(fi_send(a.ep, abuf, 8, fi_mr_desc(ma), a.peers[1],
+				  &c[2]),
+			  0);
+	});
+	while (!entered)
+		std::this_thread::yield();
+	fi_cq_tagged_entry e;
+	EXPECT_EQ(fi_cq_sread(b.cq, &e, 1, nullptr, -1), 1);
+	EXPECT_STREQ(bbuf, "late");
+	sender.join();
+}
 
 } // namespace

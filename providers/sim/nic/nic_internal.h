@@ -243,6 +243,7 @@ struct nic_thread {
 	bool                 (*ready)(void *ctx);
 	void                  *ctx;
 	nm_time_ns             deadline;
+	bool                   exited;     /* its kernel task is gone */
 	struct nic_thread     *next;
 };
 
@@ -289,6 +290,7 @@ struct nic_world {
 	struct nic_thread *threads;
 	struct nic_thread *last_thread; /* the last one that entered */
 	struct nic_thread *driver;     /* the poller that last moved time */
+	bool              threads_exited; /* some found exited: forget them */
 	struct nic_proc  *procs;       /* nic_proc.c */
 	uint32_t          proc_count;
 	/* The clock waits until this many processes have joined (a shared

@@ -318,6 +318,16 @@ static bool wait_over(const struct nic_thread *t, nm_time_ns now)
  * not hang them both). */
 #define NIC_COMPUTING_MS 2000
 
+static bool thread_exited(const struct nic_thread *t)
+{
+	char state;
+
+	if (!t->tid)
+		return false;
+	state = nic_kernel_thread_state(t->pid, t->tid);
+	return state == '-' || state == 'Z' || state == 'X';
+}
+
 static bool computing(const struct nic_thread *t, long silent_ms)
 {
 	if (!t->tid || silent_ms >= NIC_COMPUTING_MS)
@@ -464,12 +474,14 @@ static void tell(struct nic_world *world, const struct nic_proc *p,
 /* A process that died without leaving: its threads stop holding the clock,
  * its NICs go off the network (the fabric goes on). */
 /* Removes the entries of process `pid`'s threads. */
+/* Forgets the threads of process `pid`, or (pid 0) those that have
+ * exited. */
 static void forget_threads(struct nic_world *world, pid_t pid)
 {
 	for (struct nic_thread **p = &world->threads; *p;) {
 		struct nic_thread *t = *p;
 
-		if (t->pid != pid) {
+		if (pid ? t->pid != pid : !t->exited) {
 			p = &t->next;
 			continue;
 		}
@@ -552,8 +564,16 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	if (silent_ms < NIC_BLOCKED_MS)
 		return false;
 	if (silent_ms < NIC_ABSENT_MS) {
-		if (!blocked_elsewhere(world, t))
-			return false;
+		if (!blocked_elsewhere(world, t)) {
+			if (!thread_exited(t))
+				return false;
+			/* A thread that posts and ends (a worker, a signaller)
+			 * will never call in again: it holds nothing. */
+			t->exited = true;
+			world->threads_exited = true;
+			world->sched_changes++;
+			return true;
+		}
 	} else if (computing(t, silent_ms)) {
 		return false;
 	} else {
@@ -624,6 +644,10 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				idle = false;
 			break;
 		}
+	}
+	if (world->threads_exited) {
+		world->threads_exited = false;
+		forget_threads(world, 0);
 	}
 	return idle;
 }

@@ -89,6 +89,31 @@ protected:
 	int report[2] = {-1, -1};
 };
 
+// A thread that calls in and then ends (a worker that posts, a thread that
+// signals a CQ) will never call in again: it is forgotten within
+// milliseconds, rather than held for the 250 ms a silent thread keeps its
+// place in time and then reported as taken out of time.
+TEST_F(NicExit, AThreadThatEndsIsForgotten)
+{
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	nic_world_unlock(world);
+	std::thread worker([this] {
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		nic_world_unlock(world);
+	});
+	worker.join();
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	nic_sched_sleep(world, NM_NS_PER_MS);
+	nic_stats stats;
+	nic_world_stats(world, &stats);
+	nic_world_unlock(world);
+	EXPECT_EQ(stats.threads_out_of_time, 0u)
+		<< "the ended thread was taken out of time, not forgotten";
+}
+
 TEST_F(NicExit, AProcessKilledWhileItsThreadWaitsInsideLeavesNothingBehind)
 {
 	pid_t child = fork();

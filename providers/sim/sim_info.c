@@ -190,6 +190,42 @@ static int set_addresses(struct fi_info *info, const char *node,
 	return 0;
 }
 
+/* An IPv4 address from the hints, copied (other formats are not ours). */
+static int copy_hinted(void **to, size_t *to_len, const void *addr,
+		       size_t len)
+{
+	const struct sockaddr_in *sin = addr;
+
+	if (*to || !addr || len != sizeof(*sin) || sin->sin_family != AF_INET)
+		return 0;
+	*to = malloc(sizeof(*sin));
+	if (!*to)
+		return -FI_ENOMEM;
+	memcpy(*to, sin, sizeof(*sin));
+	*to_len = sizeof(*sin);
+	return 0;
+}
+
+/* fi_getinfo(3): the hints' source address is used unless FI_SOURCE is
+ * set, their destination address when node and service are NULL or
+ * FI_SOURCE is set; node and service, where given, come first. */
+static int hinted_addresses(struct fi_info *info, const char *node,
+			    const char *service, uint64_t flags,
+			    const struct fi_info *hints)
+{
+	int ret = 0;
+
+	if (!hints)
+		return 0;
+	if (!(flags & FI_SOURCE))
+		ret = copy_hinted(&info->src_addr, &info->src_addrlen,
+				  hints->src_addr, hints->src_addrlen);
+	if (!ret && ((!node && !service) || (flags & FI_SOURCE)))
+		ret = copy_hinted(&info->dest_addr, &info->dest_addrlen,
+				  hints->dest_addr, hints->dest_addrlen);
+	return ret;
+}
+
 /* Each endpoint type, first with the registration modes of a verbs NIC,
  * then (unless FI_SIM_MR_STRICT) without any. */
 int sim_getinfo(uint32_t version, const char *node, const char *service,
@@ -218,6 +254,9 @@ int sim_getinfo(uint32_t version, const char *node, const char *service,
 			*tail = o;
 			tail = &o->next;
 			ret = set_addresses(o, node, service, flags);
+			if (!ret)
+				ret = hinted_addresses(o, node, service, flags,
+						       hints);
 		}
 	}
 	if (ret) {

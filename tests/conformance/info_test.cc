@@ -1,6 +1,8 @@
 // fi_getinfo, fi_dupinfo, fi_fabric, fi_domain: what a program sees before
 // it opens an endpoint (fi_getinfo(3), fi_fabric(3), fi_domain(3)).
+#include <arpa/inet.h>
 #include <cstring>
+#include <netinet/in.h>
 
 #include "harness.h"
 
@@ -111,6 +113,34 @@ TEST_F(InfoTest, ProgramWithoutModeBitsGetsNoModeBits)
 	ASSERT_EQ(r, 0) << Err(r);
 	for (fi_info* i = info; i; i = i->next)
 		EXPECT_EQ(i->mode, 0u);
+}
+
+// fi_getinfo(3): with node and service NULL, the hints' destination
+// address is used: every offer carries it.
+TEST_F(InfoTest, HintedDestinationIsKeptWithoutNodeAndService)
+{
+	Options o;
+	fi_info* hints = MakeHints(o);
+	ASSERT_NE(hints, nullptr);
+	sockaddr_in sin{};
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(49152);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->dest_addr = malloc(sizeof(sin));
+	ASSERT_NE(hints->dest_addr, nullptr);
+	memcpy(hints->dest_addr, &sin, sizeof(sin));
+	hints->dest_addrlen = sizeof(sin);
+	int r = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (r == -FI_ENODATA)
+		GTEST_SKIP() << Provider() << " offers no IPv4 addressing";
+	ASSERT_EQ(r, 0) << Err(r);
+	for (fi_info* i = info; i; i = i->next) {
+		ASSERT_EQ(i->dest_addrlen, sizeof(sin));
+		ASSERT_NE(i->dest_addr, nullptr);
+		EXPECT_EQ(memcmp(i->dest_addr, &sin, sizeof(sin)), 0);
+	}
 }
 
 TEST_F(InfoTest, UnknownProviderReturnsENODATA)

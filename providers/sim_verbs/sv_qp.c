@@ -200,6 +200,19 @@ static bool cap_ok(const struct ibv_qp_cap *cap)
 	       cap->max_inline_data <= SV_MAX_INLINE;
 }
 
+/* ibv_create_qp(3): the QP gets at least what it asked for. Its inline room
+ * is, as in a NIC's send WQE, at least the room of its gather entries (a
+ * program may ask for none and still send a few bytes inline). */
+static void grant(struct ibv_qp_cap *cap)
+{
+	uint32_t room = cap->max_send_sge * (uint32_t)sizeof(struct ibv_sge);
+
+	if (room > SV_MAX_INLINE)
+		room = SV_MAX_INLINE;
+	if (cap->max_inline_data < room)
+		cap->max_inline_data = room;
+}
+
 static enum nic_qp_type nic_type_of(enum ibv_qp_type type)
 {
 	switch (type) {
@@ -237,6 +250,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	qp->scq = SV_CONTAINER_OF(init->send_cq, struct sv_cq, cq);
 	qp->rcq = SV_CONTAINER_OF(init->recv_cq, struct sv_cq, cq);
 	qp->cap = init->cap;
+	grant(&qp->cap);
 	qp->sq_sig_all = init->sq_sig_all;
 	if (init->srq) {
 		/* The SRQ's limits stand for the QP's receive queue. */
@@ -277,6 +291,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 	qp->qp.handle = qp->qp.qp_num;
 	qp->qp.state = IBV_QPS_RESET;
 	qp->qp.qp_type = init->qp_type;
+	init->cap = qp->cap;
 	pthread_mutex_init(&qp->qp.mutex, NULL);
 	pthread_cond_init(&qp->qp.cond, NULL);
 	return &qp->qp;

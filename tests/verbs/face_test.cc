@@ -261,6 +261,28 @@ TEST_F(Face, CreateQpChecksCapabilities)
 	EXPECT_EQ(errno, EOPNOTSUPP);
 }
 
+// ibv_create_qp(3) writes back what the QP got, at least what was asked:
+// inline room where its gather entries would go (librdmacm's rdma_xclient
+// sends 16 bytes inline from a QP that asked for none).
+TEST_F(Face, CreateQpGrantsInlineRoomOfItsGatherEntries)
+{
+	ibv_qp_init_attr init{};
+	init.send_cq = a.cq;
+	init.recv_cq = a.cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap = { 4, 4, 2, 1, 0 };
+	ibv_qp *qp = ibv_create_qp(a.pd, &init);
+	ASSERT_NE(qp, nullptr);
+	EXPECT_EQ(init.cap.max_send_wr, 4u);
+	EXPECT_EQ(init.cap.max_send_sge, 2u);
+	EXPECT_EQ(init.cap.max_inline_data, 2 * sizeof(ibv_sge));
+	ibv_qp_attr attr{};
+	ibv_qp_init_attr got{};
+	ASSERT_EQ(ibv_query_qp(qp, &attr, IBV_QP_CAP, &got), 0);
+	EXPECT_EQ(attr.cap.max_inline_data, 2 * sizeof(ibv_sge));
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+}
+
 TEST_F(Face, SendAndReceiveWithImmediateData)
 {
 	Connect();

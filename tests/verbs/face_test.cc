@@ -482,6 +482,25 @@ TEST_F(Face, BadRemoteKeyIsARemoteAccessError)
 	EXPECT_EQ(Wait(a).status, IBV_WC_WR_FLUSH_ERR);
 }
 
+// An RC responder that refuses a request goes to the error state: a send
+// the requester had already put on the wire behind it is not delivered (the
+// requester flushes it), and the responder's receive is flushed too.
+TEST_F(Face, ARefusingResponderGoesToErrorAndTakesNothingAfter)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 64, 7), 0);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 64, 1, RemoteAddr(b, 0),
+		       b.mr->rkey + 1),
+		  0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 2), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(Wait(a).status, IBV_WC_WR_FLUSH_ERR);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.wr_id, 7u);
+	EXPECT_EQ(r.status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(r.status);
+	EXPECT_EQ(b.qp->state, IBV_QPS_ERR);
+}
+
 TEST_F(Face, RemoteRightsAreEnforced)
 {
 	ibv_mr *ro = ibv_reg_mr(b.pd, &b.mem[0], 4096, IBV_ACCESS_REMOTE_READ);

@@ -61,6 +61,21 @@ static void nak(struct nic_qp *qp, struct nic_flow *flow,
 	send_ack(qp, flow, req, psn, syndrome);
 }
 
+/* A request refused for good (its key, bounds or rights; an operation the
+ * target cannot do): NAKed. On a reliable connection the responder then
+ * goes to the error state, as an RC responder does, so that what the
+ * requester sent after it (already on the wire, and flushed on its side
+ * when the NAK arrives) is not carried out here. */
+static void refuse(struct nic_qp *qp, struct nic_flow *flow,
+		   const struct nic_pkt *req, uint8_t syndrome)
+{
+	nak(qp, flow, req, req->psn, syndrome);
+	if (qp->type == NIC_QP_RC)
+		nic_qp_fail(qp, syndrome == NIC_AETH_NAK_REM_ACCESS ?
+					NIC_REM_ACCESS_ERR :
+					NIC_REM_INV_REQ_ERR);
+}
+
 static uint32_t packets_for(uint64_t bytes, uint32_t mtu)
 {
 	return bytes ? (uint32_t)((bytes + mtu - 1) / mtu) : 1;
@@ -77,7 +92,7 @@ static void answer_read(struct nic_qp *qp, struct nic_flow *flow,
 	if (nic_mr_check_remote(qp->nic, req->reth_key, req->reth_va,
 				req->reth_len, NIC_ACCESS_REMOTE_READ,
 				&src) != NIC_OK) {
-		nak(qp, flow, req, req->psn, NIC_AETH_NAK_REM_ACCESS);
+		refuse(qp, flow, req, NIC_AETH_NAK_REM_ACCESS);
 		return;
 	}
 	job = fs_mem_calloc(qp->nic->world->arena, 1, sizeof(*job));
@@ -190,7 +205,7 @@ static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 			NIC_ACCESS_REMOTE_ATOMIC, &dst);
 
 		if (st != NIC_OK || ((uintptr_t)dst & 7)) {
-			nak(qp, flow, req, req->psn, NIC_AETH_NAK_REM_ACCESS);
+			refuse(qp, flow, req, NIC_AETH_NAK_REM_ACCESS);
 			return;
 		}
 		nic_dma_read(qp->nic, &orig, dst, 8);
@@ -273,9 +288,9 @@ static void fabsim_atomic(struct nic_qp *qp, struct nic_flow *flow,
 			st = NIC_REM_INV_REQ_ERR;
 	}
 	if (st != NIC_OK) {
-		nak(qp, flow, req, req->psn,
-		    st == NIC_REM_ACCESS_ERR ? NIC_AETH_NAK_REM_ACCESS
-					     : NIC_AETH_NAK_INV_REQ);
+		refuse(qp, flow, req,
+		       st == NIC_REM_ACCESS_ERR ? NIC_AETH_NAK_REM_ACCESS
+						: NIC_AETH_NAK_INV_REQ);
 		return;
 	}
 	len = h->atomic_fetch ? (uint32_t)size : 0;
@@ -505,7 +520,7 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 		ok = w == WRITE_OK;
 	}
 	if (!ok) {
-		nak(qp, flow, pkt, pkt->psn, NIC_AETH_NAK_REM_ACCESS);
+		refuse(qp, flow, pkt, NIC_AETH_NAK_REM_ACCESS);
 		flow->epsn = pkt->psn + request_span(qp, pkt);
 		memset(&flow->rx, 0, sizeof(flow->rx));
 		return;

@@ -617,7 +617,8 @@ int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,
 		   const void *param, size_t len)
 {
 	struct sim_world *world = ep->domain->world;
-	struct cm_msg req = { .attr = CM_ATTR_REQ };
+	struct cm_msg req = { .attr = CM_ATTR_REQ, .retry_count = 7,
+			      .rnr_retry_count = 7 };
 	uint32_t host;
 	struct sim_conn *c;
 
@@ -688,7 +689,7 @@ uint32_t sim_cm_handle_host(fid_t handle)
 int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len)
 {
 	struct sim_conn *c = ep->conn;
-	struct cm_msg rep = { .attr = CM_ATTR_REP };
+	struct cm_msg rep = { .attr = CM_ATTR_REP, .rnr_retry_count = 7 };
 
 	if (!c || c->state != CONN_REQ_RCVD)
 		return -FI_EOPBADSTATE;

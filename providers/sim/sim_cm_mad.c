@@ -98,9 +98,9 @@ int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
 		cm[39] = 1;                     /* initiator depth */
 		cm[43] = 0x10 << 3 | 0 << 1;    /* remote CM timeout; RC */
 		put24(cm + 44, m->start_psn);
-		cm[47] = 0x10 << 3 | 7;         /* local CM timeout; retries */
+		cm[47] = 0x10 << 3 | (m->retry_count & 7); /* local CM timeout */
 		put16(cm + 48, 0xffff);         /* partition key */
-		cm[50] = 5 << 4 | 7;            /* path MTU 4096; RNR retry */
+		cm[50] = 5 << 4 | (m->rnr_retry_count & 7); /* path MTU 4096 */
 		cm[51] = 15 << 4;               /* max CM retries */
 		put_mapped(cm + 56, m->src_ip); /* primary path GIDs */
 		put_mapped(cm + 72, m->dst_ip);
@@ -126,7 +126,7 @@ int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
 		put24(cm + 20, m->start_psn);
 		cm[24] = 1;
 		cm[25] = 1;
-		cm[27] = 7 << 5;
+		cm[27] = (uint8_t)((m->rnr_retry_count & 7) << 5);
 		break;
 	case CM_ATTR_REJ:
 		put32(cm + 4, m->remote_comm_id);
@@ -170,6 +170,8 @@ int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *m)
 		m->service_id = get64(cm + 8);
 		m->qpn = get24(cm + 32);
 		m->start_psn = get24(cm + 44);
+		m->retry_count = cm[47] & 7;
+		m->rnr_retry_count = cm[50] & 7;
 		cma_header_read(cm + REQ_PRIVATE, m);
 		break;
 	case CM_ATTR_SIDR_REQ:
@@ -188,6 +190,7 @@ int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *m)
 	case CM_ATTR_REP:
 		m->qpn = get24(cm + 12);
 		m->start_psn = get24(cm + 20);
+		m->rnr_retry_count = cm[27] >> 5;
 		break;
 	case CM_ATTR_REJ:
 		m->reason = get16(cm + 10);

@@ -75,6 +75,11 @@ struct cm_msg {
 	struct in_addr src_ip;    /* REQ, SIDR_REQ: rdma_cm header */
 	struct in_addr dst_ip;
 	uint16_t src_port;        /* REQ, SIDR_REQ: the requester's port */
+	/* REQ: the connection's transport retries (both sides), and the RNR
+	 * retries of the responder's sends; REP: the RNR retries of the
+	 * requester's sends. 3 bits each; 7 RNR retries are unlimited. */
+	uint8_t  retry_count;
+	uint8_t  rnr_retry_count;
 	uint8_t  data[224];       /* the application's private data */
 	size_t   data_len;
 };

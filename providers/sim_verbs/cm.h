@@ -76,6 +76,10 @@ struct cm_id {
 	bool                disconnect_reported;
 	bool                rejected;     /* we sent REJ (last_mad) */
 	bool                passive;      /* made by a REQ */
+	/* What its RC QP gets from the CM's exchange: transport retries (the
+	 * requester's choice, for both sides) and RNR retries (each side's
+	 * from the other's conn_param; 7: unlimited). */
+	uint8_t             retry_count, rnr_retry_count;
 	struct in_addr      peer_ip;      /* where the peer is: the
 					   * destination, or for a loopback
 					   * address (127/8) the local NIC */

@@ -78,8 +78,8 @@ void cm_event_push(struct cm_id *id, enum rdma_cm_event_type type,
 	e->ev.param.conn.private_data_len = (uint8_t)len;
 	e->ev.param.conn.responder_resources = responder_resources;
 	e->ev.param.conn.initiator_depth = initiator_depth;
-	e->ev.param.conn.retry_count = 7;
-	e->ev.param.conn.rnr_retry_count = 7;
+	e->ev.param.conn.retry_count = id->retry_count;
+	e->ev.param.conn.rnr_retry_count = id->rnr_retry_count;
 	if (id->id.qp)
 		e->ev.param.conn.qp_num = id->id.qp->qp_num;
 	if (ch->tail)

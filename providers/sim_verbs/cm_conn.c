@@ -231,6 +231,10 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	m.src_ip = id->route.addr.src_sin.sin_addr;
 	m.dst_ip = c->peer_ip;
 	m.src_port = ntohs(id->route.addr.src_sin.sin_port);
+	/* librdmacm: 7 and 7 when the program gives no parameters. */
+	c->retry_count = conn_param ? conn_param->retry_count & 7 : 7;
+	m.retry_count = c->retry_count;
+	m.rnr_retry_count = conn_param ? conn_param->rnr_retry_count & 7 : 7;
 	c->state = CM_REQ_SENT;
 	send_msg(c, &m, true);
 	cm_sv->posted();
@@ -281,9 +285,12 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cm_sv->unlock();
 		return 0;
 	}
-	ret = cm_sv->qp_connect(id->qp, c->remote_host, c->remote_qpn);
+	ret = cm_sv->qp_connect(id->qp, c->remote_host, c->remote_qpn,
+				c->retry_count, c->rnr_retry_count);
 	if (!ret) {
 		m.qpn = id->qp->qp_num;
+		m.rnr_retry_count = conn_param ? conn_param->rnr_retry_count & 7
+					       : 7;
 		c->state = CM_REP_SENT;
 		send_msg(c, &m, true);
 		cm_sv->posted();
@@ -532,6 +539,8 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	c->remote_comm_id = m->local_comm_id;
 	c->remote_host = host;
 	c->remote_qpn = m->qpn;
+	c->retry_count = m->retry_count;
+	c->rnr_retry_count = m->rnr_retry_count;
 	c->listener = lst;
 	if (ud)
 		cm_event_push_ud(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst,
@@ -588,7 +597,9 @@ static void got_rep(struct cm_id *c, const struct cm_msg *m)
 	timer_stop(c);
 	c->remote_comm_id = m->local_comm_id;
 	c->remote_qpn = m->qpn;
-	if (cm_sv->qp_connect(c->id.qp, c->remote_host, m->qpn)) {
+	c->rnr_retry_count = m->rnr_retry_count;
+	if (cm_sv->qp_connect(c->id.qp, c->remote_host, m->qpn, c->retry_count,
+			      c->rnr_retry_count)) {
 		struct cm_msg rej = { .attr = CM_ATTR_REJ,
 				      .reason = CM_REJ_CONSUMER };
 

@@ -155,6 +155,7 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 	}
 	c->channel = SV_CONTAINER_OF(channel, struct cm_channel, ch);
 	c->dev = -1;
+	c->retry_count = c->rnr_retry_count = 7;
 	c->id.channel = channel;
 	c->id.context = context;
 	c->id.ps = ps;
@@ -177,6 +178,7 @@ int cm_id_new_locked(struct cm_id *listener, struct rdma_cm_id **out)
 		return -ENOMEM;
 	c->channel = listener->channel;
 	c->dev = -1;
+	c->retry_count = c->rnr_retry_count = 7;
 	c->id.channel = listener->id.channel;
 	c->id.context = listener->id.context;
 	c->id.ps = listener->id.ps;

@@ -249,7 +249,8 @@ struct sv_wr *sv_recv_prepare(struct sv_pd *pd, const struct ibv_recv_wr *wr,
 bool sv_lkey_ok(struct sv_pd *pd, const struct ibv_sge *sge,
 		bool device_writes, struct nic_mr **out);
 /* For rdma_cm (sv_private.h), lock held. */
-int sv_qp_connect_locked(struct ibv_qp *qp, uint32_t host, uint32_t qpn);
+int sv_qp_connect_locked(struct ibv_qp *qp, uint32_t host, uint32_t qpn,
+			 uint8_t retry_count, uint8_t rnr_retry);
 void sv_qp_error_locked(struct ibv_qp *qp);
 
 /* ---- Address handles and GRHs (sv_ah.c) ---------------------------------------------- */

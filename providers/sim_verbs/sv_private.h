@@ -80,7 +80,8 @@ struct sv_private_ops {
 	/* What rdma_cm does to a QP when a connection is made or broken,
 	 * with the lock held (the verbs calls take it): RTR then RTS toward
 	 * the peer's host and QP number; the error state. 0 or an errno. */
-	int (*qp_connect)(struct ibv_qp *qp, uint32_t host, uint32_t qpn);
+	int (*qp_connect)(struct ibv_qp *qp, uint32_t host, uint32_t qpn,
+			  uint8_t retry_count, uint8_t rnr_retry);
 	void (*qp_error)(struct ibv_qp *qp);
 };
 

@@ -524,7 +524,8 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 }
 
 /* rdma_cm's transitions (sv_private.h), lock held. */
-int sv_qp_connect_locked(struct ibv_qp *ibqp, uint32_t host, uint32_t qpn)
+int sv_qp_connect_locked(struct ibv_qp *ibqp, uint32_t host, uint32_t qpn,
+			 uint8_t retry_count, uint8_t rnr_retry)
 {
 	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
 	struct nic_peer peer = { host, qpn };
@@ -545,8 +546,9 @@ int sv_qp_connect_locked(struct ibv_qp *ibqp, uint32_t host, uint32_t qpn)
 	qp->attr.ah_attr.grh.dgid.raw[10] = 0xff;
 	qp->attr.ah_attr.grh.dgid.raw[11] = 0xff;
 	memcpy(&qp->attr.ah_attr.grh.dgid.raw[12], &ip.s_addr, 4);
-	qp->attr.retry_cnt = 7;
-	qp->attr.rnr_retry = SV_RNR_FOREVER;
+	qp->attr.retry_cnt = retry_count;
+	qp->attr.rnr_retry = rnr_retry;
+	set_timing(qp, &qp->attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY);
 	ibqp->state = IBV_QPS_RTS;
 	return 0;
 }

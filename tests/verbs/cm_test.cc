@@ -378,6 +378,59 @@ TEST_F(Cm, AnAcceptedIdDestroyedBeforeTheRtuIsRefused)
 	EXPECT_EQ(attr.qp_state, IBV_QPS_ERR);
 }
 
+// rdma_connect(3): the requester's retry_count and rnr_retry_count travel
+// in the REQ; the server's QP takes them (the REQ's RNR retries are for the
+// responder's sends): with 3, a send to a client that has posted no receive
+// fails after its retries, where 7 would retry for ever.
+TEST_F(Cm, TheRequestersRetryCountsReachTheServersQp)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	rdma_conn_param p{};
+	p.retry_count = 5;
+	p.rnr_retry_count = 3;
+	ASSERT_EQ(rdma_connect(client, &p), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->param.conn.retry_count, 5);
+	EXPECT_EQ(ev->param.conn.rnr_retry_count, 3);
+	server = ev->id;
+	rdma_ack_cm_event(ev);
+	MakeQp(server, sq);
+	rdma_conn_param a{};
+	a.rnr_retry_count = 7;
+	ASSERT_EQ(rdma_accept(server, &a), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	ibv_qp_attr attr{};
+	ibv_qp_init_attr init{};
+	ASSERT_EQ(ibv_query_qp(server->qp, &attr, IBV_QP_RETRY_CNT |
+			       IBV_QP_RNR_RETRY, &init), 0);
+	EXPECT_EQ(attr.retry_cnt, 5);
+	EXPECT_EQ(attr.rnr_retry, 3);
+	ASSERT_EQ(ibv_query_qp(client->qp, &attr, IBV_QP_RETRY_CNT |
+			       IBV_QP_RNR_RETRY, &init), 0);
+	EXPECT_EQ(attr.retry_cnt, 5);
+	EXPECT_EQ(attr.rnr_retry, 7);
+
+	ibv_sge sge = { (uintptr_t)sq.buf, 8, sq.mr->lkey };
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(ibv_post_send(server->qp, &wr, &bad), 0);
+	ibv_wc wc{};
+	int n = 0;
+	for (int i = 0; i < 1000000 && n == 0; i++)
+		n = ibv_poll_cq(sq.cq, 1, &wc);
+	ASSERT_EQ(n, 1);
+	EXPECT_EQ(wc.status, IBV_WC_RNR_RETRY_EXC_ERR)
+		<< ibv_wc_status_str(wc.status);
+}
+
 TEST_F(Cm, NobodyListeningIsARejectForAnInvalidService)
 {
 	Listen(7471);

@@ -7,6 +7,7 @@
 #    program's Q_Key) and passes `fabsim trace check`;
 #  - Debian's rping, ucmatose, udaddy, rdma_server and rdma_client
 #    (rdmacm-utils) over the librdmacm face;
+#  - a QP that fails while the other process runs the model (rnr_peer);
 #  - Debian's fi_pingpong -e msg, every size, on FI_PROVIDER=verbs (fabsim's
 #    libfabric.so.1, its verbs provider over the face).
 set -euo pipefail
@@ -168,6 +169,19 @@ if command -v rping >/dev/null; then
 else
 	echo "SKIP: rping is not installed (Debian package rdmacm-utils)"
 fi
+
+# A send that fails for want of a receive (the client's REQ asked for no
+# RNR retries), whichever process runs the model when the server's QP
+# fails: its failure reaches the server's own process (it used to make the
+# other one dereference the server's pointers and crash). Four times: each
+# process takes turns at running the model.
+export LD_LIBRARY_PATH="$face"
+for i in 1 2 3 4; do
+	export FI_SIM_FABRIC="rnr$i$$"
+	rnrport=$(free_port)
+	pair rnr$i "$root/tests/verbs/rnr_peer" server $rnrport -- \
+		"$root/tests/verbs/rnr_peer" client $rnrport
+done
 
 if command -v fi_pingpong >/dev/null; then
 	export LD_LIBRARY_PATH="$face:$root/api" FI_PROVIDER=verbs FI_SIM_FABRIC="fp$$"

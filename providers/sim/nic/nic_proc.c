@@ -250,10 +250,10 @@ void nic_call_fatal(struct nic_qp *qp, enum nic_status why)
 	struct nic_world *world = qp->nic->world;
 	struct nic_call *call;
 
-	if (!qp->ops->qp_fatal)
-		return;
+	/* The ops are the owner's, at its addresses: looked at only there. */
 	if (nic_proc_is_self(qp->owner)) {
-		qp->ops->qp_fatal(qp->ctx, why);
+		if (qp->ops->qp_fatal)
+			qp->ops->qp_fatal(qp->ctx, why);
 		return;
 	}
 	call = new_call(world, NIC_CALL_FATAL);
@@ -407,8 +407,10 @@ void nic_proc_drain(struct nic_world *world)
 				 &call->u.done.c);
 			break;
 		case NIC_CALL_FATAL:
-			call->u.fatal.qp->ops->qp_fatal(call->u.fatal.qp->ctx,
-							call->u.fatal.why);
+			if (call->u.fatal.qp->ops->qp_fatal)
+				call->u.fatal.qp->ops->qp_fatal(
+					call->u.fatal.qp->ctx,
+					call->u.fatal.why);
 			break;
 		case NIC_CALL_MAD: {
 			struct nic *nic = call->u.mad.nic;

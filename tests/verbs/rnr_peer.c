@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * One side of a connection whose server's send finds no receive posted:
+ *   rnr_peer server PORT   accepts, sends 8 bytes, expects the send to fail
+ *                          with RNR_RETRY_EXC_ERR, then disconnects;
+ *   rnr_peer client PORT   connects with rnr_retry_count 0 (the server's QP
+ *                          takes it from the REQ), posts no receive, and
+ *                          waits for the server's DISCONNECTED.
+ * Either process may run the model when the server's QP fails: the failure
+ * must reach the server's own process whichever does (two_process_test).
+ * Exit status 0 when the side saw what it should. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+static struct rdma_cm_id *endpoint(const char *port, int passive)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+	struct rdma_cm_id *id = NULL;
+
+	hints.ai_flags = passive ? RAI_PASSIVE : 0;
+	if (rdma_getaddrinfo("10.0.0.1", port, &hints, &res)) {
+		perror("rdma_getaddrinfo");
+		return NULL;
+	}
+	if (rdma_create_ep(&id, res, NULL, &attr)) {
+		perror("rdma_create_ep");
+		id = NULL;
+	}
+	rdma_freeaddrinfo(res);
+	return id;
+}
+
+static int server(const char *port)
+{
+	struct rdma_cm_id *listener = endpoint(port, 1), *id;
+	static char buf[8] = "no room";
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+
+	if (!listener || rdma_listen(listener, 1) ||
+	    rdma_get_request(listener, &id) || rdma_accept(id, NULL)) {
+		perror("server: connection");
+		return 1;
+	}
+	mr = rdma_reg_msgs(id, buf, sizeof(buf));
+	if (!mr || rdma_post_send(id, NULL, buf, sizeof(buf), mr, 0) ||
+	    rdma_get_send_comp(id, &wc) != 1) {
+		perror("server: send");
+		return 1;
+	}
+	printf("server: send: %s\n", ibv_wc_status_str(wc.status));
+	rdma_disconnect(id);
+	rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	rdma_destroy_ep(listener);
+	return wc.status == IBV_WC_RNR_RETRY_EXC_ERR ? 0 : 1;
+}
+
+static int client(const char *port)
+{
+	struct rdma_cm_id *id = endpoint(port, 0);
+	struct rdma_conn_param param = { .retry_count = 7 };
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	int disconnected;
+
+	if (!id || rdma_connect(id, &param)) {
+		perror("client: rdma_connect");
+		return 1;
+	}
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_migrate_id(id, ch) || rdma_get_cm_event(ch, &ev)) {
+		perror("client: event");
+		return 1;
+	}
+	printf("client: %s\n", rdma_event_str(ev->event));
+	disconnected = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+	rdma_ack_cm_event(ev);
+	rdma_destroy_ep(id);
+	rdma_destroy_event_channel(ch);
+	return disconnected ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3)
+		return 2;
+	return !strcmp(argv[1], "server") ? server(argv[2]) : client(argv[2]);
+}

@@ -7,10 +7,18 @@
  *                          waits for the server's DISCONNECTED.
  * Either process may run the model when the server's QP fails: the failure
  * must reach the server's own process whichever does (two_process_test).
+ *   rnr_peer holder PORT   connects with unlimited RNR retries, posts no
+ *                          receive, says "connected" and sleeps until
+ *                          killed;
+ *   rnr_peer survivor PORT the server of a holder: once the holder is
+ *                          killed, its send fails for want of any answer
+ *                          (RETRY_EXC_ERR), not retried for ever.
  * Exit status 0 when the side saw what it should. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -38,7 +46,7 @@ static struct rdma_cm_id *endpoint(const char *port, int passive)
 	return id;
 }
 
-static int server(const char *port)
+static int server(const char *port, enum ibv_wc_status want)
 {
 	struct rdma_cm_id *listener = endpoint(port, 1), *id;
 	static char buf[8] = "no room";
@@ -61,13 +69,14 @@ static int server(const char *port)
 	rdma_dereg_mr(mr);
 	rdma_destroy_ep(id);
 	rdma_destroy_ep(listener);
-	return wc.status == IBV_WC_RNR_RETRY_EXC_ERR ? 0 : 1;
+	return wc.status == want ? 0 : 1;
 }
 
-static int client(const char *port)
+static int client(const char *port, bool hold)
 {
 	struct rdma_cm_id *id = endpoint(port, 0);
-	struct rdma_conn_param param = { .retry_count = 7 };
+	struct rdma_conn_param param = { .retry_count = 7,
+					 .rnr_retry_count = hold ? 7 : 0 };
 	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
 	int disconnected;
@@ -75,6 +84,12 @@ static int client(const char *port)
 	if (!id || rdma_connect(id, &param)) {
 		perror("client: rdma_connect");
 		return 1;
+	}
+	if (hold) {
+		printf("connected\n");
+		fflush(stdout);
+		for (;;)
+			sleep(60);
 	}
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_migrate_id(id, ch) || rdma_get_cm_event(ch, &ev)) {
@@ -93,5 +108,9 @@ int main(int argc, char **argv)
 {
 	if (argc != 3)
 		return 2;
-	return !strcmp(argv[1], "server") ? server(argv[2]) : client(argv[2]);
+	if (!strcmp(argv[1], "server"))
+		return server(argv[2], IBV_WC_RNR_RETRY_EXC_ERR);
+	if (!strcmp(argv[1], "survivor"))
+		return server(argv[2], IBV_WC_RETRY_EXC_ERR);
+	return client(argv[2], !strcmp(argv[1], "holder"));
 }

@@ -7,7 +7,8 @@
 #    program's Q_Key) and passes `fabsim trace check`;
 #  - Debian's rping, ucmatose, udaddy, rdma_server and rdma_client
 #    (rdmacm-utils) over the librdmacm face;
-#  - a QP that fails while the other process runs the model (rnr_peer);
+#  - a QP that fails while the other process runs the model, and a send
+#    retried without limit to a peer that gets killed (rnr_peer);
 #  - Debian's fi_pingpong -e msg, every size, on FI_PROVIDER=verbs (fabsim's
 #    libfabric.so.1, its verbs provider over the face).
 set -euo pipefail
@@ -182,6 +183,28 @@ for i in 1 2 3 4; do
 	pair rnr$i "$root/tests/verbs/rnr_peer" server $rnrport -- \
 		"$root/tests/verbs/rnr_peer" client $rnrport
 done
+
+# The same send with unlimited RNR retries, to a client killed meanwhile:
+# found dead, its host goes quiet and the send fails for want of any answer
+# (it used to be retried for ever, the process that ran the model holding
+# the world the whole time).
+export FI_SIM_FABRIC="rnrkill$$"
+rnrport=$(free_port)
+FI_SIM_NODE=0 timeout 60 "$root/tests/verbs/rnr_peer" survivor $rnrport \
+	>rnrkill.server 2>&1 &
+spid=$!
+sleep 0.5
+FI_SIM_NODE=1 "$root/tests/verbs/rnr_peer" holder $rnrport >rnrkill.client 2>&1 &
+cpid=$!
+for _ in $(seq 100); do grep -q connected rnrkill.client && break; sleep 0.1; done
+sleep 0.3
+kill -9 $cpid
+wait $cpid 2>/dev/null || true
+if ! wait $spid; then
+	echo "FAIL: rnrkill: the survivor's send did not fail with a retry error"
+	cat rnrkill.server rnrkill.client
+	fail=1
+fi
 
 if command -v fi_pingpong >/dev/null; then
 	export LD_LIBRARY_PATH="$face:$root/api" FI_PROVIDER=verbs FI_SIM_FABRIC="fp$$"

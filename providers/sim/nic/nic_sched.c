@@ -511,13 +511,11 @@ bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *p)
 	return true;
 }
 
-/* Looks for processes that died, now and then. */
-static void bury_dead_processes(struct nic_world *world)
+/* Looks for processes that died, every NIC_PEER_CHECK_MS of real time. */
+static void bury_dead_now_and_then(struct nic_world *world)
 {
 	struct timespec real;
 
-	if (++world->looks % 64)
-		return;
 	real_now(&real);
 	if (world->peers_checked.tv_sec &&
 	    ms_between(&world->peers_checked, &real) < NIC_PEER_CHECK_MS)
@@ -525,6 +523,13 @@ static void bury_dead_processes(struct nic_world *world)
 	world->peers_checked = real;
 	for (struct nic_proc *p = world->procs; p; p = p->next)
 		nic_proc_bury_if_dead(world, p);
+}
+
+/* The same, reading the clock at one look in 64 only. */
+static void bury_dead_processes(struct nic_world *world)
+{
+	if (++world->looks % 64 == 0)
+		bury_dead_now_and_then(world);
 }
 
 /* The thread's silence, if it is silent, is timed from the next look. */
@@ -652,21 +657,38 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 	return idle;
 }
 
+/* Events a run of the model for waiting threads goes through before it
+ * looks for dead processes. A run ends when something appears for a
+ * thread, but events may come for ever with nothing for anyone: a send
+ * retried without limit against a receiver that is not ready — one whose
+ * process has died, and whose host only goes quiet (so that the send's
+ * retries run out) once the death is found. Counted in events, not real
+ * time, so that a busy machine does not change where runs stop. */
+#define NIC_RUN_LONG_EVENTS (1u << 20)
+
 struct run_watch {
 	struct nic_world *world;
 	uint64_t          signals;
 	bool              pollers;
+	unsigned          turns;
 };
 
 static bool someone_can_go(void *arg)
 {
-	const struct run_watch *w = arg;
+	struct run_watch *w = arg;
+	struct nic_world *world = w->world;
 
-	if (w->pollers && w->world->signals != w->signals)
+	if (w->pollers && world->signals != w->signals)
 		return true;
-	for (struct nic_thread *t = w->world->threads; t; t = t->next)
+	for (struct nic_thread *t = world->threads; t; t = t->next)
 		if (t->state == NIC_THREAD_WAITING && wait_ready(t))
 			return true;
+	if (++w->turns % NIC_RUN_LONG_EVENTS == 0 && world->proc_count > 1) {
+		uint64_t changes = world->sched_changes;
+
+		bury_dead_now_and_then(world);
+		return world->sched_changes != changes;
+	}
 	return false;
 }
 
@@ -674,7 +696,7 @@ static bool someone_can_go(void *arg)
  * one of them can go on, or the earliest of their deadlines. */
 static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 {
-	struct run_watch watch = { world, world->signals, false };
+	struct run_watch watch = { .world = world, .signals = world->signals };
 	nm_run_result r;
 
 	for (struct nic_thread *t = world->threads; t; t = t->next) {

@@ -197,6 +197,35 @@ TEST_F(CntrRmaTest, RemoteCountersNeedRmaEventAndCountTargetAccess)
 		<< "the initiator's remote counter moved";
 }
 
+// fi_cntr(3): counters count successful completions. A read or a write the
+// target refuses (a key it never issued) moves neither of its remote
+// counters; the initiator's operations fail.
+TEST_F(CntrRmaTest, RefusedAccessDoesNotCountAtTheTarget)
+{
+	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
+	CONF_SKIP_IF_DEVIATION("rma.bad_key");
+	Options o;
+	o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
+	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);
+	Buf* local = w.NewBuf(0, 64);
+	CONF_POST(fi_read(a.ep, local->p, 16, local->desc, a.peer(1),
+			  target->raddr(), w.BadKey(target), w.Ctx()));
+	EXPECT_NE(w.ExpectError(a.tx).err, 0);
+	if (!MsgMode()) { // a connection does not survive a refusal
+		CONF_POST(fi_write(a.ep, local->p, 16, local->desc, a.peer(1),
+				   target->raddr(), w.BadKey(target),
+				   w.Ctx()));
+		EXPECT_NE(w.ExpectError(a.tx).err, 0);
+	}
+	w.Settle();
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_READ)), 0u);
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_WRITE)), 0u);
+}
+
 // An RMA write with a key the target never issued fails; the initiator's
 // FI_WRITE counter records it in its error value, not its success value
 // (fi_cntr(3): "if an operation completes in error, it may increment an

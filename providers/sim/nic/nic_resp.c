@@ -83,7 +83,8 @@ static uint32_t packets_for(uint64_t bytes, uint32_t mtu)
 
 /* ---- Reads -------------------------------------------------------------------- */
 
-static void answer_read(struct nic_qp *qp, struct nic_flow *flow,
+/* False when the read is refused. */
+static bool answer_read(struct nic_qp *qp, struct nic_flow *flow,
 			const struct nic_pkt *req)
 {
 	struct nic_read_job *job;
@@ -93,7 +94,7 @@ static void answer_read(struct nic_qp *qp, struct nic_flow *flow,
 				req->reth_len, NIC_ACCESS_REMOTE_READ,
 				&src) != NIC_OK) {
 		refuse(qp, flow, req, NIC_AETH_NAK_REM_ACCESS);
-		return;
+		return false;
 	}
 	job = fs_mem_calloc(qp->nic->world->arena, 1, sizeof(*job));
 	if (!job)
@@ -109,6 +110,7 @@ static void answer_read(struct nic_qp *qp, struct nic_flow *flow,
 		flow->reads = job;
 	flow->reads_tail = job;
 	nic_flow_wants_tx(flow);
+	return true;
 }
 
 struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
@@ -474,13 +476,16 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 	bool ok = true;
 
 	if (pkt->opcode == NIC_OP_READ_REQUEST) {
-		answer_read(qp, flow, pkt);
 		struct nic_completion c = { .flags = NIC_CQ_REMOTE_READ,
 					    .len = pkt->reth_len,
 					    .source = pkt->src };
+		bool answered = answer_read(qp, flow, pkt);
+
 		flow->epsn += request_span(qp, pkt);
-		nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
-				   world->recv_overhead_ns);
+		/* Only what was read counts at the target (fi_cntr(3)). */
+		if (answered)
+			nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
+					   world->recv_overhead_ns);
 		return;
 	}
 	if (pkt->opcode == NIC_OP_COMPARE_SWAP ||

@@ -222,6 +222,51 @@ static enum nic_qp_type nic_type_of(enum ibv_qp_type type)
 	}
 }
 
+/* The NIC's side of a QP (lock held): 0 or -errno. */
+static int make_nic_qp(struct sv_qp *qp, enum ibv_qp_type type,
+		       struct nic_qp **out)
+{
+	int ret = nic_qp_create(qp->pd->ctx->dev->nic, nic_type_of(type),
+				&sv_qp_nic_ops, qp, out);
+
+	if (!ret && qp->srq && (ret = nic_qp_use_srq(*out, qp->srq->nsrq)))
+		nic_qp_destroy(*out);
+	if (!ret && type == IBV_QPT_RC)
+		nic_qp_nak_long_messages(*out);
+	/* A write with immediate data takes a receive, as in verbs. */
+	if (!ret && type != IBV_QPT_UD)
+		nic_qp_imm_takes_receive(*out);
+	return ret;
+}
+
+/* What the NIC and the face hold for a QP goes, without completions (lock
+ * held): destroying it, or moving it to the reset state. A command to the
+ * NIC, which takes the fixed time of one (a registration's, mr.base_ns):
+ * the wire moves on meanwhile, and what was already on its way to the QP
+ * arrives and is acknowledged, as on a device, where a program's teardown
+ * comes long after its last completion. */
+static void forget_nic_qp(struct sv_qp *qp)
+{
+	nic_sched_sleep(sv_world.nic, sv_world.cfg.mr.base_ns);
+	nic_qp_destroy(qp->nqp);
+	qp->nqp = NULL;
+	while (qp->sends) {
+		struct sv_wr *w = qp->sends;
+
+		qp->sends = w->next;
+		free(w);
+	}
+	while (qp->recvs) {
+		struct sv_wr *w = qp->recvs;
+
+		qp->recvs = w->next;
+		free(w);
+	}
+	sv_wr_drop(qp);
+	qp->send_count = 0;
+	qp->recv_count = 0;
+}
+
 struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 			     struct ibv_qp_init_attr *init)
 {
@@ -259,15 +304,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,
 		qp->cap.max_recv_sge = 0;
 	}
 	sv->lock();
-	ret = nic_qp_create(pd->ctx->dev->nic, nic_type_of(init->qp_type),
-			    &sv_qp_nic_ops, qp, &qp->nqp);
-	if (!ret && qp->srq && (ret = nic_qp_use_srq(qp->nqp, qp->srq->nsrq)))
-		nic_qp_destroy(qp->nqp);
-	if (!ret && init->qp_type == IBV_QPT_RC)
-		nic_qp_nak_long_messages(qp->nqp);
-	/* A write with immediate data takes a receive, as in verbs. */
-	if (!ret && init->qp_type != IBV_QPT_UD)
-		nic_qp_imm_takes_receive(qp->nqp);
+	ret = make_nic_qp(qp, init->qp_type, &qp->nqp);
 	if (!ret) {
 		pd->refs++;
 		qp->scq->refs++;
@@ -302,27 +339,8 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
 
 	sv->lock();
-	/* Destroying a QP is a command to the NIC, which takes the fixed
-	 * time of one (a registration's, mr.base_ns): the wire moves on
-	 * meanwhile, and what was already on its way to the QP arrives and
-	 * is acknowledged, as on a device, where a program's teardown comes
-	 * long after its last completion. */
-	nic_sched_sleep(sv_world.nic, sv_world.cfg.mr.base_ns);
-	/* The NIC forgets everything posted; so does the face. */
-	nic_qp_destroy(qp->nqp);
-	while (qp->sends) {
-		struct sv_wr *w = qp->sends;
-
-		qp->sends = w->next;
-		free(w);
-	}
-	while (qp->recvs) {
-		struct sv_wr *w = qp->recvs;
-
-		qp->recvs = w->next;
-		free(w);
-	}
-	sv_wr_drop(qp);
+	if (qp->nqp)
+		forget_nic_qp(qp);
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
@@ -337,10 +355,29 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 /* ---- Attributes and states -------------------------------------------------------------------- */
 
+/* To the reset state (lock held): everything posted goes without
+ * completions and the attributes are forgotten; the QP keeps its number
+ * (the NIC's QP is made anew under it). */
+static int reset(struct sv_qp *qp)
+{
+	struct nic_qp *fresh;
+	int ret = make_nic_qp(qp, qp->qp.qp_type, &fresh);
+
+	if (ret)
+		return ret == -ENOSPC ? ENOMEM : -ret;
+	forget_nic_qp(qp);
+	qp->nqp = fresh;
+	/* Its number is free since the old one went, under the lock. */
+	if (nic_qp_renumber(fresh, qp->qp.qp_num))
+		abort();
+	memset(&qp->attr, 0, sizeof(qp->attr));
+	return 0;
+}
+
 static bool transition_ok(enum ibv_qp_state from, enum ibv_qp_state to)
 {
 	switch (to) {
-	case IBV_QPS_RESET: return from == IBV_QPS_RESET;
+	case IBV_QPS_RESET: return true; /* from any state (IBA 10.3.1) */
 	case IBV_QPS_INIT: return from == IBV_QPS_RESET || from == IBV_QPS_INIT;
 	case IBV_QPS_RTR: return from == IBV_QPS_INIT;
 	case IBV_QPS_RTS: return from == IBV_QPS_RTR || from == IBV_QPS_RTS;
@@ -367,6 +404,42 @@ static int ud_attrs_ok(enum ibv_qp_state from, enum ibv_qp_state to,
 		req = IBV_QP_SQ_PSN, opt = IBV_QP_QKEY;
 	else if (from == IBV_QPS_RTS && to == IBV_QPS_RTS)
 		opt = IBV_QP_QKEY;
+	return (mask & req) == req && !(mask & ~(req | opt)) ? 0 : EINVAL;
+}
+
+/* What an RC or UC QP's transition requires and allows besides its state
+ * (the kernel's table, after IBA 11.2.4.2): EINVAL when the mask differs,
+ * as a device says. */
+static int connected_attrs_ok(bool rc, enum ibv_qp_state from,
+			      enum ibv_qp_state to, int mask)
+{
+	const int rc_only = rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+					 IBV_QP_MIN_RNR_TIMER : 0;
+	int req = 0, opt = 0;
+
+	mask &= ~(IBV_QP_STATE | IBV_QP_CUR_STATE);
+	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+		req = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	else if (from == IBV_QPS_INIT && to == IBV_QPS_INIT)
+		opt = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	else if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) {
+		req = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		      IBV_QP_RQ_PSN | rc_only;
+		opt = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+		      IBV_QP_PKEY_INDEX;
+	} else if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) {
+		req = IBV_QP_SQ_PSN |
+		      (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC :
+			    0);
+		opt = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+		      IBV_QP_PATH_MIG_STATE | (rc ? IBV_QP_MIN_RNR_TIMER : 0);
+	} else if (from == IBV_QPS_RTS && to == IBV_QPS_RTS) {
+		opt = IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |
+		      IBV_QP_PATH_MIG_STATE | (rc ? IBV_QP_MIN_RNR_TIMER : 0);
+	} else {
+		return 0; /* to the error or reset state: nothing else */
+	}
 	return (mask & req) == req && !(mask & ~(req | opt)) ? 0 : EINVAL;
 }
 
@@ -482,9 +555,13 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		ret = EINVAL;
 	else if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1)
 		ret = EINVAL;
-	else if (to != IBV_QPS_ERR && to != IBV_QPS_RESET)
+	else if (to == IBV_QPS_RESET)
+		ret = from == IBV_QPS_RESET ? 0 : reset(qp);
+	else if (to != IBV_QPS_ERR)
 		ret = ibqp->qp_type == IBV_QPT_UD ?
 			      ud_transition(qp, from, to, attr, attr_mask) :
+		      connected_attrs_ok(ibqp->qp_type == IBV_QPT_RC, from, to,
+					 attr_mask) ?:
 			      rc_transition(qp, from, to, attr, attr_mask);
 	if (!ret) {
 		if (ibqp->qp_type != IBV_QPT_UD)

@@ -244,6 +244,70 @@ TEST_F(Face, QueuePairStatesFollowVerbs)
 	EXPECT_EQ(init.send_cq, a.cq);
 }
 
+// What each transition of an RC QP requires (the kernel's table, IBA
+// 11.2.4.2): a missing attribute, or one the transition does not take, is
+// EINVAL, and the QP stays where it was.
+TEST_F(Face, TransitionsTakeTheirAttributesAndNoOthers)
+{
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_PORT |
+				IBV_QP_PKEY_INDEX), EINVAL); // no access flags
+	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_PORT |
+				IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS |
+				IBV_QP_SQ_PSN), EINVAL); // not at this step
+	EXPECT_EQ(a.qp->state, IBV_QPS_RESET);
+	ASSERT_EQ(ToInit(a), 0);
+	ASSERT_EQ(ToInit(b), 0);
+	attr = {};
+	attr.qp_state = IBV_QPS_RTR;
+	attr.dest_qp_num = b.qp->qp_num;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = b.gid;
+	attr.ah_attr.grh.sgid_index = 1;
+	attr.ah_attr.port_num = 1;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+				IBV_QP_DEST_QPN), EINVAL); // no MTU, PSN ...
+	EXPECT_EQ(a.qp->state, IBV_QPS_INIT);
+	ASSERT_EQ(ToRtr(a, b), 0);
+	attr = {};
+	attr.qp_state = IBV_QPS_RTS;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), EINVAL);
+	EXPECT_EQ(a.qp->state, IBV_QPS_RTR);
+	EXPECT_EQ(ToRts(a), 0);
+}
+
+// IBA 10.3.1: a QP may be reset from any state. What was posted goes
+// without completions; the QP keeps its number and connects again.
+TEST_F(Face, AQpResetFromAnyStateConnectsAgain)
+{
+	Connect();
+	uint32_t qpn = a.qp->qp_num;
+	ASSERT_EQ(PostRecv(a, 0, 64, 9), 0);
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_RESET; // from RTS
+	ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);
+	EXPECT_EQ(a.qp->state, IBV_QPS_RESET);
+	EXPECT_EQ(a.qp->qp_num, qpn);
+	ibv_wc none[1];
+	EXPECT_EQ(ibv_poll_cq(a.cq, 1, none), 0) << "a completion for what "
+						    "the reset dropped";
+	attr.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), 0);
+	attr.qp_state = IBV_QPS_RESET; // from ERR
+	ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), 0);
+	Connect();
+	memcpy(&a.mem[0], "again", 6);
+	ASSERT_EQ(PostRecv(b, 64, 64, 11), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 6, 12), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(r.wr_id, 11u);
+	EXPECT_STREQ((const char *)&b.mem[64], "again");
+}
+
 TEST_F(Face, CreateQpChecksCapabilities)
 {
 	ibv_qp_init_attr init{};

@@ -507,6 +507,23 @@ static void got_drep(struct sim_conn *c)
 	report_shutdown(c);
 }
 
+/* The process behind `host` ended without closing its connections: its
+ * kernel would have disconnected them (DREQ), and so they end. */
+static void host_gone(struct sim_world *world, struct nic *nic, uint32_t host)
+{
+	for (struct sim_conn *c = world->conns; c; c = c->next) {
+		if (c->nic != nic || c->remote_host != host ||
+		    (c->state != CONN_ESTABLISHED &&
+		     c->state != CONN_DREQ_SENT))
+			continue;
+		if (c->ep)
+			nic_qp_set_error(c->ep->qp);
+		conn_timer_stop(c);
+		c->state = CONN_DISCONNECTED;
+		report_shutdown(c);
+	}
+}
+
 static void on_mad(void *ctx, struct nic *nic, uint32_t host, const void *mad,
 		   size_t len)
 {
@@ -514,6 +531,10 @@ static void on_mad(void *ctx, struct nic *nic, uint32_t host, const void *mad,
 	struct sim_conn *c;
 	struct cm_msg m;
 
+	if (!len) {
+		host_gone(world, nic, host);
+		return;
+	}
 	if (cm_decode(mad, len, &m))
 		return;
 	unframe(&m);

@@ -233,7 +233,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 {
 	struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid);
 	struct sim_world *world = cq->domain->world;
-	struct sread_wait w = { cq, 1 };
+	struct sread_wait w = { .cq = cq, .threshold = 1 };
 	ssize_t ret;
 
 	if (cq->attr.wait_obj == FI_WAIT_NONE)

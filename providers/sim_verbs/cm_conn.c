@@ -667,6 +667,17 @@ static void got_drep(struct cm_id *c)
 		disconnected(c);
 }
 
+/* The process behind `host` ended without closing its connections: as its
+ * kernel would have disconnected them (DREQ), they end. */
+static void host_gone(int dev, uint32_t host)
+{
+	for (struct cm_id *c = cm_ids; c; c = c->next)
+		if (c->dev == dev && c->remote_host == host && !is_ud(c) &&
+		    (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT ||
+		     c->state == CM_DREQ_SENT))
+			disconnected(c);
+}
+
 void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
 	       const void *mad, size_t len)
 {
@@ -674,6 +685,10 @@ void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
 	struct cm_msg m;
 	struct cm_id *c;
 
+	if (!len) {
+		host_gone(dev, src_host);
+		return;
+	}
 	if (cm_decode(mad, len, &m))
 		return; /* not a CM MAD we understand: dropped */
 	if (m.attr == CM_ATTR_REQ || m.attr == CM_ATTR_SIDR_REQ) {

@@ -11,8 +11,12 @@
  *                          receive, says "connected" and sleeps until
  *                          killed;
  *   rnr_peer survivor PORT the server of a holder: once the holder is
- *                          killed, its send fails for want of any answer
- *                          (RETRY_EXC_ERR), not retried for ever.
+ *                          killed, its send is not retried for ever: the
+ *                          connection ends (WR_FLUSH_ERR);
+ *   rnr_peer watcher PORT  the server of a holder that sends nothing: once
+ *                          the holder is killed, its connection hears
+ *                          DISCONNECTED, as from the kernel of a killed
+ *                          process.
  * Exit status 0 when the side saw what it should. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,6 +76,29 @@ static int server(const char *port, enum ibv_wc_status want)
 	return wc.status == want ? 0 : 1;
 }
 
+static int watcher(const char *port)
+{
+	struct rdma_cm_id *listener = endpoint(port, 1), *id;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	int disconnected;
+
+	if (!listener || rdma_listen(listener, 1) ||
+	    rdma_get_request(listener, &id) || rdma_accept(id, NULL)) {
+		perror("watcher: connection");
+		return 1;
+	}
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_migrate_id(id, ch) || rdma_get_cm_event(ch, &ev)) {
+		perror("watcher: event");
+		return 1;
+	}
+	printf("watcher: %s\n", rdma_event_str(ev->event));
+	disconnected = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+	rdma_ack_cm_event(ev);
+	return disconnected ? 0 : 1;
+}
+
 static int client(const char *port, bool hold)
 {
 	struct rdma_cm_id *id = endpoint(port, 0);
@@ -111,6 +138,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "server"))
 		return server(argv[2], IBV_WC_RNR_RETRY_EXC_ERR);
 	if (!strcmp(argv[1], "survivor"))
-		return server(argv[2], IBV_WC_RETRY_EXC_ERR);
+		return server(argv[2], IBV_WC_WR_FLUSH_ERR);
+	if (!strcmp(argv[1], "watcher"))
+		return watcher(argv[2]);
 	return client(argv[2], !strcmp(argv[1], "holder"));
 }

@@ -216,7 +216,10 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 void nic_close(struct nic *nic);
 
 /* Management datagrams: what a connection manager sends and receives on
- * queue pair 1 (unreliable: the manager retries). */
+ * queue pair 1 (unreliable: the manager retries). An empty one (len 0)
+ * says that host src_host has gone — its process ended without closing
+ * its connections — and that they are over, as the kernel of a killed
+ * process tears its connections down (DREQ). */
 #define NIC_MAD_MAX 256
 typedef void (*nic_mad_fn)(void *ctx, struct nic *nic, uint32_t src_host,
 			   const void *mad, size_t len);

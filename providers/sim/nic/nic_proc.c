@@ -452,16 +452,40 @@ bool nic_world_others_present(struct nic_world *world)
 	return false;
 }
 
+/* Every other host's connection manager hears that host `gone` has gone:
+ * an empty datagram from it (nic.h), through the lists of calls, since a
+ * death is found in the middle of other things. */
+static void tell_host_gone(struct nic_world *world, uint32_t gone)
+{
+	for (uint32_t h = 0; h < world->host_count; h++) {
+		struct nic *nic = world->hosts[h];
+		struct nic_call *call;
+
+		if (!nic || nic->dead || !nic->mad_fn || !nic->mad_owner ||
+		    nic->mad_owner->gone)
+			continue;
+		call = new_call(world, NIC_CALL_MAD);
+		call->u.mad.nic = nic;
+		call->u.mad.src_host = gone;
+		call->u.mad.len = 0;
+		queue_call(world, nic->mad_owner, call);
+	}
+}
+
 void nic_proc_died(struct nic_world *world, struct nic_proc *proc)
 {
 	purge_calls(world, proc, any_call, NULL);
 	proc->gone = true;
 	/* Its NICs leave the network as a host that lost power: what is sent
 	 * to them is lost, they send nothing; their peers find out the way
-	 * real peers do, by timeouts. */
+	 * real peers do, by timeouts. Connections made by a connection
+	 * manager end at once, as its kernel would end them. */
 	for (uint32_t h = 0; h < world->host_count; h++)
 		if (world->hosts[h] && world->hosts[h]->owner == proc)
 			world->hosts[h]->dead = true;
+	for (uint32_t h = 0; h < world->host_count; h++)
+		if (world->hosts[h] && world->hosts[h]->owner == proc)
+			tell_host_gone(world, h);
 }
 
 static bool is_for_qp(const struct nic_call *call, const void *qp)

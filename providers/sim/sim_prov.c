@@ -421,6 +421,7 @@ int sim_errno(int neg_errno)
 	case -EADDRINUSE: return -FI_EADDRINUSE;
 	case -ENOTCONN: return -FI_ENOTCONN;
 	case -EMSGSIZE: return -FI_EMSGSIZE;
+	case -EFAULT: return -FI_EFAULT;
 	default: return -FI_EINVAL;
 	}
 }

@@ -8,6 +8,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <vector>
@@ -598,6 +600,27 @@ TEST_F(Face, RegistrationRules)
 				   IBV_ACCESS_LOCAL_WRITE),
 		  nullptr);
 	EXPECT_EQ(errno, EOPNOTSUPP);
+}
+
+// ibv_reg_mr on memory the process has not mapped fails with EFAULT, as
+// a device's pinning does (the model would otherwise copy into nothing).
+TEST_F(Face, RegisteringUnmappedMemoryIsAFault)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *gone = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(gone, MAP_FAILED);
+	ASSERT_EQ(munmap((char *)gone + page, page), 0);
+	// Half of it mapped, half not.
+	errno = 0;
+	EXPECT_EQ(ibv_reg_mr(a.pd, gone, 2 * page, IBV_ACCESS_LOCAL_WRITE),
+		  nullptr);
+	EXPECT_EQ(errno, EFAULT);
+	ibv_mr *half = ibv_reg_mr(a.pd, gone, page, IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_NE(half, nullptr);
+	if (half)
+		EXPECT_EQ(ibv_dereg_mr(half), 0);
+	ASSERT_EQ(munmap(gone, page), 0);
 }
 
 // A message longer than its receive: a local length error at the

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "nic_internal.h"
 
@@ -99,6 +101,33 @@ static uint64_t next_free_key(struct nic *nic)
 	return nic->next_key;
 }
 
+/* True when every page of [addr, addr + len) is mapped in this process (the
+ * registering one): a device pins the pages and fails with EFAULT for any
+ * that is not, where the model would later copy into or out of nothing.
+ * mincore answers ENOMEM for a range with an unmapped page, resident or
+ * not; it looks at so many pages per call. */
+static bool mapped(const void *addr, size_t len)
+{
+	static const size_t chunk_pages = 4096;
+	unsigned char vec[chunk_pages];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
+	uintptr_t end = (uintptr_t)addr + len;
+
+	if (end < (uintptr_t)addr)
+		return false; /* wraps around */
+	while (start < end) {
+		size_t span = end - start < chunk_pages * page ?
+				      end - start :
+				      chunk_pages * page;
+
+		if (mincore((void *)start, span, vec) && errno == ENOMEM)
+			return false;
+		start += span;
+	}
+	return true;
+}
+
 int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
 	       uint64_t key, bool virt_addr, struct nic_mr **out,
 	       nm_time_ns *cost_ns, nm_error *err)
@@ -107,6 +136,10 @@ int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
 	int ret;
 
 	*cost_ns = 0;
+	if (len && !mapped(addr, len))
+		return nm_error_set(err, -EFAULT, "[%p, %p) is not all mapped "
+				    "memory of this process", addr,
+				    (void *)((uintptr_t)addr + len));
 	if (key != NIC_KEY_ANY && nic_find_mr(nic, key))
 		return nm_error_set(err, -EEXIST, "key %#llx is already in "
 				    "use on this NIC", (unsigned long long)key);

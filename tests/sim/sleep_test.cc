@@ -116,6 +116,9 @@ TEST(SleepLong, AWaitWithNoTimeoutWaitsForAThreadAwayForSeconds)
 	EXPECT_EQ(fi_cq_sread(b.cq, &e, 1, nullptr, -1), 1);
 	EXPECT_STREQ(bbuf, "late");
 	sender.join();
+	// The send's own completion, before the scenario closes its buffer.
+	EXPECT_EQ(fi_cq_sread(a.cq, &e, 1, nullptr, 1000), 1);
+	EXPECT_EQ(e.op_context, &c[2]);
 }
 
 } // namespace

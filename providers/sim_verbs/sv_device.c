@@ -85,6 +85,7 @@ static void fill_device_attr(const struct sv_device *d,
 	a->max_qp_init_rd_atom = SV_MAX_RD_ATOM;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_pkeys = 1;
+	a->max_ah = INT32_MAX; /* address handles are not counted */
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;
 }

@@ -211,6 +211,7 @@ TEST_F(Face, DevicesAreSimulatedRoceNics)
 	EXPECT_EQ(dev.phys_port_cnt, 1);
 	EXPECT_EQ(dev.atomic_cap, IBV_ATOMIC_HCA);
 	EXPECT_EQ(dev.max_sge, 4);
+	EXPECT_GT(dev.max_ah, 0); // UD address handles work
 	EXPECT_EQ(dev.node_guid, ibv_get_device_guid(list[0]));
 	ASSERT_EQ(ibv_query_port(a.ctx, 1, &port), 0);
 	EXPECT_EQ(port.state, IBV_PORT_ACTIVE);

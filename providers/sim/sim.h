@@ -276,6 +276,7 @@ struct sim_cqe {
 struct sim_cq_err {
 	struct fi_cq_err_entry entry;
 	struct sockaddr_in     src_addr; /* err_data for FI_SOURCE_ERR */
+	uint64_t               after;    /* the CQ's successes before it */
 	struct sim_cq_err     *next;
 };
 
@@ -293,6 +294,9 @@ struct sim_cq {
 	int                refs;      /* endpoints bound */
 	int                wait_fd;   /* eventfd, or -1 */
 	uint64_t           signals;   /* fi_cq_signal calls: they end sreads */
+	/* Successes ever pushed and taken: an error entry is read in its
+	 * place among them (fi_cq(3): -FI_EAVAIL when it is the topmost). */
+	uint64_t           pushed, taken;
 };
 
 struct sim_cntr {

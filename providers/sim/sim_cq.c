@@ -62,6 +62,7 @@ void sim_cq_unreserve(struct sim_cq *cq)
 
 static void push_err_entry(struct sim_cq *cq, struct sim_cq_err *err)
 {
+	err->after = cq->pushed;
 	err->next = NULL;
 	if (cq->errs_tail)
 		cq->errs_tail->next = err;
@@ -111,6 +112,7 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e, bool reserved)
 		return;
 	}
 	cq->ring[(cq->head + cq->count) % cq->size] = *e;
+	cq->pushed++;
 	/* Read without the lock by cq_readfrom. */
 	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELAXED);
 	if (cq->count == 1)
@@ -119,10 +121,33 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e, bool reserved)
 
 /* ---- Reading -------------------------------------------------------------------------- */
 
+/* Successes to read before the first error entry (all of them if none). */
+static size_t ahead_of_error(const struct sim_cq *cq)
+{
+	uint64_t ahead;
+
+	if (!cq->errs)
+		return cq->count;
+	ahead = cq->errs->after - cq->taken;
+	return ahead < cq->count ? (size_t)ahead : cq->count;
+}
+
+/* What a read finds: -FI_EAVAIL when the topmost entry is an error,
+ * -FI_EAGAIN when there is nothing, else how many successes it may take. */
+static ssize_t readable(const struct sim_cq *cq)
+{
+	size_t ahead = ahead_of_error(cq);
+
+	if (ahead)
+		return (ssize_t)ahead;
+	return cq->errs ? -FI_EAVAIL : -FI_EAGAIN;
+}
+
 static ssize_t take(struct sim_cq *cq, void *buf, size_t count,
 		    fi_addr_t *src_addr)
 {
-	size_t n = count < cq->count ? count : cq->count;
+	size_t ahead = ahead_of_error(cq);
+	size_t n = count < ahead ? count : ahead;
 	size_t esize = fabsim_cq_entry_size(cq->attr.format);
 
 	for (size_t i = 0; i < n; i++) {
@@ -134,6 +159,7 @@ static ssize_t take(struct sim_cq *cq, void *buf, size_t count,
 		cq->head = (cq->head + 1) % cq->size;
 	}
 	__atomic_store_n(&cq->count, cq->count - n, __ATOMIC_RELAXED);
+	cq->taken += n;
 	wait_drain(cq);
 	return (ssize_t)n;
 }
@@ -155,11 +181,8 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count,
 		return -FI_EAGAIN;
 	if (!cq->count && !cq->errs)
 		sim_progress_poll(world);
-	if (cq->errs)
-		ret = -FI_EAVAIL;
-	else if (!cq->count)
-		ret = -FI_EAGAIN;
-	else
+	ret = readable(cq);
+	if (ret > 0)
 		ret = take(cq, buf, count, src_addr);
 	sim_unlock(world);
 	return ret;
@@ -250,12 +273,10 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 	w.signals = cq->signals;
 	ret = sim_progress_wait(world, sread_ready, &w, timeout);
 	if (!ret) {
-		if (cq->errs)
-			ret = -FI_EAVAIL;
-		else if (cq->count)
+		/* -FI_EAGAIN: nothing, unblocked by fi_cq_signal. */
+		ret = readable(cq);
+		if (ret > 0)
 			ret = take(cq, buf, count, src_addr);
-		else /* unblocked by fi_cq_signal */
-			ret = -FI_EAGAIN;
 	}
 	sim_unlock(world);
 	return ret;

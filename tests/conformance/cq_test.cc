@@ -173,6 +173,49 @@ TEST_F(CqTest, ReadReturnsSeveralEntriesAtOnce)
 	EXPECT_EQ(fi_cq_read(b.rx.cq, e, 8), -FI_EAGAIN);
 }
 
+// fi_cq(3): -FI_EAVAIL when the topmost completion is an error. An error
+// that comes after a success is read after it, not before.
+TEST_F(CqTest, AnErrorIsReadInItsPlaceAfterEarlierCompletions)
+{
+	CONF_SKIP_IF_DEVIATION("cq.error_order");
+	w.Close();
+	Options o;
+	o.cntr_events = FI_RECV;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	b.rx.manual = true;
+	Buf* r = w.NewBuf(1, 16);
+	fi_context2* first = w.Ctx();
+	CONF_POST(fi_recv(b.ep, r->p, 16, r->desc, FI_ADDR_UNSPEC, first));
+	Buf* s = w.NewBuf(0, 8);
+	CONF_POST(fi_send(a.ep, s->p, 8, s->desc, a.peer(1), w.Ctx()));
+	ASSERT_TRUE(w.WaitCntr(b.counter(FI_RECV), 1));
+	w.Settle();
+	int want = 0;
+	fi_context2* failed = CancelledReceive(&want);
+	ASSERT_NE(want, 0);
+	// The error may be written later (a cancel that takes effect in the
+	// provider's progress): its count on the receive counter, where the
+	// provider keeps one, says it is there.
+	auto start = std::chrono::steady_clock::now();
+	while (fi_cntr_readerr(b.counter(FI_RECV)) < 1 &&
+	       std::chrono::steady_clock::now() - start <
+		       std::chrono::milliseconds(TimeoutMs() / 4))
+		w.PollAll();
+	w.Settle();
+	fi_cq_tagged_entry e[4];
+	ASSERT_EQ(ReadRaw(b.rx, e, 4), 1)
+		<< "the earlier success comes first, alone";
+	EXPECT_EQ(e[0].op_context, first);
+	EXPECT_EQ(ReadRaw(b.rx, e, 4), -FI_EAVAIL);
+	fi_cq_err_entry err;
+	memset(&err, 0, sizeof(err));
+	ASSERT_EQ(fi_cq_readerr(b.rx.cq, &err, 0), 1);
+	EXPECT_EQ(err.op_context, failed);
+	EXPECT_EQ(err.err, want) << fi_strerror(err.err);
+}
+
 // An error entry on top: fi_cq_read returns -FI_EAVAIL until
 // fi_cq_readerr takes it; fi_cq_readerr returns 1, then -FI_EAGAIN.
 TEST_F(CqTest, ErrorEntryReportsEAVAILThenReaderr)

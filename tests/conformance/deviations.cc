@@ -42,6 +42,9 @@ const Known kKnown[] = {
 	{"tcp;ofi_rxm", kRdm, "close.cq_busy",
 	 "fi_close(cq) while bound returns -FI_EBUSY but has already released "
 	 "part of the CQ: the later close double-frees"},
+	{"sockets", kBoth, "cq.error_order",
+	 "an error entry is read before successes that completed earlier "
+	 "(fi_cq_read returns -FI_EAVAIL while they wait behind it)"},
 	{"sockets", kBoth, "cq.signal_sread_eagain",
 	 "fi_cq_sread woken by fi_cq_signal returns -FI_ECANCELED instead of "
 	 "-FI_EAGAIN"},

@@ -54,6 +54,7 @@ enum cm_state {
 	CM_REQ_SENT,
 	CM_REQ_RCVD,
 	CM_REP_SENT,
+	CM_REP_RCVD,  /* the program's own QP: waits for rdma_establish */
 	CM_ESTABLISHED,
 	CM_DREQ_SENT,
 	CM_DISCONNECTED,
@@ -80,6 +81,9 @@ struct cm_id {
 	 * requester's choice, for both sides) and RNR retries (each side's
 	 * from the other's conn_param; 7: unlimited). */
 	uint8_t             retry_count, rnr_retry_count;
+	/* A QP the program made and moves itself (conn_param->qp_num, no
+	 * rdma_create_qp): its number, 0 for rdma_cm's own. */
+	uint32_t            own_qpn;
 	struct in_addr      peer_ip;      /* where the peer is: the
 					   * destination, or for a loopback
 					   * address (127/8) the local NIC */

@@ -5,6 +5,8 @@
  *
  * Active side (rdma_connect):
  *   ROUTE_RESOLVED --REQ--> REQ_SENT --REP: QP to RTS, send RTU--> ESTABLISHED
+ *     (the program's own QP: --REP--> REP_RCVD (CONNECT_RESPONSE), the
+ *      program moves its QP, rdma_establish: send RTU --> ESTABLISHED)
  *                              |--REJ--> (REJECTED)   |--retries out--> (UNREACHABLE)
  * Passive side (rdma_listen):
  *   REQ --> a new id, REQ_RCVD (CONNECT_REQUEST on the listener's channel)
@@ -210,8 +212,10 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_msg m = { .attr = is_ud(c) ? CM_ATTR_SIDR_REQ : CM_ATTR_REQ };
 	int ret;
 
-	if (!id->qp)
-		return fail(EINVAL); /* QPs are rdma_cm's (rdma_create_qp) */
+	/* rdma_cm's QP (rdma_create_qp), or the program's own, named by
+	 * conn_param->qp_num (rdma_connect(3)). */
+	if (!id->qp && (!conn_param || !conn_param->qp_num || is_ud(c)))
+		return fail(EINVAL);
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
 			data_len(conn_param, m.attr));
 	if (ret)
@@ -227,7 +231,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	c->disconnect_reported = false;
 	m.service_id = cm_service_id_ps(id->ps,
 					ntohs(id->route.addr.dst_sin.sin_port));
-	m.qpn = id->qp->qp_num;
+	c->own_qpn = id->qp ? 0 : conn_param->qp_num;
+	m.qpn = id->qp ? id->qp->qp_num : c->own_qpn;
 	m.src_ip = id->route.addr.src_sin.sin_addr;
 	m.dst_ip = c->peer_ip;
 	m.src_port = ntohs(id->route.addr.src_sin.sin_port);
@@ -267,7 +272,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_msg m = { .attr = is_ud(c) ? CM_ATTR_SIDR_REP : CM_ATTR_REP };
 	int ret;
 
-	if (!id->qp)
+	if (!id->qp && (!conn_param || !conn_param->qp_num || is_ud(c)))
 		return fail(EINVAL);
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
 			data_len(conn_param, m.attr));
@@ -285,10 +290,14 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cm_sv->unlock();
 		return 0;
 	}
-	ret = cm_sv->qp_connect(id->qp, c->remote_host, c->remote_qpn,
-				c->retry_count, c->rnr_retry_count);
+	/* The program's own QP it has moved to RTR itself (rdma_init_qp_attr). */
+	c->own_qpn = id->qp ? 0 : conn_param->qp_num;
+	ret = id->qp ? cm_sv->qp_connect(id->qp, c->remote_host,
+					 c->remote_qpn, c->retry_count,
+					 c->rnr_retry_count) :
+		       0;
 	if (!ret) {
-		m.qpn = id->qp->qp_num;
+		m.qpn = id->qp ? id->qp->qp_num : c->own_qpn;
 		m.rnr_retry_count = conn_param ? conn_param->rnr_retry_count & 7
 					       : 7;
 		c->state = CM_REP_SENT;
@@ -336,6 +345,82 @@ static void start_disconnect(struct cm_id *c)
 		cm_sv->qp_error(c->id.qp);
 	c->state = CM_DREQ_SENT;
 	send_msg(c, &m, true);
+}
+
+int rdma_establish(struct rdma_cm_id *id)
+{
+	struct cm_id *c = cm_of(id);
+	struct cm_msg rtu = { .attr = CM_ATTR_RTU };
+
+	cm_sv->lock();
+	if (c->state != CM_REP_RCVD) {
+		cm_sv->unlock();
+		return fail(EINVAL);
+	}
+	c->state = CM_ESTABLISHED;
+	send_msg(c, &rtu, false);
+	cm_sv->posted();
+	cm_sv->unlock();
+	return 0;
+}
+
+/* rdma_init_qp_attr(3): what the program's own QP needs for the state it
+ * asks (qp_attr->qp_state), from what the connection has learnt. */
+int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
+		      int *qp_attr_mask)
+{
+	struct cm_id *c = cm_of(id);
+	enum ibv_qp_state want = qp_attr->qp_state;
+	int ret = 0;
+
+	cm_sv->lock();
+	memset(qp_attr, 0, sizeof(*qp_attr));
+	qp_attr->qp_state = want;
+	switch (want) {
+	case IBV_QPS_INIT:
+		qp_attr->port_num = 1;
+		qp_attr->qp_access_flags = IBV_ACCESS_REMOTE_READ |
+					   IBV_ACCESS_REMOTE_WRITE;
+		*qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+		break;
+	case IBV_QPS_RTR:
+		if (!c->remote_qpn) {
+			ret = EINVAL; /* no peer yet */
+			break;
+		}
+		qp_attr->path_mtu = IBV_MTU_4096;
+		qp_attr->dest_qp_num = c->remote_qpn;
+		qp_attr->max_dest_rd_atomic = 1;
+		qp_attr->min_rnr_timer = 12;
+		qp_attr->ah_attr.is_global = 1;
+		qp_attr->ah_attr.port_num = 1;
+		qp_attr->ah_attr.grh.sgid_index = 1;
+		qp_attr->ah_attr.grh.hop_limit = 64;
+		qp_attr->ah_attr.grh.dgid.raw[10] = 0xff;
+		qp_attr->ah_attr.grh.dgid.raw[11] = 0xff;
+		memcpy(&qp_attr->ah_attr.grh.dgid.raw[12],
+		       &id->route.addr.dst_sin.sin_addr.s_addr, 4);
+		*qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER;
+		break;
+	case IBV_QPS_RTS:
+		qp_attr->timeout = 14;
+		qp_attr->retry_cnt = c->retry_count;
+		qp_attr->rnr_retry = c->rnr_retry_count;
+		qp_attr->max_rd_atomic = 1;
+		*qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				IBV_QP_MAX_QP_RD_ATOMIC;
+		break;
+	default:
+		ret = EINVAL;
+		break;
+	}
+	cm_sv->unlock();
+	return ret ? fail(ret) : 0;
 }
 
 int rdma_disconnect(struct rdma_cm_id *id)
@@ -389,7 +474,9 @@ void cm_conn_teardown(struct cm_id *c)
 {
 	/* Unanswered, or accepted and not yet confirmed (RTU): refused, as
 	 * the kernel's CM does. */
-	if (c->state == CM_REQ_RCVD || (!is_ud(c) && c->state == CM_REP_SENT))
+	if (c->state == CM_REQ_RCVD ||
+	    (!is_ud(c) &&
+	     (c->state == CM_REP_SENT || c->state == CM_REP_RCVD)))
 		refuse(c);
 	else if (!is_ud(c) && c->state == CM_ESTABLISHED) {
 		/* Tell the peer once; nobody is left to hear its answer. */
@@ -592,12 +679,21 @@ static void got_rep(struct cm_id *c, const struct cm_msg *m)
 		send_msg(c, &rtu, false); /* our RTU was lost */
 		return;
 	}
+	if (c->state == CM_REP_RCVD)
+		return; /* the program has not called rdma_establish yet */
 	if (c->state != CM_REQ_SENT)
 		return;
 	timer_stop(c);
 	c->remote_comm_id = m->local_comm_id;
 	c->remote_qpn = m->qpn;
 	c->rnr_retry_count = m->rnr_retry_count;
+	if (!c->id.qp) {
+		/* The program moves its own QP, then calls rdma_establish. */
+		c->state = CM_REP_RCVD;
+		cm_event_push(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, NULL,
+			      m->data, m->data_len, 1, 1);
+		return;
+	}
 	if (cm_sv->qp_connect(c->id.qp, c->remote_host, m->qpn, c->retry_count,
 			      c->rnr_retry_count)) {
 		struct cm_msg rej = { .attr = CM_ATTR_REJ,

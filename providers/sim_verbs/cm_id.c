@@ -621,18 +621,7 @@ void rdma_destroy_srq(struct rdma_cm_id *id)
 {
 }
 
-int rdma_establish(struct rdma_cm_id *id)
-{
-	return fail(ENOSYS);
-}
-
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
-{
-	return fail(ENOSYS);
-}
-
-int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
-		      int *qp_attr_mask)
 {
 	return fail(ENOSYS);
 }

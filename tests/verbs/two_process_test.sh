@@ -5,8 +5,8 @@
 #    ibv_srq_pingpong (ibverbs-utils), unmodified, as server and client; each run's trace (FI_SIM_PCAP)
 #    decodes in tshark (no malformed packet; the datagrams carry the
 #    program's Q_Key) and passes `fabsim trace check`;
-#  - Debian's rping, ucmatose, udaddy, rdma_server and rdma_client
-#    (rdmacm-utils) over the librdmacm face;
+#  - Debian's rping (also with -q, its own QPs), ucmatose, udaddy,
+#    rdma_server and rdma_client (rdmacm-utils) over the librdmacm face;
 #  - a QP that fails while the other process runs the model, and a send
 #    retried without limit to a peer that gets killed (rnr_peer);
 #  - Debian's fi_pingpong -e msg, every size, on FI_PROVIDER=verbs (fabsim's
@@ -141,6 +141,12 @@ if command -v rping >/dev/null; then
 	pair rping rping -s -a 10.0.0.1 -C 20 -v -- rping -c -a 10.0.0.1 -C 20 -v
 	n=$(grep -c "ping data: rdma-ping-" rping.client || true)
 	[ "$n" -eq 20 ] || { echo "FAIL: rping: the client saw $n pings, want 20"; cat rping.client; fail=1; }
+	# -q: QPs the program makes and moves itself (conn_param.qp_num,
+	# rdma_init_qp_attr, CONNECT_RESPONSE, rdma_establish).
+	export FI_SIM_FABRIC="rpingq$$"
+	pair rpingq rping -s -a 10.0.0.1 -C 10 -q -- rping -c -a 10.0.0.1 -C 10 -v -q
+	n=$(grep -c "ping data: rdma-ping-" rpingq.client || true)
+	[ "$n" -eq 10 ] || { echo "FAIL: rping -q: the client saw $n pings, want 10"; cat rpingq.client; fail=1; }
 	export FI_SIM_FABRIC="ucma$$"
 	pair ucmatose ucmatose -b 10.0.0.1 -c 4 -C 50 -- ucmatose -s 10.0.0.1 -c 4 -C 50
 	for side in server client; do

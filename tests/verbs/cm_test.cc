@@ -117,6 +117,23 @@ protected:
 		rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	}
 
+	// The client on the first device asks the listener for a connection
+	// (its QP rdma_cm's); returns the server's new id, its request event
+	// taken (null if none came).
+	rdma_cm_id *Request()
+	{
+		Listen();
+		Resolve();
+		MakeQp(client, cq);
+		EXPECT_EQ(rdma_connect(client, nullptr), 0);
+		rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		if (!ev)
+			return nullptr;
+		rdma_cm_id *id = ev->id;
+		rdma_ack_cm_event(ev);
+		return id;
+	}
+
 	void Connect(const char *req_data = "req", const char *rep_data = "rep")
 	{
 		Listen();
@@ -235,16 +252,10 @@ TEST_F(Cm, DisconnectReachesBothSidesAndFlushesTheQps)
 
 TEST_F(Cm, RejectCarriesTheReasonAndData)
 {
-	Listen();
-	Resolve();
-	MakeQp(client, cq);
-	ASSERT_EQ(rdma_connect(client, nullptr), 0);
-	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	ASSERT_NE(ev, nullptr);
-	rdma_cm_id *req = ev->id;
-	rdma_ack_cm_event(ev);
+	rdma_cm_id *req = Request();
+	ASSERT_NE(req, nullptr);
 	ASSERT_EQ(rdma_reject(req, "go away", 8), 0);
-	ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
 	ASSERT_NE(ev, nullptr);
 	EXPECT_EQ(ev->status, 28); // IB CM: consumer reject
 	EXPECT_STREQ((const char *)ev->param.conn.private_data, "go away");
@@ -256,18 +267,13 @@ TEST_F(Cm, RejectCarriesTheReasonAndData)
 // request once the first one is rejected and its id destroyed.
 TEST_F(Cm, AResentRequestOfARejectedConnectionIsRejectedAgain)
 {
-	Listen();
-	Resolve();
-	MakeQp(client, cq);
-	ASSERT_EQ(rdma_connect(client, nullptr), 0);
-	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	ASSERT_NE(ev, nullptr);
-	rdma_cm_id *req = ev->id;
-	rdma_ack_cm_event(ev);
+	rdma_cm_id *req = Request();
+	ASSERT_NE(req, nullptr);
 	int fl = fcntl(sch->fd, F_GETFL);
 	ASSERT_EQ(fcntl(sch->fd, F_SETFL, fl | O_NONBLOCK), 0);
 	// An empty read runs the next instant: the client's REQ timer, whose
 	// resent REQ is now on the wire.
+	rdma_cm_event *ev = nullptr;
 	EXPECT_EQ(rdma_get_cm_event(sch, &ev), -1);
 	ASSERT_EQ(rdma_reject(req, nullptr, 0), 0);
 	ASSERT_EQ(rdma_destroy_id(req), 0);
@@ -306,21 +312,15 @@ TEST_F(Cm, ClosingAListenerRefusesWhatNobodyTook)
 // hands it over, and the requester waits the MRA's 68 s for the answer.
 TEST_F(Cm, ASlowAcceptIsWaitedFor)
 {
-	Listen();
-	Resolve();
-	MakeQp(client, cq);
-	ASSERT_EQ(rdma_connect(client, nullptr), 0);
-	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	ASSERT_NE(ev, nullptr);
-	server = ev->id;
-	rdma_ack_cm_event(ev);
+	server = Request();
+	ASSERT_NE(server, nullptr);
 	MakeQp(server, sq);
 	std::vector<char> big(16 << 20);
 	ibv_mr *mr = ibv_reg_mr(sq.pd, big.data(), big.size(),
 				IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(mr, nullptr);
 	ASSERT_EQ(rdma_accept(server, nullptr), 0);
-	ev = Expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_ESTABLISHED);
 	ASSERT_NE(ev, nullptr);
 	rdma_ack_cm_event(ev);
 	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
@@ -332,16 +332,10 @@ TEST_F(Cm, ASlowAcceptIsWaitedFor)
 // does), not left to time out after the MRA's long wait.
 TEST_F(Cm, ARequestDestroyedUnansweredIsRefused)
 {
-	Listen();
-	Resolve();
-	MakeQp(client, cq);
-	ASSERT_EQ(rdma_connect(client, nullptr), 0);
-	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	ASSERT_NE(ev, nullptr);
-	rdma_cm_id *req = ev->id;
-	rdma_ack_cm_event(ev);
+	rdma_cm_id *req = Request();
+	ASSERT_NE(req, nullptr);
 	ASSERT_EQ(rdma_destroy_id(req), 0);
-	ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
 	ASSERT_NE(ev, nullptr);
 	EXPECT_EQ(ev->status, 28);
 	rdma_ack_cm_event(ev);
@@ -352,14 +346,8 @@ TEST_F(Cm, ARequestDestroyedUnansweredIsRefused)
 // REJECTED (consumer defined, 28) and its QP goes to the error state.
 TEST_F(Cm, AnAcceptedIdDestroyedBeforeTheRtuIsRefused)
 {
-	Listen();
-	Resolve();
-	MakeQp(client, cq);
-	ASSERT_EQ(rdma_connect(client, nullptr), 0);
-	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	ASSERT_NE(ev, nullptr);
-	rdma_cm_id *accepted = ev->id;
-	rdma_ack_cm_event(ev);
+	rdma_cm_id *accepted = Request();
+	ASSERT_NE(accepted, nullptr);
 	MakeQp(accepted, sq);
 	ASSERT_EQ(rdma_accept(accepted, nullptr), 0);
 	// The id first: destroying a QP takes a NIC command's time, in which
@@ -368,7 +356,7 @@ TEST_F(Cm, AnAcceptedIdDestroyedBeforeTheRtuIsRefused)
 	ASSERT_EQ(rdma_destroy_id(accepted), 0);
 	ASSERT_EQ(ibv_destroy_qp(qp), 0);
 	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ESTABLISHED));
-	ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
+	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_REJECTED);
 	ASSERT_NE(ev, nullptr);
 	EXPECT_EQ(ev->status, 28);
 	rdma_ack_cm_event(ev);

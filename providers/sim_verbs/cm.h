@@ -81,9 +81,6 @@ struct cm_id {
 	 * requester's choice, for both sides) and RNR retries (each side's
 	 * from the other's conn_param; 7: unlimited). */
 	uint8_t             retry_count, rnr_retry_count;
-	/* A QP the program made and moves itself (conn_param->qp_num, no
-	 * rdma_create_qp): its number, 0 for rdma_cm's own. */
-	uint32_t            own_qpn;
 	struct in_addr      peer_ip;      /* where the peer is: the
 					   * destination, or for a loopback
 					   * address (127/8) the local NIC */
@@ -155,5 +152,8 @@ void cm_conn_teardown(struct cm_id *id);
 void cm_conn_drop_requests(struct cm_id *listener);
 /* Whether an event for id is still queued on its channel. */
 bool cm_event_queued(const struct cm_id *id);
+
+/* The RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d). */
+void cm_gid_of(struct in_addr ip, union ibv_gid *gid);
 
 #endif

@@ -231,8 +231,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	c->disconnect_reported = false;
 	m.service_id = cm_service_id_ps(id->ps,
 					ntohs(id->route.addr.dst_sin.sin_port));
-	c->own_qpn = id->qp ? 0 : conn_param->qp_num;
-	m.qpn = id->qp ? id->qp->qp_num : c->own_qpn;
+	m.qpn = id->qp ? id->qp->qp_num : conn_param->qp_num;
 	m.src_ip = id->route.addr.src_sin.sin_addr;
 	m.dst_ip = c->peer_ip;
 	m.src_port = ntohs(id->route.addr.src_sin.sin_port);
@@ -291,13 +290,12 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return 0;
 	}
 	/* The program's own QP it has moved to RTR itself (rdma_init_qp_attr). */
-	c->own_qpn = id->qp ? 0 : conn_param->qp_num;
 	ret = id->qp ? cm_sv->qp_connect(id->qp, c->remote_host,
 					 c->remote_qpn, c->retry_count,
 					 c->rnr_retry_count) :
 		       0;
 	if (!ret) {
-		m.qpn = id->qp ? id->qp->qp_num : c->own_qpn;
+		m.qpn = id->qp ? id->qp->qp_num : conn_param->qp_num;
 		m.rnr_retry_count = conn_param ? conn_param->rnr_retry_count & 7
 					       : 7;
 		c->state = CM_REP_SENT;
@@ -397,10 +395,11 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 		qp_attr->ah_attr.port_num = 1;
 		qp_attr->ah_attr.grh.sgid_index = 1;
 		qp_attr->ah_attr.grh.hop_limit = 64;
-		qp_attr->ah_attr.grh.dgid.raw[10] = 0xff;
-		qp_attr->ah_attr.grh.dgid.raw[11] = 0xff;
-		memcpy(&qp_attr->ah_attr.grh.dgid.raw[12],
-		       &id->route.addr.dst_sin.sin_addr.s_addr, 4);
+		/* A requester's peer is where its route goes (its own NIC
+		 * for a loopback address); a request's, where it came from. */
+		cm_gid_of(c->passive ? id->route.addr.dst_sin.sin_addr :
+				       c->peer_ip,
+			  &qp_attr->ah_attr.grh.dgid);
 		*qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				IBV_QP_MAX_DEST_RD_ATOMIC |

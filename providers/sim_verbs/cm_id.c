@@ -334,7 +334,7 @@ static bool is_loopback(struct in_addr ip)
 	return (ntohl(ip.s_addr) >> 24) == 127;
 }
 
-static void gid_of(struct in_addr ip, union ibv_gid *gid)
+void cm_gid_of(struct in_addr ip, union ibv_gid *gid)
 {
 	memset(gid, 0, sizeof(*gid));
 	gid->raw[10] = gid->raw[11] = 0xff;
@@ -384,9 +384,9 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 				     c->id.route.addr.src_sin.sin_addr :
 				     dst->sin_addr;
 		c->id.route.addr.dst_sin = *dst;
-		gid_of(c->id.route.addr.src_sin.sin_addr,
+		cm_gid_of(c->id.route.addr.src_sin.sin_addr,
 		       &c->id.route.addr.addr.ibaddr.sgid);
-		gid_of(c->peer_ip, &c->id.route.addr.addr.ibaddr.dgid);
+		cm_gid_of(c->peer_ip, &c->id.route.addr.addr.ibaddr.dgid);
 		c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
 		if (cm_sv->host_of_ip(c->peer_ip) == NIC_HOST_ANY) {
 			cm_event_push(c, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH,

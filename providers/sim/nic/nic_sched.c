@@ -661,9 +661,9 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
  * looks for dead processes. A run ends when something appears for a
  * thread, but events may come for ever with nothing for anyone: a send
  * retried without limit against a receiver that is not ready — one whose
- * process has died, and whose host only goes quiet (so that the send's
- * retries run out) once the death is found. Counted in events, not real
- * time, so that a busy machine does not change where runs stop. */
+ * process has died, and whose connections end, and host goes quiet, only
+ * once the death is found. Counted in events, not real time, so that a
+ * busy machine does not change where runs stop. */
 #define NIC_RUN_LONG_EVENTS (1u << 20)
 
 struct run_watch {

@@ -373,6 +373,8 @@ int sim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		struct fid_av **av, void *context);
 int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
+int sim_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		  struct fid_poll **out);
 int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		  struct fid_cntr **cntr, void *context);
 int sim_ep_open(struct fid_domain *domain, struct fi_info *info,

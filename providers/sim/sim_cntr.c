@@ -125,7 +125,8 @@ static int cntr_close(struct fid *fid)
 	if (cntr->refs) {
 		sim_unlock(dom->world);
 		FI_WARN(&sim_prov, FI_LOG_CNTR,
-			"fi_close(cntr): %d endpoint(s) still bound\n",
+			"fi_close(cntr): %d endpoint(s) or poll set(s) still "
+			"bound\n",
 			cntr->refs);
 		return -FI_EBUSY;
 	}

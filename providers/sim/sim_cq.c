@@ -330,7 +330,8 @@ static int cq_close(struct fid *fid)
 	if (cq->refs) {
 		sim_unlock(dom->world);
 		FI_WARN(&sim_prov, FI_LOG_CQ,
-			"fi_close(cq): %d endpoint(s) still bound\n", cq->refs);
+			"fi_close(cq): %d endpoint(s) or poll set(s) still "
+			"bound\n", cq->refs);
 		return -FI_EBUSY;
 	}
 	dom->refs--;

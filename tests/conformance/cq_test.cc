@@ -216,6 +216,60 @@ TEST_F(CqTest, AnErrorIsReadInItsPlaceAfterEarlierCompletions)
 	EXPECT_EQ(err.err, want) << fi_strerror(err.err);
 }
 
+// fi_poll(3): a poll set progresses its CQs and counters and returns the
+// contexts of the CQs with something to read and of the counters that moved
+// since the last fi_poll; a CQ in a set is busy until it leaves it.
+TEST_F(CqTest, PollSetSaysWhichCqsAndCountersHaveNews)
+{
+	CONF_SKIP_IF_DEVIATION("poll.set");
+	w.Close();
+	Options o;
+	o.cntr_events = FI_RECV;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	b.rx.manual = true;
+	fi_poll_attr attr{};
+	fid_poll *cqs = nullptr, *cntrs = nullptr;
+	int ret = fi_poll_open(b.domain, &attr, &cqs);
+	if (ret == -FI_ENOSYS)
+		GTEST_SKIP() << Provider() << " has no poll sets";
+	ASSERT_EQ(ret, 0) << Err(ret);
+	ASSERT_EQ(fi_poll_open(b.domain, &attr, &cntrs), 0);
+	fid_cntr* cntr = b.counter(FI_RECV);
+	ASSERT_EQ(fi_poll_add(cqs, &b.rx.cq->fid, 0), 0);
+	ASSERT_EQ(fi_poll_add(cntrs, &cntr->fid, 0), 0);
+	void* ctx[4];
+	EXPECT_EQ(fi_poll(cqs, ctx, 4), 0) << "news before anything happened";
+	Buf* r = w.NewBuf(1, 16);
+	fi_context2* rc = w.Ctx();
+	CONF_POST(fi_recv(b.ep, r->p, 16, r->desc, FI_ADDR_UNSPEC, rc));
+	Buf* s = w.NewBuf(0, 8);
+	CONF_POST(fi_send(a.ep, s->p, 8, s->desc, a.peer(1), w.Ctx()));
+	int n = 0;
+	auto start = std::chrono::steady_clock::now();
+	while (!n && std::chrono::steady_clock::now() - start <
+			     std::chrono::milliseconds(TimeoutMs())) {
+		n = fi_poll(cqs, ctx, 4);
+		w.PollAll();
+	}
+	ASSERT_EQ(n, 1) << "the completion never showed: " << Err(n);
+	EXPECT_EQ(ctx[0], b.rx.cq->fid.context);
+	EXPECT_EQ(fi_close(&b.rx.cq->fid), -FI_EBUSY) << "in a poll set";
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_cq_read(b.rx.cq, &e, 1), 1);
+	EXPECT_EQ(e.op_context, rc);
+	EXPECT_EQ(fi_poll(cqs, ctx, 4), 0) << "news after all was read";
+	// The counter moved once: one poll says so, the next does not.
+	EXPECT_EQ(fi_poll(cntrs, ctx, 4), 1);
+	EXPECT_EQ(ctx[0], cntr->fid.context);
+	EXPECT_EQ(fi_poll(cntrs, ctx, 4), 0);
+	EXPECT_EQ(fi_poll_del(cqs, &b.rx.cq->fid, 0), 0);
+	EXPECT_EQ(fi_poll_del(cntrs, &cntr->fid, 0), 0);
+	EXPECT_EQ(fi_close(&cqs->fid), 0);
+	EXPECT_EQ(fi_close(&cntrs->fid), 0);
+}
+
 // An error entry on top: fi_cq_read returns -FI_EAVAIL until
 // fi_cq_readerr takes it; fi_cq_readerr returns 1, then -FI_EAGAIN.
 TEST_F(CqTest, ErrorEntryReportsEAVAILThenReaderr)

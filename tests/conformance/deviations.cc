@@ -42,6 +42,10 @@ const Known kKnown[] = {
 	{"tcp;ofi_rxm", kRdm, "close.cq_busy",
 	 "fi_close(cq) while bound returns -FI_EBUSY but has already released "
 	 "part of the CQ: the later close double-frees"},
+	{"tcp;ofi_rxm", kRdm, "poll.set",
+	 "fi_poll on a poll set with a CQ crashes (SIGSEGV)"},
+	{"tcp", kMsg, "poll.set",
+	 "fi_poll on a poll set with a CQ crashes (SIGSEGV)"},
 	{"sockets", kBoth, "cq.error_order",
 	 "an error entry is read before successes that completed earlier "
 	 "(fi_cq_read returns -FI_EAVAIL while they wait behind it)"},

@@ -200,7 +200,8 @@ struct sim_eq {
 	struct fi_eq_attr    attr;
 	struct fabsim_eventq q;
 	int                  refs;         /* objects bound */
-	int                  wait_fd;
+	int                  wait_fd;      /* its own, or its wait set's */
+	struct fid_wait     *wait_set;     /* FI_WAIT_SET */
 };
 
 /* A passive endpoint: a listener on a port of one simulated host. */
@@ -292,7 +293,8 @@ struct sim_cq {
 	struct sim_cq_err *err_reported; /* owned until the next readerr */
 	bool               overrun;
 	int                refs;      /* endpoints bound */
-	int                wait_fd;   /* eventfd, or -1 */
+	int                wait_fd;   /* eventfd (its wait set's), or -1 */
+	struct fid_wait   *wait_set;  /* FI_WAIT_SET */
 	uint64_t           signals;   /* fi_cq_signal calls: they end sreads */
 	/* Successes ever pushed and taken: an error entry is read in its
 	 * place among them (fi_cq(3): -FI_EAVAIL when it is the topmost). */
@@ -310,7 +312,8 @@ struct sim_cntr {
 	uint64_t           value_read;
 	uint64_t           errors_read;
 	int                refs;
-	int                wait_fd;
+	int                wait_fd;   /* its own, or its wait set's */
+	struct fid_wait   *wait_set;  /* FI_WAIT_SET */
 };
 
 /* fi_trywait: the counter changed since the application last read it. */
@@ -375,6 +378,28 @@ int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
 int sim_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		  struct fid_poll **out);
+
+/* A wait set (sim_wait.c) and what its members share. */
+struct sim_wait {
+	struct fid_wait     wait_fid;
+	struct sim_fabric  *fabric;
+	enum fi_wait_obj    wait_obj;  /* FI_WAIT_UNSPEC or FI_WAIT_FD */
+	int                 wait_fd;   /* the members' descriptor, or -1 */
+	struct fid        **members;   /* CQs, counters, EQs */
+	size_t              count, cap;
+};
+
+int sim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		  struct fid_wait **out);
+/* A CQ, counter or EQ opened with FI_WAIT_SET joins `set` (lock held):
+ * *fd is then the descriptor it signals. 0, or -FI_EINVAL for no set or
+ * one of another fabric. */
+int sim_wait_join(struct sim_world *world, struct fid_wait *set,
+		  struct fid *member, int *fd);
+void sim_wait_leave(struct fid_wait *set, struct fid *member);
+/* Something to read: a CQ's entries, an EQ's events, a counter's change
+ * since it was last read, a wait set member's any of these. */
+bool sim_fid_has_events(struct fid *fid);
 int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		  struct fid_cntr **cntr, void *context);
 int sim_ep_open(struct fid_domain *domain, struct fi_info *info,

@@ -131,6 +131,11 @@ static int cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	dom->refs--;
+	if (cntr->wait_set) {
+		/* The descriptor is the set's. */
+		sim_wait_leave(cntr->wait_set, &cntr->cntr_fid.fid);
+		cntr->wait_fd = -1;
+	}
 	sim_waitfd_forget(dom->world, cntr->wait_fd);
 	sim_unlock(dom->world);
 	sim_waitfd_close(cntr->wait_fd);
@@ -175,7 +180,7 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	if (attr->events != FI_CNTR_EVENTS_COMP || attr->flags)
 		return -FI_EINVAL;
 	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
-	    attr->wait_obj != FI_WAIT_FD)
+	    attr->wait_obj != FI_WAIT_FD && attr->wait_obj != FI_WAIT_SET)
 		return -FI_ENOSYS;
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr)
@@ -192,6 +197,16 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.ops = &cntr_fi_ops;
 	cntr->cntr_fid.ops = &cntr_ops;
 	sim_lock(dom->world);
+	if (attr->wait_obj == FI_WAIT_SET) {
+		ret = sim_wait_join(dom->world, attr->wait_set,
+				    &cntr->cntr_fid.fid, &cntr->wait_fd);
+		if (ret) {
+			sim_unlock(dom->world);
+			free(cntr);
+			return ret;
+		}
+		cntr->wait_set = attr->wait_set;
+	}
 	dom->refs++;
 	sim_unlock(dom->world);
 	*out = &cntr->cntr_fid;

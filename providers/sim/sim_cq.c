@@ -335,6 +335,11 @@ static int cq_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	dom->refs--;
+	if (cq->wait_set) {
+		/* The descriptor is the set's. */
+		sim_wait_leave(cq->wait_set, &cq->cq_fid.fid);
+		cq->wait_fd = -1;
+	}
 	sim_waitfd_forget(dom->world, cq->wait_fd);
 	sim_unlock(dom->world);
 	while (cq->errs) {
@@ -373,7 +378,14 @@ static struct fi_ops_cq cq_ops = {
 
 static int check_attr(struct fi_cq_attr *attr)
 {
-	int ret = fabsim_cq_check_attr(&sim_prov, attr, FI_AFFINITY);
+	/* A wait set is checked when the CQ joins it. */
+	struct fi_cq_attr plain = *attr;
+	int ret;
+
+	if (attr->wait_obj == FI_WAIT_SET)
+		plain.wait_obj = FI_WAIT_UNSPEC;
+	ret = fabsim_cq_check_attr(&sim_prov, &plain, FI_AFFINITY);
+	attr->format = plain.format;
 
 	if (!ret && attr->size > SIM_CQ_MAX_SIZE) {
 		FI_WARN(&sim_prov, FI_LOG_CQ, "fi_cq_open: size %zu above the "
@@ -415,6 +427,17 @@ int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.ops = &cq_fi_ops;
 	cq->cq_fid.ops = &cq_ops;
 	sim_lock(dom->world);
+	if (attr->wait_obj == FI_WAIT_SET) {
+		ret = sim_wait_join(dom->world, attr->wait_set,
+				    &cq->cq_fid.fid, &cq->wait_fd);
+		if (ret) {
+			sim_unlock(dom->world);
+			free(cq->ring);
+			free(cq);
+			return ret;
+		}
+		cq->wait_set = attr->wait_set;
+	}
 	dom->refs++;
 	sim_unlock(dom->world);
 	*out = &cq->cq_fid;

@@ -165,6 +165,11 @@ static int eq_close(struct fid *fid)
 	}
 	eq->fabric->children--;
 	fabsim_eventq_fini(&eq->q);
+	if (eq->wait_set) {
+		/* The descriptor is the set's. */
+		sim_wait_leave(eq->wait_set, &eq->eq_fid.fid);
+		eq->wait_fd = -1;
+	}
 	sim_waitfd_forget(world, eq->wait_fd);
 	sim_unlock(world);
 	sim_waitfd_close(eq->wait_fd);
@@ -206,6 +211,7 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
+	case FI_WAIT_SET:
 		break;
 	default:
 		return -FI_ENOSYS;
@@ -226,6 +232,17 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq->eq_fid.fid.ops = &eq_fi_ops;
 	eq->eq_fid.ops = &eq_ops;
 	sim_lock(fab->world);
+	if (attr->wait_obj == FI_WAIT_SET) {
+		ret = sim_wait_join(fab->world, attr->wait_set, &eq->eq_fid.fid,
+				    &eq->wait_fd);
+		if (ret) {
+			sim_unlock(fab->world);
+			fabsim_eventq_fini(&eq->q);
+			free(eq);
+			return ret;
+		}
+		eq->wait_set = attr->wait_set;
+	}
 	fab->children++;
 	sim_unlock(fab->world);
 	*out = &eq->eq_fid;

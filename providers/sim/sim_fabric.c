@@ -13,8 +13,9 @@ static int fabric_close(struct fid *fid)
 
 	if (fab->domains || fab->children) {
 		FI_WARN(&sim_prov, FI_LOG_FABRIC,
-			"fi_close(fabric): %d domain(s) and %d EQ(s) or passive "
-			"endpoint(s) still open\n", fab->domains, fab->children);
+			"fi_close(fabric): %d domain(s) and %d EQ(s), passive "
+			"endpoint(s) or wait set(s) still open\n", fab->domains,
+			fab->children);
 		return -FI_EBUSY;
 	}
 	sim_world_put(fab->world);
@@ -43,7 +44,7 @@ static struct fi_ops_fabric fabric_ops = {
 	.domain = sim_domain_open,
 	.passive_ep = sim_pep_open,
 	.eq_open = sim_eq_open,
-	.wait_open = fabsim_no_wait_open,
+	.wait_open = sim_wait_open,
 	.trywait = fabric_trywait,
 	.domain2 = fabsim_no_domain2,
 };
@@ -57,9 +58,18 @@ struct trywait_set {
  * application has not read yet: entries of a CQ, events of an EQ, and for a
  * counter a change of its value or error value since the application last
  * read it (fi_cntr_read, fi_cntr_readerr). */
-static bool has_events(struct fid *fid)
+bool sim_fid_has_events(struct fid *fid)
 {
 	switch (fid->fclass) {
+	case FI_CLASS_WAIT: {
+		struct sim_wait *ws = container_of(fid, struct sim_wait,
+						   wait_fid.fid);
+
+		for (size_t i = 0; i < ws->count; i++)
+			if (sim_fid_has_events(ws->members[i]))
+				return true;
+		return false;
+	}
 	case FI_CLASS_CQ: {
 		struct sim_cq *cq = container_of(fid, struct sim_cq, cq_fid.fid);
 
@@ -87,6 +97,8 @@ static int wait_fd(struct fid *fid)
 		return container_of(fid, struct sim_eq, eq_fid.fid)->wait_fd;
 	case FI_CLASS_CNTR:
 		return container_of(fid, struct sim_cntr, cntr_fid.fid)->wait_fd;
+	case FI_CLASS_WAIT:
+		return container_of(fid, struct sim_wait, wait_fid.fid)->wait_fd;
 	default:
 		return -1;
 	}
@@ -97,7 +109,7 @@ static bool any_ready(void *ctx)
 	const struct trywait_set *set = ctx;
 
 	for (int i = 0; i < set->count; i++)
-		if (has_events(set->fids[i]))
+		if (sim_fid_has_events(set->fids[i]))
 			return true;
 	return false;
 }
@@ -133,15 +145,15 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 	if (count < 0 || (count && !fids))
 		return -FI_EINVAL;
 	/* fi_poll(3): event queues, completion queues, counters and wait
-	 * sets (sim opens none) may be passed. */
+	 * sets may be passed. */
 	for (int i = 0; i < count; i++) {
 		size_t fclass = fids[i] ? fids[i]->fclass : FI_CLASS_UNSPEC;
 
 		if (fclass != FI_CLASS_CQ && fclass != FI_CLASS_EQ &&
-		    fclass != FI_CLASS_CNTR) {
+		    fclass != FI_CLASS_CNTR && fclass != FI_CLASS_WAIT) {
 			FI_WARN(&sim_prov, FI_LOG_FABRIC,
-				"fi_trywait: descriptor %d is not a CQ, EQ or "
-				"counter (%s, class %zu)\n", i,
+				"fi_trywait: descriptor %d is not a CQ, EQ, "
+				"counter or wait set (%s, class %zu)\n", i,
 				fids[i] ? "fid" : "NULL", fclass);
 			return -FI_EINVAL;
 		}

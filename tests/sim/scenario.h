@@ -68,6 +68,7 @@ public:
 					  : nodes_[from].peers[to];
 	}
 	fabsim_ops_v1 *ext() { return ext_; }
+	fid_fabric *fabric() { return fabric_; }
 	uint64_t now() { return ext_->now_ns(&nodes_[0].domain->fid); }
 	fid_mr *reg(int node, void *buf, size_t len, uint64_t access);
 	void *desc(fid_mr *mr) { return fi_mr_desc(mr); }

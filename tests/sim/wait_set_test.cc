@@ -1,0 +1,90 @@
+// Wait sets (fi_poll(3)) on the sim provider: counters, CQs and EQs opened
+// with FI_WAIT_SET share the set's wait object; fi_wait returns once one of
+// them has something to read (its timeout passes in virtual time), and with
+// FI_WAIT_FD the set's one descriptor works with fi_trywait and poll().
+#include <gtest/gtest.h>
+
+#include <poll.h>
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include "tests/sim/scenario.h"
+
+namespace {
+
+TEST(WaitSet, FiWaitEndsWhenAMemberCounterMoves)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	fi_wait_attr wattr{};
+	wattr.wait_obj = FI_WAIT_UNSPEC;
+	fid_wait *ws = nullptr;
+	ASSERT_EQ(fi_wait_open(s.fabric(), &wattr, &ws), 0);
+	fi_cntr_attr cattr{};
+	cattr.events = FI_CNTR_EVENTS_COMP;
+	cattr.wait_obj = FI_WAIT_SET;
+	cattr.wait_set = ws;
+	fid_cntr *cntr = nullptr;
+	ASSERT_EQ(fi_cntr_open(s.node(0).domain, &cattr, &cntr, nullptr), 0);
+	EXPECT_EQ(fi_wait(ws, 5), -FI_ETIMEDOUT);
+	ASSERT_EQ(fi_cntr_add(cntr, 1), 0);
+	EXPECT_EQ(fi_wait(ws, -1), 0);
+	EXPECT_EQ(fi_close(&ws->fid), -FI_EBUSY) << "a counter still uses it";
+	EXPECT_EQ(fi_close(&cntr->fid), 0);
+	EXPECT_EQ(fi_close(&ws->fid), 0);
+}
+
+TEST(WaitSet, ItsDescriptorWorksWithTrywaitAndPoll)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	fi_wait_attr wattr{};
+	wattr.wait_obj = FI_WAIT_FD;
+	fid_wait *ws = nullptr;
+	ASSERT_EQ(fi_wait_open(s.fabric(), &wattr, &ws), 0);
+	int fd = -1;
+	ASSERT_EQ(fi_control(&ws->fid, FI_GETWAIT, &fd), 0);
+	ASSERT_GE(fd, 0);
+	fi_eq_attr eattr{};
+	eattr.wait_obj = FI_WAIT_SET;
+	eattr.wait_set = ws;
+	eattr.flags = FI_WRITE; // fi_eq_write below
+	fid_eq *eq = nullptr;
+	ASSERT_EQ(fi_eq_open(s.fabric(), &eattr, &eq, nullptr), 0);
+	fid *set = &ws->fid;
+	ASSERT_EQ(fi_trywait(s.fabric(), &set, 1), 0);
+	pollfd p = {fd, POLLIN, 0};
+	EXPECT_EQ(poll(&p, 1, 0), 0) << "readable with nothing queued";
+	fi_eq_entry entry{};
+	ASSERT_EQ(fi_eq_write(eq, FI_NOTIFY, &entry, sizeof(entry), 0),
+		  (ssize_t)sizeof(entry));
+	EXPECT_EQ(poll(&p, 1, 1000), 1) << "an event and the set's "
+					   "descriptor stays unreadable";
+	EXPECT_EQ(fi_trywait(s.fabric(), &set, 1), -FI_EAGAIN);
+	uint32_t event = 0;
+	ASSERT_EQ(fi_eq_read(eq, &event, &entry, sizeof(entry), 0),
+		  (ssize_t)sizeof(entry));
+	EXPECT_EQ(event, (uint32_t)FI_NOTIFY);
+	EXPECT_EQ(fi_trywait(s.fabric(), &set, 1), 0);
+	EXPECT_EQ(fi_close(&eq->fid), 0);
+	EXPECT_EQ(fi_close(&ws->fid), 0);
+}
+
+TEST(WaitSet, FiWaitSetWithoutASetIsRefused)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	fi_cntr_attr cattr{};
+	cattr.events = FI_CNTR_EVENTS_COMP;
+	cattr.wait_obj = FI_WAIT_SET;
+	fid_cntr *cntr = nullptr;
+	EXPECT_EQ(fi_cntr_open(s.node(0).domain, &cattr, &cntr, nullptr),
+		  -FI_EINVAL);
+	fi_wait_attr wattr{};
+	wattr.wait_obj = FI_WAIT_MUTEX_COND;
+	fid_wait *ws = nullptr;
+	EXPECT_EQ(fi_wait_open(s.fabric(), &wattr, &ws), -FI_ENOSYS);
+}
+
+} // namespace

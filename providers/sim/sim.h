@@ -392,11 +392,13 @@ struct sim_wait {
 int sim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		  struct fid_wait **out);
 /* A CQ, counter or EQ opened with FI_WAIT_SET joins `set` (lock held):
- * *fd is then the descriptor it signals. 0, or -FI_EINVAL for no set or
- * one of another fabric. */
+ * *joined is then the set and *fd the descriptor it signals. 0, or
+ * -FI_EINVAL for no set or one of another fabric. */
 int sim_wait_join(struct sim_world *world, struct fid_wait *set,
-		  struct fid *member, int *fd);
-void sim_wait_leave(struct fid_wait *set, struct fid *member);
+		  struct fid *member, struct fid_wait **joined, int *fd);
+/* It leaves the set it joined, if any (lock held): *set becomes NULL and
+ * *fd, which was the set's, -1. */
+void sim_wait_leave(struct fid_wait **set, struct fid *member, int *fd);
 /* Something to read: a CQ's entries, an EQ's events, a counter's change
  * since it was last read, a wait set member's any of these. */
 bool sim_fid_has_events(struct fid *fid);

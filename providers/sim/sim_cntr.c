@@ -131,11 +131,7 @@ static int cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	dom->refs--;
-	if (cntr->wait_set) {
-		/* The descriptor is the set's. */
-		sim_wait_leave(cntr->wait_set, &cntr->cntr_fid.fid);
-		cntr->wait_fd = -1;
-	}
+	sim_wait_leave(&cntr->wait_set, &cntr->cntr_fid.fid, &cntr->wait_fd);
 	sim_waitfd_forget(dom->world, cntr->wait_fd);
 	sim_unlock(dom->world);
 	sim_waitfd_close(cntr->wait_fd);
@@ -199,13 +195,13 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	sim_lock(dom->world);
 	if (attr->wait_obj == FI_WAIT_SET) {
 		ret = sim_wait_join(dom->world, attr->wait_set,
-				    &cntr->cntr_fid.fid, &cntr->wait_fd);
+				    &cntr->cntr_fid.fid, &cntr->wait_set,
+				    &cntr->wait_fd);
 		if (ret) {
 			sim_unlock(dom->world);
 			free(cntr);
 			return ret;
 		}
-		cntr->wait_set = attr->wait_set;
 	}
 	dom->refs++;
 	sim_unlock(dom->world);

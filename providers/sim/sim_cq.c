@@ -335,11 +335,7 @@ static int cq_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	dom->refs--;
-	if (cq->wait_set) {
-		/* The descriptor is the set's. */
-		sim_wait_leave(cq->wait_set, &cq->cq_fid.fid);
-		cq->wait_fd = -1;
-	}
+	sim_wait_leave(&cq->wait_set, &cq->cq_fid.fid, &cq->wait_fd);
 	sim_waitfd_forget(dom->world, cq->wait_fd);
 	sim_unlock(dom->world);
 	while (cq->errs) {
@@ -429,14 +425,14 @@ int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	sim_lock(dom->world);
 	if (attr->wait_obj == FI_WAIT_SET) {
 		ret = sim_wait_join(dom->world, attr->wait_set,
-				    &cq->cq_fid.fid, &cq->wait_fd);
+				    &cq->cq_fid.fid, &cq->wait_set,
+				    &cq->wait_fd);
 		if (ret) {
 			sim_unlock(dom->world);
 			free(cq->ring);
 			free(cq);
 			return ret;
 		}
-		cq->wait_set = attr->wait_set;
 	}
 	dom->refs++;
 	sim_unlock(dom->world);

@@ -165,11 +165,7 @@ static int eq_close(struct fid *fid)
 	}
 	eq->fabric->children--;
 	fabsim_eventq_fini(&eq->q);
-	if (eq->wait_set) {
-		/* The descriptor is the set's. */
-		sim_wait_leave(eq->wait_set, &eq->eq_fid.fid);
-		eq->wait_fd = -1;
-	}
+	sim_wait_leave(&eq->wait_set, &eq->eq_fid.fid, &eq->wait_fd);
 	sim_waitfd_forget(world, eq->wait_fd);
 	sim_unlock(world);
 	sim_waitfd_close(eq->wait_fd);
@@ -234,14 +230,13 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	sim_lock(fab->world);
 	if (attr->wait_obj == FI_WAIT_SET) {
 		ret = sim_wait_join(fab->world, attr->wait_set, &eq->eq_fid.fid,
-				    &eq->wait_fd);
+				    &eq->wait_set, &eq->wait_fd);
 		if (ret) {
 			sim_unlock(fab->world);
 			fabsim_eventq_fini(&eq->q);
 			free(eq);
 			return ret;
 		}
-		eq->wait_set = attr->wait_set;
 	}
 	fab->children++;
 	sim_unlock(fab->world);

@@ -110,7 +110,7 @@ int sim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 }
 
 int sim_wait_join(struct sim_world *world, struct fid_wait *set,
-		  struct fid *member, int *fd)
+		  struct fid *member, struct fid_wait **joined, int *fd)
 {
 	struct sim_wait *ws;
 
@@ -135,17 +135,23 @@ int sim_wait_join(struct sim_world *world, struct fid_wait *set,
 		ws->cap = cap;
 	}
 	ws->members[ws->count++] = member;
+	*joined = set;
 	*fd = ws->wait_fd;
 	return 0;
 }
 
-void sim_wait_leave(struct fid_wait *set, struct fid *member)
+void sim_wait_leave(struct fid_wait **set, struct fid *member, int *fd)
 {
-	struct sim_wait *ws = container_of(set, struct sim_wait, wait_fid);
+	struct sim_wait *ws;
 
+	if (!*set)
+		return;
+	ws = container_of(*set, struct sim_wait, wait_fid);
 	for (size_t i = 0; i < ws->count; i++)
 		if (ws->members[i] == member) {
 			ws->members[i] = ws->members[--ws->count];
-			return;
+			break;
 		}
+	*set = NULL;
+	*fd = -1;
 }

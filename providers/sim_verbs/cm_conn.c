@@ -206,15 +206,25 @@ static bool is_ud(const struct cm_id *c)
 	return c->id.ps == RDMA_PS_UDP;
 }
 
+/* The QP a connection is for: rdma_cm's (rdma_create_qp), or the
+ * program's own, named by conn_param->qp_num (rdma_connect(3)); 0 when
+ * neither (QP numbers start above it). */
+static uint32_t qp_num_for(const struct cm_id *c,
+			   const struct rdma_conn_param *conn_param)
+{
+	if (c->id.qp)
+		return c->id.qp->qp_num;
+	return conn_param && !is_ud(c) ? conn_param->qp_num : 0;
+}
+
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct cm_id *c = cm_of(id);
 	struct cm_msg m = { .attr = is_ud(c) ? CM_ATTR_SIDR_REQ : CM_ATTR_REQ };
+	uint32_t qpn = qp_num_for(c, conn_param);
 	int ret;
 
-	/* rdma_cm's QP (rdma_create_qp), or the program's own, named by
-	 * conn_param->qp_num (rdma_connect(3)). */
-	if (!id->qp && (!conn_param || !conn_param->qp_num || is_ud(c)))
+	if (!qpn)
 		return fail(EINVAL);
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
 			data_len(conn_param, m.attr));
@@ -231,7 +241,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	c->disconnect_reported = false;
 	m.service_id = cm_service_id_ps(id->ps,
 					ntohs(id->route.addr.dst_sin.sin_port));
-	m.qpn = id->qp ? id->qp->qp_num : conn_param->qp_num;
+	m.qpn = qpn;
 	m.src_ip = id->route.addr.src_sin.sin_addr;
 	m.dst_ip = c->peer_ip;
 	m.src_port = ntohs(id->route.addr.src_sin.sin_port);
@@ -269,9 +279,10 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct cm_id *c = cm_of(id);
 	struct cm_msg m = { .attr = is_ud(c) ? CM_ATTR_SIDR_REP : CM_ATTR_REP };
+	uint32_t qpn = qp_num_for(c, conn_param);
 	int ret;
 
-	if (!id->qp && (!conn_param || !conn_param->qp_num || is_ud(c)))
+	if (!qpn)
 		return fail(EINVAL);
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
 			data_len(conn_param, m.attr));
@@ -295,7 +306,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 					 c->rnr_retry_count) :
 		       0;
 	if (!ret) {
-		m.qpn = id->qp ? id->qp->qp_num : conn_param->qp_num;
+		m.qpn = qpn;
 		m.rnr_retry_count = conn_param ? conn_param->rnr_retry_count & 7
 					       : 7;
 		c->state = CM_REP_SENT;

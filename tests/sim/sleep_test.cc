@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <poll.h>
 #include <sys/select.h>
@@ -38,46 +39,71 @@ const Way kWays[] = {
 	 }},
 };
 
+// Node 1 has a receive posted; a thread of node 0, known to the fabric (it
+// has posted a receive of its own), sleeps as told, then sends `text` to
+// node 1 and does `after` (if any).
+struct LateSend {
+	Scenario s{2, {{"FI_SIM_PRESET", "roce-100g"}}};
+	char abuf[64] = {}, bbuf[64] = {}, spare[64] = {};
+	fi_context2 c[3];
+	std::thread sender;
+
+	~LateSend()
+	{
+		if (sender.joinable())
+			sender.join();
+	}
+
+	void Start(const char *text, std::function<void()> sleep,
+		   std::function<void()> after = {})
+	{
+		strncpy(abuf, text, sizeof(abuf) - 1);
+		fid_mr *ma = s.reg(0, abuf, sizeof(abuf), FI_SEND | FI_RECV);
+		fid_mr *mb = s.reg(1, bbuf, sizeof(bbuf), FI_SEND | FI_RECV);
+		fid_mr *ms = s.reg(0, spare, sizeof(spare), FI_RECV);
+		std::atomic<bool> entered{false};
+
+		ASSERT_EQ(fi_recv(s.node(1).ep, bbuf, sizeof(bbuf),
+				  fi_mr_desc(mb), FI_ADDR_UNSPEC, &c[0]),
+			  0);
+		sender = std::thread([this, ma, ms, sleep, after, &entered] {
+			auto &a = s.node(0);
+
+			// Known to the fabric from here on.
+			EXPECT_EQ(fi_recv(a.ep, spare, sizeof(spare),
+					  fi_mr_desc(ms), FI_ADDR_UNSPEC, &c[1]),
+				  0);
+			entered = true; // the last use of Start's own state
+			sleep();
+			EXPECT_EQ(fi_send(a.ep, abuf, 8, fi_mr_desc(ma),
+					  a.peers[1], &c[2]),
+				  0);
+			if (after)
+				after();
+		});
+		while (!entered)
+			std::this_thread::yield();
+	}
+};
+
 TEST_P(Sleep, ASleeperHoldsTheClockUntilItPosts)
 {
 	const Way &way = kWays[GetParam()];
 	SCOPED_TRACE(way.name);
-	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"}});
-	ASSERT_EQ(s.failure, "");
-	auto &a = s.node(0), &b = s.node(1);
-	char abuf[64] = "ping", bbuf[64] = {}, spare[64];
-	fid_mr *ma = s.reg(0, abuf, sizeof(abuf), FI_SEND | FI_RECV);
-	fid_mr *mb = s.reg(1, bbuf, sizeof(bbuf), FI_SEND | FI_RECV);
-	fid_mr *ms = s.reg(0, spare, sizeof(spare), FI_RECV);
-	fi_context2 c[3];
-	std::atomic<bool> entered{false};
-
-	ASSERT_EQ(fi_recv(b.ep, bbuf, sizeof(bbuf), fi_mr_desc(mb),
-			  FI_ADDR_UNSPEC, &c[0]),
-		  0);
-	std::thread sender([&] {
+	LateSend p;
+	ASSERT_EQ(p.s.failure, "");
+	ASSERT_NO_FATAL_FAILURE(p.Start("ping", way.sleep_100ms, [&p] {
 		fi_cq_tagged_entry e;
 
-		// Known to the fabric from here on.
-		EXPECT_EQ(fi_recv(a.ep, spare, sizeof(spare), fi_mr_desc(ms),
-				  FI_ADDR_UNSPEC, &c[1]),
-			  0);
-		entered = true;
-		way.sleep_100ms();
-		EXPECT_EQ(fi_send(a.ep, abuf, 8, fi_mr_desc(ma), a.peers[1],
-				  &c[2]),
-			  0);
-		EXPECT_EQ(fi_cq_sread(a.cq, &e, 1, nullptr, 1000), 1);
-	});
-	while (!entered)
-		std::this_thread::yield();
+		EXPECT_EQ(fi_cq_sread(p.s.node(0).cq, &e, 1, nullptr, 1000), 1);
+	}));
 	fi_cq_tagged_entry e;
-	uint64_t before = s.now();
+	uint64_t before = p.s.now();
 	// 500 ms of virtual time: the message takes microseconds once sent.
-	EXPECT_EQ(fi_cq_sread(b.cq, &e, 1, nullptr, 500), 1)
+	EXPECT_EQ(fi_cq_sread(p.s.node(1).cq, &e, 1, nullptr, 500), 1)
 		<< "the clock ran on while the sender slept";
-	EXPECT_LT(s.now() - before, 1000000u) << "more than 1 ms went by";
-	sender.join();
+	EXPECT_LT(p.s.now() - before, 1000000u) << "more than 1 ms went by";
+	p.sender.join();
 }
 
 INSTANTIATE_TEST_SUITE_P(Ways, Sleep, ::testing::Range(0, 3));
@@ -87,38 +113,18 @@ INSTANTIATE_TEST_SUITE_P(Ways, Sleep, ::testing::Range(0, 3));
 // timeout, however long nothing else happens meanwhile.
 TEST(SleepLong, AWaitWithNoTimeoutWaitsForAThreadAwayForSeconds)
 {
-	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"}});
-	ASSERT_EQ(s.failure, "");
-	auto &a = s.node(0), &b = s.node(1);
-	char abuf[64] = "late", bbuf[64] = {}, spare[64];
-	fid_mr *ma = s.reg(0, abuf, sizeof(abuf), FI_SEND | FI_RECV);
-	fid_mr *mb = s.reg(1, bbuf, sizeof(bbuf), FI_SEND | FI_RECV);
-	fid_mr *ms = s.reg(0, spare, sizeof(spare), FI_RECV);
-	fi_context2 c[3];
-	std::atomic<bool> entered{false};
-
-	ASSERT_EQ(fi_recv(b.ep, bbuf, sizeof(bbuf), fi_mr_desc(mb),
-			  FI_ADDR_UNSPEC, &c[0]),
-		  0);
-	std::thread sender([&] {
-		EXPECT_EQ(fi_recv(a.ep, spare, sizeof(spare), fi_mr_desc(ms),
-				  FI_ADDR_UNSPEC, &c[1]),
-			  0);
-		entered = true;
+	LateSend p;
+	ASSERT_EQ(p.s.failure, "");
+	ASSERT_NO_FATAL_FAILURE(p.Start("late", [] {
 		std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-		EXPECT_EQ(fi_send(a.ep, abuf, 8, fi_mr_desc(ma), a.peers[1],
-				  &c[2]),
-			  0);
-	});
-	while (!entered)
-		std::this_thread::yield();
+	}));
 	fi_cq_tagged_entry e;
-	EXPECT_EQ(fi_cq_sread(b.cq, &e, 1, nullptr, -1), 1);
-	EXPECT_STREQ(bbuf, "late");
-	sender.join();
+	EXPECT_EQ(fi_cq_sread(p.s.node(1).cq, &e, 1, nullptr, -1), 1);
+	EXPECT_STREQ(p.bbuf, "late");
+	p.sender.join();
 	// The send's own completion, before the scenario closes its buffer.
-	EXPECT_EQ(fi_cq_sread(a.cq, &e, 1, nullptr, 1000), 1);
-	EXPECT_EQ(e.op_context, &c[2]);
+	EXPECT_EQ(fi_cq_sread(p.s.node(0).cq, &e, 1, nullptr, 1000), 1);
+	EXPECT_EQ(e.op_context, &p.c[2]);
 }
 
 } // namespace

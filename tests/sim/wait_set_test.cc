@@ -13,18 +13,31 @@
 
 namespace {
 
+// A wait set of `s`'s fabric with wait object `obj` (0 when refused).
+int OpenSet(Scenario &s, fi_wait_obj obj, fid_wait **ws)
+{
+	fi_wait_attr attr{};
+	attr.wait_obj = obj;
+	return fi_wait_open(s.fabric(), &attr, ws);
+}
+
+// A counter's attributes for joining wait set `ws` (NULL: none named).
+fi_cntr_attr InSet(fid_wait *ws)
+{
+	fi_cntr_attr attr{};
+	attr.events = FI_CNTR_EVENTS_COMP;
+	attr.wait_obj = FI_WAIT_SET;
+	attr.wait_set = ws;
+	return attr;
+}
+
 TEST(WaitSet, FiWaitEndsWhenAMemberCounterMoves)
 {
 	Scenario s(1, {});
 	ASSERT_EQ(s.failure, "");
-	fi_wait_attr wattr{};
-	wattr.wait_obj = FI_WAIT_UNSPEC;
 	fid_wait *ws = nullptr;
-	ASSERT_EQ(fi_wait_open(s.fabric(), &wattr, &ws), 0);
-	fi_cntr_attr cattr{};
-	cattr.events = FI_CNTR_EVENTS_COMP;
-	cattr.wait_obj = FI_WAIT_SET;
-	cattr.wait_set = ws;
+	ASSERT_EQ(OpenSet(s, FI_WAIT_UNSPEC, &ws), 0);
+	fi_cntr_attr cattr = InSet(ws);
 	fid_cntr *cntr = nullptr;
 	ASSERT_EQ(fi_cntr_open(s.node(0).domain, &cattr, &cntr, nullptr), 0);
 	EXPECT_EQ(fi_wait(ws, 5), -FI_ETIMEDOUT);
@@ -39,10 +52,8 @@ TEST(WaitSet, ItsDescriptorWorksWithTrywaitAndPoll)
 {
 	Scenario s(1, {});
 	ASSERT_EQ(s.failure, "");
-	fi_wait_attr wattr{};
-	wattr.wait_obj = FI_WAIT_FD;
 	fid_wait *ws = nullptr;
-	ASSERT_EQ(fi_wait_open(s.fabric(), &wattr, &ws), 0);
+	ASSERT_EQ(OpenSet(s, FI_WAIT_FD, &ws), 0);
 	int fd = -1;
 	ASSERT_EQ(fi_control(&ws->fid, FI_GETWAIT, &fd), 0);
 	ASSERT_GE(fd, 0);
@@ -75,16 +86,12 @@ TEST(WaitSet, FiWaitSetWithoutASetIsRefused)
 {
 	Scenario s(1, {});
 	ASSERT_EQ(s.failure, "");
-	fi_cntr_attr cattr{};
-	cattr.events = FI_CNTR_EVENTS_COMP;
-	cattr.wait_obj = FI_WAIT_SET;
+	fi_cntr_attr cattr = InSet(nullptr);
 	fid_cntr *cntr = nullptr;
 	EXPECT_EQ(fi_cntr_open(s.node(0).domain, &cattr, &cntr, nullptr),
 		  -FI_EINVAL);
-	fi_wait_attr wattr{};
-	wattr.wait_obj = FI_WAIT_MUTEX_COND;
 	fid_wait *ws = nullptr;
-	EXPECT_EQ(fi_wait_open(s.fabric(), &wattr, &ws), -FI_ENOSYS);
+	EXPECT_EQ(OpenSet(s, FI_WAIT_MUTEX_COND, &ws), -FI_ENOSYS);
 }
 
 } // namespace

@@ -50,18 +50,47 @@ static struct rdma_cm_id *endpoint(const char *port, int passive)
 	return id;
 }
 
+/* The server side of one connection on PORT (NULL on failure). */
+static struct rdma_cm_id *accepted(const char *port,
+				   struct rdma_cm_id **listener)
+{
+	struct rdma_cm_id *id;
+
+	*listener = endpoint(port, 1);
+	if (!*listener || rdma_listen(*listener, 1) ||
+	    rdma_get_request(*listener, &id) || rdma_accept(id, NULL)) {
+		perror("accept");
+		return NULL;
+	}
+	return id;
+}
+
+/* Waits for id's next rdma_cm event: 0 when it is DISCONNECTED. */
+static int disconnected(const char *who, struct rdma_cm_id *id)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	int ret;
+
+	if (!ch || rdma_migrate_id(id, ch) || rdma_get_cm_event(ch, &ev)) {
+		perror("event");
+		return 1;
+	}
+	printf("%s: %s\n", who, rdma_event_str(ev->event));
+	ret = ev->event == RDMA_CM_EVENT_DISCONNECTED ? 0 : 1;
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
 static int server(const char *port, enum ibv_wc_status want)
 {
-	struct rdma_cm_id *listener = endpoint(port, 1), *id;
+	struct rdma_cm_id *listener, *id = accepted(port, &listener);
 	static char buf[8] = "no room";
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
 
-	if (!listener || rdma_listen(listener, 1) ||
-	    rdma_get_request(listener, &id) || rdma_accept(id, NULL)) {
-		perror("server: connection");
+	if (!id)
 		return 1;
-	}
 	mr = rdma_reg_msgs(id, buf, sizeof(buf));
 	if (!mr || rdma_post_send(id, NULL, buf, sizeof(buf), mr, 0) ||
 	    rdma_get_send_comp(id, &wc) != 1) {
@@ -78,25 +107,9 @@ static int server(const char *port, enum ibv_wc_status want)
 
 static int watcher(const char *port)
 {
-	struct rdma_cm_id *listener = endpoint(port, 1), *id;
-	struct rdma_event_channel *ch;
-	struct rdma_cm_event *ev;
-	int disconnected;
+	struct rdma_cm_id *listener, *id = accepted(port, &listener);
 
-	if (!listener || rdma_listen(listener, 1) ||
-	    rdma_get_request(listener, &id) || rdma_accept(id, NULL)) {
-		perror("watcher: connection");
-		return 1;
-	}
-	ch = rdma_create_event_channel();
-	if (!ch || rdma_migrate_id(id, ch) || rdma_get_cm_event(ch, &ev)) {
-		perror("watcher: event");
-		return 1;
-	}
-	printf("watcher: %s\n", rdma_event_str(ev->event));
-	disconnected = ev->event == RDMA_CM_EVENT_DISCONNECTED;
-	rdma_ack_cm_event(ev);
-	return disconnected ? 0 : 1;
+	return id ? disconnected("watcher", id) : 1;
 }
 
 static int client(const char *port, bool hold)
@@ -104,9 +117,7 @@ static int client(const char *port, bool hold)
 	struct rdma_cm_id *id = endpoint(port, 0);
 	struct rdma_conn_param param = { .retry_count = 7,
 					 .rnr_retry_count = hold ? 7 : 0 };
-	struct rdma_event_channel *ch;
-	struct rdma_cm_event *ev;
-	int disconnected;
+	int ret;
 
 	if (!id || rdma_connect(id, &param)) {
 		perror("client: rdma_connect");
@@ -118,17 +129,9 @@ static int client(const char *port, bool hold)
 		for (;;)
 			sleep(60);
 	}
-	ch = rdma_create_event_channel();
-	if (!ch || rdma_migrate_id(id, ch) || rdma_get_cm_event(ch, &ev)) {
-		perror("client: event");
-		return 1;
-	}
-	printf("client: %s\n", rdma_event_str(ev->event));
-	disconnected = ev->event == RDMA_CM_EVENT_DISCONNECTED;
-	rdma_ack_cm_event(ev);
+	ret = disconnected("client", id);
 	rdma_destroy_ep(id);
-	rdma_destroy_event_channel(ch);
-	return disconnected ? 0 : 1;
+	return ret;
 }
 
 int main(int argc, char **argv)

@@ -142,11 +142,18 @@ if command -v rping >/dev/null; then
 	n=$(grep -c "ping data: rdma-ping-" rping.client || true)
 	[ "$n" -eq 20 ] || { echo "FAIL: rping: the client saw $n pings, want 20"; cat rping.client; fail=1; }
 	# -q: QPs the program makes and moves itself (conn_param.qp_num,
-	# rdma_init_qp_attr, CONNECT_RESPONSE, rdma_establish).
-	export FI_SIM_FABRIC="rpingq$$"
-	pair rpingq rping -s -a 10.0.0.1 -C 10 -q -- rping -c -a 10.0.0.1 -C 10 -v -q
-	n=$(grep -c "ping data: rdma-ping-" rpingq.client || true)
-	[ "$n" -eq 10 ] || { echo "FAIL: rping -q: the client saw $n pings, want 10"; cat rpingq.client; fail=1; }
+	# rdma_init_qp_attr, CONNECT_RESPONSE, rdma_establish). rping's client
+	# then destroys its event channel while its CM thread may still call
+	# rdma_get_cm_event on it (rping's own use after free, harmless with
+	# any librdmacm but reported by AddressSanitizer in ours).
+	if [[ "${LD_PRELOAD:-}" == *libasan* ]]; then
+		echo "SKIP: rping -q under AddressSanitizer (rping reads its destroyed event channel)"
+	else
+		export FI_SIM_FABRIC="rpingq$$"
+		pair rpingq rping -s -a 10.0.0.1 -C 10 -q -- rping -c -a 10.0.0.1 -C 10 -v -q
+		n=$(grep -c "ping data: rdma-ping-" rpingq.client || true)
+		[ "$n" -eq 10 ] || { echo "FAIL: rping -q: the client saw $n pings, want 10"; cat rpingq.client; fail=1; }
+	fi
 	export FI_SIM_FABRIC="ucma$$"
 	pair ucmatose ucmatose -b 10.0.0.1 -c 4 -C 50 -- ucmatose -s 10.0.0.1 -c 4 -C 50
 	for side in server client; do
@@ -191,9 +198,9 @@ for i in 1 2 3 4; do
 done
 
 # The same send with unlimited RNR retries, to a client killed meanwhile:
-# found dead, its connection ends and the send is flushed (it used to be
-# retried for ever, the process that ran the model holding the world the
-# whole time).
+# found dead, its connection ends and the send is flushed, or fails for
+# want of an answer (it used to be retried for ever, the process that ran
+# the model holding the world the whole time).
 # kill_holder NAME MODE: rnr_peer MODE as the server of a holder that is
 # killed once connected; the server must see what MODE expects.
 kill_holder() {

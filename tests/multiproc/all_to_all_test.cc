@@ -220,9 +220,8 @@ namespace {
 // A process killed mid-run: its peers' operations towards it fail as they
 // would with a real dead peer (no acknowledgement ever comes: FI_ETIMEDOUT),
 // and the others finish their exchange with each other.
-TEST(AllToAll, AKilledProcessGivesItsPeersTimeoutsAndTheOthersFinish)
+void ExpectNodeThreeKilledAndTimedOut(const FabricRun &run)
 {
-	FabricRun run = RunFabric(4, 5, 1000, {"MP_DEAD=3"});
 	ASSERT_EQ(run.status.size(), 4u);
 	EXPECT_TRUE(WIFSIGNALED(run.status[3]) && WTERMSIG(run.status[3]) == SIGKILL)
 		<< run.all;
@@ -233,6 +232,19 @@ TEST(AllToAll, AKilledProcessGivesItsPeersTimeoutsAndTheOthersFinish)
 			  std::string::npos)
 			<< run.lines[i];
 	}
+}
+
+TEST(AllToAll, AKilledProcessGivesItsPeersTimeoutsAndTheOthersFinish)
+{
+	ExpectNodeThreeKilledAndTimedOut(RunFabric(4, 5, 1000, {"MP_DEAD=3"}));
+}
+
+// Killed while it computes: its thread is seen gone, and with it the
+// process, before the clock moves on; its NIC must not acknowledge what
+// arrives after its death.
+TEST(AllToAll, AProcessKilledWhileItComputesTakesItsNicOffTheNetwork)
+{
+	ExpectNodeThreeKilledAndTimedOut(RunFabric(4, 5, 1000, {"MP_DEAD=3:30"}));
 }
 
 }  // namespace

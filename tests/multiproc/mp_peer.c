@@ -44,9 +44,10 @@
 #define DONE_TAG  (1ull << 40)
 
 static int node;
-/* MP_DEAD=k: node k dies (SIGKILL) once its receives are posted; the
- * others expect their first send to k to fail and nothing from k. */
-static int dead = -1;
+/* MP_DEAD=k[:ms]: node k dies (SIGKILL) once its receives are posted,
+ * after computing ms milliseconds if given; the others expect their first
+ * send to k to fail and nothing from k. */
+static int dead = -1, dead_after_ms;
 /* MP_AWAY=k:ms: node k sleeps ms milliseconds outside the fabric once its
  * receives are posted (as a program blocked out of band would). */
 static int away = -1, away_ms;
@@ -153,6 +154,20 @@ static bool take(struct fid_cq *cq, struct fid_domain *domain,
 
 /* Differs between messages, and between the packets of one message (a
  * packet delivered twice, or in another's place, shows). */
+/* Busy without the fabric for ms milliseconds of real time, as a program
+ * that computes. */
+static void compute_for_ms(int ms)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while ((now.tv_sec - start.tv_sec) * 1000 +
+		       (now.tv_nsec - start.tv_nsec) / 1000000 <
+	       ms);
+}
+
 static uint8_t pattern(int src, int dst, int msg, size_t i)
 {
 	return (uint8_t)(src * 31 + dst * 7 + msg * 13 + i + (i >> 8) * 101 +
@@ -180,8 +195,9 @@ int main(int argc, char **argv)
 	if (argc != 5 || !env)
 		fail("usage: FI_SIM_NODE=i mp_peer DIR NODES MESSAGES SIZE");
 	node = atoi(env);
-	if (getenv("MP_DEAD"))
-		dead = atoi(getenv("MP_DEAD"));
+	if (getenv("MP_DEAD") &&
+	    sscanf(getenv("MP_DEAD"), "%d:%d", &dead, &dead_after_ms) < 1)
+		fail("MP_DEAD: expected NODE[:MILLISECONDS]");
 	read_back = getenv("MP_READ") && atoi(getenv("MP_READ"));
 	burst = getenv("MP_BURST") && atoi(getenv("MP_BURST"));
 	if (getenv("MP_AWAY") &&
@@ -273,8 +289,10 @@ int main(int argc, char **argv)
 		slot++;
 	}
 
-	if (node == dead)
+	if (node == dead) {
+		compute_for_ms(dead_after_ms);
 		raise(SIGKILL);
+	}
 	if (node == away)
 		nanosleep(&(struct timespec){ away_ms / 1000,
 					      (away_ms % 1000) * 1000000L },

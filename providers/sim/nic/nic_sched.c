@@ -511,6 +511,12 @@ bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *p)
 	return true;
 }
 
+static void bury_the_dead(struct nic_world *world)
+{
+	for (struct nic_proc *p = world->procs; p; p = p->next)
+		nic_proc_bury_if_dead(world, p);
+}
+
 /* Looks for processes that died, every NIC_PEER_CHECK_MS of real time. */
 static void bury_dead_now_and_then(struct nic_world *world)
 {
@@ -521,8 +527,7 @@ static void bury_dead_now_and_then(struct nic_world *world)
 	    ms_between(&world->peers_checked, &real) < NIC_PEER_CHECK_MS)
 		return;
 	world->peers_checked = real;
-	for (struct nic_proc *p = world->procs; p; p = p->next)
-		nic_proc_bury_if_dead(world, p);
+	bury_the_dead(world);
 }
 
 /* The same, reading the clock at one look in 64 only. */
@@ -653,6 +658,11 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 	if (world->threads_exited) {
 		world->threads_exited = false;
 		forget_threads(world, 0);
+		/* A thread may have ended with its process (killed): its NICs
+		 * must leave the network before time moves on, or they would
+		 * still take in and acknowledge what peers send it. */
+		if (world->proc_count > 1)
+			bury_the_dead(world);
 	}
 	return idle;
 }

@@ -233,8 +233,9 @@ TEST_P(RmaTest, InjectWritedataNotifiesTheTarget)
 	Completion c = b.rx.Take();
 	EXPECT_TRUE(c.flags & FI_REMOTE_CQ_DATA) << Describe(c);
 	EXPECT_EQ(c.data, data);
-	if (rc)
+	if (rc) {
 		EXPECT_EQ(c.op_context, (void*)rc) << Describe(c);
+	}
 	EXPECT_TRUE(target->Check(7, n));
 	EXPECT_TRUE(a.tx.log.empty());
 }

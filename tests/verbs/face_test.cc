@@ -49,18 +49,24 @@ protected:
 	void TearDown() override
 	{
 		for (Side *s : { &a, &b }) {
-			if (s->qp)
+			if (s->qp) {
 				EXPECT_EQ(ibv_destroy_qp(s->qp), 0);
-			if (s->mr)
+			}
+			if (s->mr) {
 				EXPECT_EQ(ibv_dereg_mr(s->mr), 0);
-			if (s->cq)
+			}
+			if (s->cq) {
 				EXPECT_EQ(ibv_destroy_cq(s->cq), 0);
-			if (s->ch)
+			}
+			if (s->ch) {
 				EXPECT_EQ(ibv_destroy_comp_channel(s->ch), 0);
-			if (s->pd)
+			}
+			if (s->pd) {
 				EXPECT_EQ(ibv_dealloc_pd(s->pd), 0);
-			if (s->ctx)
+			}
+			if (s->ctx) {
 				EXPECT_EQ(ibv_close_device(s->ctx), 0);
+			}
 		}
 		ibv_free_device_list(list);
 	}
@@ -619,8 +625,9 @@ TEST_F(Face, RegisteringUnmappedMemoryIsAFault)
 	EXPECT_EQ(errno, EFAULT);
 	ibv_mr *half = ibv_reg_mr(a.pd, gone, page, IBV_ACCESS_LOCAL_WRITE);
 	EXPECT_NE(half, nullptr);
-	if (half)
+	if (half) {
 		EXPECT_EQ(ibv_dereg_mr(half), 0);
+	}
 	ASSERT_EQ(munmap(gone, page), 0);
 }
 

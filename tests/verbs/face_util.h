@@ -41,14 +41,18 @@ struct Host {
 	// After the test's QPs, SRQs and address handles are gone.
 	void Close()
 	{
-		if (mr)
+		if (mr) {
 			EXPECT_EQ(ibv_dereg_mr(mr), 0);
-		if (cq)
+		}
+		if (cq) {
 			EXPECT_EQ(ibv_destroy_cq(cq), 0);
-		if (pd)
+		}
+		if (pd) {
 			EXPECT_EQ(ibv_dealloc_pd(pd), 0);
-		if (ctx)
+		}
+		if (ctx) {
 			EXPECT_EQ(ibv_close_device(ctx), 0);
+		}
 	}
 
 	uint64_t Addr(size_t off) const { return (uintptr_t)&mem[off]; }

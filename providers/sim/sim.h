@@ -399,6 +399,9 @@ int sim_wait_join(struct sim_world *world, struct fid_wait *set,
 /* It leaves the set it joined, if any (lock held): *set becomes NULL and
  * *fd, which was the set's, -1. */
 void sim_wait_leave(struct fid_wait **set, struct fid *member, int *fd);
+/* Makes a member's descriptor `fd` unreadable, the member having been read
+ * empty; a set's (set non-NULL) only when no member has anything left. */
+void sim_wait_drain(struct fid_wait *set, int fd);
 /* Something to read: a CQ's entries, an EQ's events, a counter's change
  * since it was last read, a wait set member's any of these. */
 bool sim_fid_has_events(struct fid *fid);

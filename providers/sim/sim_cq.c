@@ -42,7 +42,7 @@ static void wait_signal(struct sim_cq *cq)
 static void wait_drain(struct sim_cq *cq)
 {
 	if (!cq->count && !cq->errs)
-		sim_waitfd_drain(cq->wait_fd);
+		sim_wait_drain(cq->wait_set, cq->wait_fd);
 }
 
 /* ---- Filling (called by endpoints, lock held) ---------------------------------------- */

@@ -14,7 +14,7 @@
 static void drain_fd(struct sim_eq *eq)
 {
 	if (fabsim_eventq_empty(&eq->q))
-		sim_waitfd_drain(eq->wait_fd);
+		sim_wait_drain(eq->wait_set, eq->wait_fd);
 }
 
 static int pushed(struct sim_eq *eq, int ret)

@@ -140,6 +140,15 @@ int sim_wait_join(struct sim_world *world, struct fid_wait *set,
 	return 0;
 }
 
+void sim_wait_drain(struct fid_wait *set, int fd)
+{
+	/* The set's descriptor announces every member: a member read empty
+	 * leaves it readable while another still has something. */
+	if (set && sim_fid_has_events(&set->fid))
+		return;
+	sim_waitfd_drain(fd);
+}
+
 void sim_wait_leave(struct fid_wait **set, struct fid *member, int *fd)
 {
 	struct sim_wait *ws;

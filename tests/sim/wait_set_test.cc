@@ -82,6 +82,40 @@ TEST(WaitSet, ItsDescriptorWorksWithTrywaitAndPoll)
 	EXPECT_EQ(fi_close(&ws->fid), 0);
 }
 
+// A member read empty leaves the set's descriptor readable while another
+// member still has something: the descriptor is the set's, not the member's.
+TEST(WaitSet, ItsDescriptorStaysReadableWhileAnyMemberHasEvents)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	fid_wait *ws = nullptr;
+	ASSERT_EQ(OpenSet(s, FI_WAIT_FD, &ws), 0);
+	int fd = -1;
+	ASSERT_EQ(fi_control(&ws->fid, FI_GETWAIT, &fd), 0);
+	fi_eq_attr eattr{};
+	eattr.wait_obj = FI_WAIT_SET;
+	eattr.wait_set = ws;
+	eattr.flags = FI_WRITE;
+	fid_eq *eqs[2] = {};
+	fi_eq_entry entry{};
+	for (fid_eq *&eq : eqs) {
+		ASSERT_EQ(fi_eq_open(s.fabric(), &eattr, &eq, nullptr), 0);
+		ASSERT_EQ(fi_eq_write(eq, FI_NOTIFY, &entry, sizeof(entry), 0),
+			  (ssize_t)sizeof(entry));
+	}
+	uint32_t event = 0;
+	ASSERT_EQ(fi_eq_read(eqs[0], &event, &entry, sizeof(entry), 0),
+		  (ssize_t)sizeof(entry));
+	pollfd p = {fd, POLLIN, 0};
+	EXPECT_EQ(poll(&p, 1, 0), 1) << "the second EQ's event is unannounced";
+	ASSERT_EQ(fi_eq_read(eqs[1], &event, &entry, sizeof(entry), 0),
+		  (ssize_t)sizeof(entry));
+	EXPECT_EQ(poll(&p, 1, 0), 0) << "readable with both EQs empty";
+	for (fid_eq *eq : eqs)
+		EXPECT_EQ(fi_close(&eq->fid), 0);
+	EXPECT_EQ(fi_close(&ws->fid), 0);
+}
+
 TEST(WaitSet, FiWaitSetWithoutASetIsRefused)
 {
 	Scenario s(1, {});

@@ -409,6 +409,8 @@ struct nic {
 
 struct nic_qp *nic_find_qp(struct nic *nic, uint32_t qpn);
 struct nic_mr *nic_find_mr(struct nic *nic, uint64_t key);
+/* Frees every region still registered, and the table. */
+void nic_mr_free_all(struct nic *nic);
 
 /* ---- Memory regions -------------------------------------------------------------- */
 
@@ -560,6 +562,7 @@ struct nic_qp {
 	struct nic_matcher   *rq;
 	struct nic_srq       *srq;
 	struct nic_pending   *pending;    /* callbacks not yet delivered */
+	nm_time_ns            pending_until; /* the last one's instant */
 	size_t                outstanding;
 };
 

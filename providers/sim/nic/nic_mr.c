@@ -190,6 +190,19 @@ int nic_mr_dereg(struct nic_mr *mr)
 	return 0;
 }
 
+void nic_mr_free_all(struct nic *nic)
+{
+	for (size_t i = 0; i < nic->mr_slots; i++) {
+		struct nic_mr *mr = nic->mrs[i];
+
+		if (mr && !is_deleted(nic, mr))
+			fs_mem_free(nic->world->arena, mr);
+	}
+	fs_mem_free(nic->world->arena, nic->mrs);
+	nic->mrs = NULL;
+	nic->mr_slots = nic->mr_count = nic->mr_used = 0;
+}
+
 uint64_t nic_mr_key(const struct nic_mr *mr)
 {
 	return mr->key;

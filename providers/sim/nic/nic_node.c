@@ -106,6 +106,12 @@ void nic_close(struct nic *nic)
 	if (!nic || --nic->refs > 0)
 		return;
 	nic->world->hosts[nic->host] = NULL;
+	/* A program may exit with queue pairs and regions it never tore
+	 * down: the device's close ends them, as the kernel's does, so that
+	 * nothing the model still has for them reaches a freed NIC. */
+	for (uint32_t i = 0; i < nic->qps.count; i++)
+		if (nic->qps.slots[i])
+			nic_qp_destroy(nic->qps.slots[i]);
 	nic_proc_forget_nic(nic);
 	while (nic->raw_head) {
 		struct nic_pkt *pkt = nic->raw_head;
@@ -114,7 +120,7 @@ void nic_close(struct nic *nic)
 		nic_pkt_put(nic->world, pkt);
 	}
 	fs_mem_free(nic->world->arena, nic->qps.slots);
-	fs_mem_free(nic->world->arena, nic->mrs);
+	nic_mr_free_all(nic);
 	fs_mem_free(nic->world->arena, nic);
 }
 

@@ -638,6 +638,9 @@ TEST_F(Face, TruncatedReceiveIsALengthErrorAndTheSendersInvalidRequest)
 {
 	Connect();
 	ASSERT_EQ(PostRecv(b, 0, 4, 1), 0);
+	// The sender's own receive is flushed by its QP's failure: after the
+	// failed send's completion, which the NIC writes first.
+	ASSERT_EQ(PostRecv(a, 0, 64, 3), 0);
 	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 5000, 2), 0);
 	ibv_wc r = Wait(b);
 	EXPECT_EQ(r.status, IBV_WC_LOC_LEN_ERR);
@@ -646,6 +649,9 @@ TEST_F(Face, TruncatedReceiveIsALengthErrorAndTheSendersInvalidRequest)
 	EXPECT_EQ(s.wr_id, 2u);
 	EXPECT_EQ(s.status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(s.status);
 	EXPECT_EQ(a.qp->state, IBV_QPS_ERR);
+	ibv_wc f = Wait(a);
+	EXPECT_EQ(f.wr_id, 3u);
+	EXPECT_EQ(f.status, IBV_WC_WR_FLUSH_ERR) << ibv_wc_status_str(f.status);
 }
 
 TEST_F(Face, SendQueueDepthIsEnforced)

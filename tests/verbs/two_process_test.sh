@@ -85,6 +85,22 @@ if command -v ibv_rc_pingpong >/dev/null; then
 		[ "$middle" -eq 800 ] || { echo "FAIL: rc: tshark sees $middle middle packets, want two a message"; fail=1; }
 		[ "$bad" -eq 0 ] || { echo "FAIL: rc: tshark finds malformed packets"; fail=1; }
 	fi
+	# A message longer than the server's receive: the server's length
+	# error, the client's remote invalid request (its receive's flush
+	# after it), and the server exits with its QP still there while the
+	# client runs the model — which must not reach the closed NIC.
+	port=$(free_port)
+	export LD_LIBRARY_PATH="$face" FI_SIM_FABRIC="rclen$$"
+	FI_SIM_NODE=0 timeout 60 ibv_rc_pingpong -g 0 -p "$port" -s 4096 -n 5 >rclen.server 2>&1 &
+	pid=$!
+	sleep 0.5
+	rc=0
+	FI_SIM_NODE=1 timeout 60 ibv_rc_pingpong -g 0 -p "$port" -s 8192 -n 5 127.0.0.1 >rclen.client 2>&1 || rc=$?
+	wait $pid || true
+	echo "rclen: client exit status $rc"
+	[ "$rc" -eq 1 ] || { echo "FAIL: rclen: client exit status $rc, want 1"; cat rclen.client rclen.server; fail=1; }
+	grep -q "local length error (1) for wr_id 1" rclen.server || { echo "FAIL: rclen: the server saw no length error"; cat rclen.server; fail=1; }
+	grep -q "remote invalid request error (9) for wr_id 2" rclen.client || { echo "FAIL: rclen: the client's first error is not its send's"; cat rclen.client; fail=1; }
 else
 	echo "SKIP: ibv_rc_pingpong is not installed (Debian package ibverbs-utils)"
 fi

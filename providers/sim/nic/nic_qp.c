@@ -109,9 +109,18 @@ void nic_complete_later(struct nic_qp *qp, enum nic_pending_kind kind,
 			const struct nic_completion *c, nm_time_ns delay)
 {
 	struct nic_pending *p = pending_get(qp->nic->world);
+	nm_time_ns now = nm_engine_now(qp->nic->world->engine);
 
 	if (!p)
 		abort(); /* a completion must not be lost */
+	/* What a QP's failure flushes comes after the completions already
+	 * on their way, the failed request's own among them, as a NIC writes
+	 * the error ahead of the flushes it causes. */
+	if (c->status == NIC_WR_FLUSH_ERR && qp->pending &&
+	    qp->pending_until > now + delay)
+		delay = qp->pending_until - now;
+	if (!qp->pending || qp->pending_until < now + delay)
+		qp->pending_until = now + delay;
 	p->qp = qp;
 	p->kind = kind;
 	p->c = *c;

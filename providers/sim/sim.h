@@ -125,7 +125,6 @@ struct sim_world {
 	/* Connection management (sim_cm.c) */
 	struct sim_pep   *listeners;
 	struct sim_conn  *conns;
-	uint32_t          next_comm_id;
 	struct nic_transport_params transport;
 	struct shared_world *shared; /* shared with other processes */
 	/* Shared: the thread that takes in what other processes leave for

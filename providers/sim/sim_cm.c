@@ -132,7 +132,7 @@ static struct sim_conn *conn_new(struct sim_world *world, struct nic *nic)
 	c->connreq.ops = &connreq_ops;
 	c->world = world;
 	c->nic = nic;
-	c->local_id = ++world->next_comm_id;
+	c->local_id = nic_cm_comm_id(nic);
 	c->timer = NM_EVENT_NONE;
 	c->next = world->conns;
 	world->conns = c;

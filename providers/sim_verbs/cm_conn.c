@@ -30,8 +30,6 @@
 #define CM_TIMEOUT_NS (100 * NM_NS_PER_US)
 #define CM_RETRIES 15
 
-static uint32_t next_comm_id;
-
 /* Connections gone from this side, for the MADs of theirs still on the
  * wire: a resent REQ of a rejected connection gets the same REJ again, and
  * is never taken for a new request (IB CM's time-wait). */
@@ -222,6 +220,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_id *c = cm_of(id);
 	struct cm_msg m = { .attr = is_ud(c) ? CM_ATTR_SIDR_REQ : CM_ATTR_REQ };
 	uint32_t qpn = qp_num_for(c, conn_param);
+	struct nic *nic;
 	int ret;
 
 	if (!qpn)
@@ -236,7 +235,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return fail(EINVAL);
 	}
 	c->remote_host = cm_sv->host_of_ip(c->peer_ip);
-	c->local_comm_id = ++next_comm_id;
+	device_of(c->dev, &nic, NULL);
+	c->local_comm_id = nic_cm_comm_id(nic);
 	c->remote_comm_id = 0;
 	c->disconnect_reported = false;
 	m.service_id = cm_service_id_ps(id->ps,
@@ -632,7 +632,7 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	id->route.addr.dst_sin.sin_port = htons(m->src_port);
 	c->state = CM_REQ_RCVD;
 	c->passive = true;
-	c->local_comm_id = ++next_comm_id;
+	c->local_comm_id = nic_cm_comm_id(nic);
 	c->remote_comm_id = m->local_comm_id;
 	c->remote_host = host;
 	c->remote_qpn = m->qpn;

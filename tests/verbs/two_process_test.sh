@@ -170,6 +170,20 @@ if command -v rping >/dev/null; then
 		n=$(grep -c "ping data: rdma-ping-" rpingq.client || true)
 		[ "$n" -eq 10 ] || { echo "FAIL: rping -q: the client saw $n pings, want 10"; cat rpingq.client; fail=1; }
 	fi
+	# A persistent server (-P) and two clients one after the other, each
+	# a new process on the same host: the second's request is a new
+	# connection, not a resend of the first's (comm ids are the host's).
+	export FI_SIM_FABRIC="rpingP$$"
+	FI_SIM_NODE=0 timeout 60 rping -s -P -a 10.0.0.1 >rpingP.server 2>&1 &
+	pid=$!
+	sleep 0.5
+	for i in 1 2; do
+		if ! FI_SIM_NODE=2 timeout 30 rping -c -a 10.0.0.1 -C 2 -V >rpingP.client$i 2>&1; then
+			echo "FAIL: rping -P: client $i (a new process on host 2) failed"
+			cat rpingP.client$i; fail=1
+		fi
+	done
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
 	export FI_SIM_FABRIC="ucma$$"
 	pair ucmatose ucmatose -b 10.0.0.1 -c 4 -C 50 -- ucmatose -s 10.0.0.1 -c 4 -C 50
 	for side in server client; do

@@ -227,6 +227,12 @@ void nic_set_mad_handler(struct nic *nic, nic_mad_fn fn, void *ctx);
 int nic_send_mad(struct nic *nic, uint32_t dst_host, const void *mad,
 		 size_t len);
 
+/* A communication id for a connection of the host's connection manager:
+ * unique on the host whichever of its processes asks, as IB CM's ids are
+ * the host's kernel's, so that a new process's request is never taken for
+ * a stale one of an earlier process on the host. */
+uint32_t nic_cm_comm_id(struct nic *nic);
+
 uint32_t nic_host(const struct nic *nic);
 struct in_addr nic_ipv4(const struct nic *nic);
 struct nic_world *nic_world_of(const struct nic *nic);

@@ -312,6 +312,7 @@ struct nic_world {
 	uint32_t          mtu;           /* payload bytes per packet */
 	uint32_t          host_count;
 	struct nic      **hosts;         /* by host id */
+	uint32_t         *cm_comm_ids;   /* by host id: the last one given */
 	struct nic_pkt   *free_pkts;
 	struct nic_pkt   *free_owned_pkts;
 	struct nic_pkt   *all_pkts;

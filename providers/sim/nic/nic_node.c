@@ -124,6 +124,11 @@ void nic_close(struct nic *nic)
 	fs_mem_free(nic->world->arena, nic);
 }
 
+uint32_t nic_cm_comm_id(struct nic *nic)
+{
+	return ++nic->world->cm_comm_ids[nic->host];
+}
+
 uint32_t nic_host(const struct nic *nic)
 {
 	return nic->host;

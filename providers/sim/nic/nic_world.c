@@ -103,7 +103,9 @@ int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
 	world->host_count = cfg->topology.hosts;
 	world->hosts = fs_mem_calloc(arena, world->host_count,
 				     sizeof(*world->hosts));
-	if (!world->hosts) {
+	world->cm_comm_ids = fs_mem_calloc(arena, world->host_count,
+					   sizeof(*world->cm_comm_ids));
+	if (!world->hosts || !world->cm_comm_ids) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -148,6 +150,7 @@ void nic_world_destroy(struct nic_world *world)
 	nic_recycled_free(world);
 	nic_procs_free(world);
 	fs_mem_free(world->arena, world->hosts);
+	fs_mem_free(world->arena, world->cm_comm_ids);
 	nic_sched_fini(world);
 	pthread_mutex_destroy(&world->lock);
 	fs_mem_free(world->arena, world);

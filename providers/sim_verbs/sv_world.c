@@ -9,7 +9,8 @@
  * process joins the fabric shared by the processes that name it instead
  * (providers/sim/shared): one device, on the host its node identity names
  * (FI_SIM_NODE or the launcher's rank), and FI_SIM_PCAP records the wire
- * of the whole fabric (the first process decides).
+ * of the whole fabric (the first process decides). Without a fabric name,
+ * FI_SIM_PCAP records this process's devices' wire.
  *
  * Virtual time moves when the application waits: an empty ibv_poll_cq
  * runs the events of the next instant, and a wait for an event (a
@@ -97,17 +98,32 @@ static void device_fill(struct sv_device *d, unsigned index)
 static int waker_start(void);
 static void waker_stop(void);
 
+/* A private world's trace is complete when the process ends. */
+static void end_private(void)
+{
+	nm_error err;
+
+	if (!sv_world.nic || !nic_world_recording(sv_world.nic))
+		return;
+	nic_world_lock(sv_world.nic);
+	if (nic_world_record_stop(sv_world.nic, &err))
+		fprintf(stderr, "fabsim verbs: FI_SIM_PCAP: %s\n", err.msg);
+	nic_world_unlock(sv_world.nic);
+}
+
 /* The process leaves a shared fabric as it exits, the last one out
  * completing the trace: when the library is unloaded, after every exit
  * handler and static destructor of the program (which may still tear
  * down its verbs objects), not in an exit handler of our own, which runs
  * before those registered earlier. */
-__attribute__((destructor)) static void leave_shared(void)
+__attribute__((destructor)) static void leave_world(void)
 {
 	char why[256];
 
-	if (!sv_world.shared)
+	if (!sv_world.shared) {
+		end_private();
 		return;
+	}
 	shared_vclock_detach(&sv_world);
 	waker_stop();
 	for (unsigned i = 0; i < sv_world.ndev; i++) {
@@ -122,19 +138,28 @@ __attribute__((destructor)) static void leave_shared(void)
 	sv_world.shared = NULL;
 }
 
-static void join_shared(const struct nic_transport_params *tp)
+/* What FI_SIM_PCAP and FI_SIM_PCAP_LOG ask to record (path NULL: no
+ * recording). */
+static struct nic_record_params record_params(void)
 {
-	const char *fabric = shared_world_fabric();
 	struct nic_record_params rp = {
 		.path = getenv("FI_SIM_PCAP"),
 		.log_path = getenv("FI_SIM_PCAP_LOG"),
 	};
+
+	if (rp.path && !*rp.path)
+		rp.path = NULL;
+	return rp;
+}
+
+static void join_shared(const struct nic_transport_params *tp)
+{
+	const char *fabric = shared_world_fabric();
+	struct nic_record_params rp = record_params();
 	char why[256], note[256];
 	nm_error err;
 	int ret;
 
-	if (rp.path && !*rp.path)
-		rp.path = NULL;
 	ret = shared_world_attach(fabric, &sv_world.cfg, tp, &rp,
 				  &sv_world.shared, &sv_world.nic, why,
 				  sizeof(why), note, sizeof(note));
@@ -164,6 +189,7 @@ static void join_shared(const struct nic_transport_params *tp)
 
 static void build(void)
 {
+	struct nic_record_params rp;
 	struct nic_transport_params tp;
 	nm_error err;
 	unsigned n;
@@ -191,6 +217,11 @@ static void build(void)
 	ret = nic_world_create(&sv_world.cfg, &tp, &sv_world.nic, &err);
 	if (ret) {
 		fail(ret, "cannot build the network: %s", err.msg);
+		return;
+	}
+	rp = record_params();
+	if (rp.path && (ret = nic_world_record(sv_world.nic, &rp, &err))) {
+		fail(ret, "FI_SIM_PCAP: %s", err.msg);
 		return;
 	}
 	if (n > sv_world.cfg.topology.hosts) {

@@ -174,6 +174,8 @@ static int post_one_send(struct sv_qp *qp, const struct ibv_send_wr *wr)
 		nw.flags |= NIC_WR_SIGNALED;
 	if (wr->send_flags & IBV_SEND_FENCE)
 		nw.flags |= NIC_WR_FENCE;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		nw.flags |= NIC_WR_SOLICITED;
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
 	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
 		nw.flags |= NIC_WR_IMM;

@@ -146,9 +146,7 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	}
 	if (qp->qp.qp_type == IBV_QPT_UD)
 		ud_received(qp, w, c, &wc);
-	/* The NIC model carries no solicited-event bit: every receive may
-	 * wake a CQ armed for solicited completions. */
-	sv_cq_push(qp->rcq, &wc, true);
+	sv_cq_push(qp->rcq, &wc, c->flags & NIC_CQ_SOLICITED);
 	free(w);
 	if (c->status == NIC_TRUNCATED && qp->qp.qp_type != IBV_QPT_UD) {
 		/* A local length error is fatal to an RC queue pair. */

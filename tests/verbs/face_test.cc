@@ -709,6 +709,35 @@ TEST_F(Face, NonBlockingChannelSaysAgainWhenNothingIsComing)
 	EXPECT_EQ(poll(&p, 1, 0), 0);
 }
 
+// ibv_req_notify_cq(cq, 1): only a solicited completion (the sender's
+// IBV_SEND_SOLICITED, the SE bit of its last packet) raises the event.
+TEST_F(Face, ASolicitedOnlyArmIgnoresUnsolicitedReceives)
+{
+	Connect();
+	int fl = fcntl(b.ch->fd, F_GETFL);
+	ASSERT_EQ(fcntl(b.ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	ASSERT_EQ(ibv_req_notify_cq(b.cq, 1), 0);
+	ibv_cq *cq = nullptr;
+	void *ctx = nullptr;
+	for (unsigned flags : { 0u, (unsigned)IBV_SEND_SOLICITED }) {
+		ASSERT_EQ(PostRecv(b, 0, 64, 1), 0);
+		ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 2, 0, 0,
+			       IBV_SEND_SIGNALED | flags),
+			  0);
+		EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+		EXPECT_EQ(Wait(b).wr_id, 1u);
+		int got = ibv_get_cq_event(b.ch, &cq, &ctx);
+		if (!flags) {
+			EXPECT_EQ(got, -1) << "an unsolicited receive woke it";
+			EXPECT_EQ(errno, EAGAIN);
+		} else {
+			EXPECT_EQ(got, 0) << "the solicited receive did not";
+			if (!got)
+				ibv_ack_cq_events(cq, 1);
+		}
+	}
+}
+
 TEST_F(Face, ReceiverNotReadyRetriesUntilAReceiveIsPosted)
 {
 	Connect();

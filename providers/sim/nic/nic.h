@@ -328,6 +328,9 @@ enum nic_wr_flags {
 	NIC_WR_FENCE = 1u << 3,    /* wait for earlier ops to this peer */
 	NIC_WR_SIGNALED = 1u << 4, /* the glue wants to hear of success */
 	NIC_WR_QKEY = 1u << 5,     /* UD: wr.qkey, not the QP's own Q_Key */
+	NIC_WR_SOLICITED = 1u << 6,/* send, write with immediate: the BTH's SE
+				    * bit, for the receiver's solicited-only
+				    * completion notification */
 };
 
 #define NIC_MAX_SGE 4
@@ -436,6 +439,7 @@ enum nic_cq_flags {
 	NIC_CQ_REMOTE_READ = 1u << 4,
 	NIC_CQ_REMOTE_ATOMIC = 1u << 5,
 	NIC_CQ_PEEK = 1u << 6,
+	NIC_CQ_SOLICITED = 1u << 7, /* the message's last packet had SE */
 };
 
 /* How the NIC calls the glue back. All run with the world lock held. */

@@ -32,6 +32,7 @@ enum nic_pkt_flags {
 	NIC_PKT_RETRANSMIT = 1u << 1, /* sent again (statistics, traces) */
 	NIC_PKT_OWNS_PAYLOAD = 1u << 2,
 	NIC_PKT_FABSIM_HDR = 1u << 3, /* payload starts with struct nic_fabsim_hdr */
+	NIC_PKT_SOLICITED = 1u << 4,  /* BTH SE: a message's last packet */
 };
 
 /* Metadata the RoCE headers have no room for, carried at the start of the
@@ -658,7 +659,7 @@ struct nic_rmatch {
 	struct nic_peer    source;
 	uint64_t           tag;
 	bool               tagged;
-	bool               has_imm;
+	uint32_t           end_flags;  /* NIC_CQ_IMM, NIC_CQ_SOLICITED */
 	uint32_t           imm;
 	size_t             truncated;  /* posted: bytes that did not fit */
 	/* unexpected and staging: the data so far */
@@ -678,9 +679,13 @@ struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 /* Places payload bytes [offset, offset+len) of the message. */
 void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
 		     const void *data, size_t len);
-/* The whole message (msg_len bytes) has arrived. */
+/* The whole message (msg_len bytes) has arrived; end_flags: what its last
+ * packet said (nic_msg_end_flags). */
 void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
-		      bool has_imm, uint32_t imm);
+		      uint32_t end_flags, uint32_t imm);
+/* The completion flags a message's last packet gives: NIC_CQ_IMM,
+ * NIC_CQ_SOLICITED. */
+uint32_t nic_msg_end_flags(const struct nic_pkt *last);
 /* The message will not complete (its sender restarted): undo. */
 void nic_match_abandon(struct nic_qp *qp, struct nic_rmatch *m);
 /* The QP goes away with the message half in: free what only it holds. */
@@ -693,9 +698,10 @@ struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
 /* Completes every posted receive with NIC_WR_FLUSH_ERR. */
 void nic_match_flush(struct nic_qp *qp);
 /* A receive taken by an RDMA write with immediate data completes: no data
- * in it, the write's length and immediate data (NIC_CQ_REMOTE_WRITE). */
+ * in it, the write's length and immediate data (NIC_CQ_REMOTE_WRITE, with
+ * the last packet's end_flags). */
 void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
-			      size_t len, uint32_t imm);
+			      size_t len, uint32_t end_flags, uint32_t imm);
 /* Completes one receive a message was landing in (taken from its list)
  * with NIC_WR_FLUSH_ERR, and frees it. */
 void nic_match_flush_taken(struct nic_qp *qp, struct nic_rmatch *m);

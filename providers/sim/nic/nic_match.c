@@ -155,6 +155,12 @@ static void free_held(struct nic_matcher *mt, struct nic_rmatch *m)
 
 /* ---- Completions -------------------------------------------------------------------- */
 
+uint32_t nic_msg_end_flags(const struct nic_pkt *last)
+{
+	return (nic_op_has_imm(last->opcode) ? NIC_CQ_IMM : 0) |
+	       ((last->flags & NIC_PKT_SOLICITED) ? NIC_CQ_SOLICITED : 0);
+}
+
 static void complete(struct nic_qp *qp, const struct nic_rmatch *msg,
 		     uint64_t cookie, void *buf, size_t len, size_t olen,
 		     uint32_t extra_flags)
@@ -173,8 +179,7 @@ static void complete(struct nic_qp *qp, const struct nic_rmatch *msg,
 
 	if (msg->tagged)
 		c.flags |= NIC_CQ_TAGGED;
-	if (msg->has_imm)
-		c.flags |= NIC_CQ_IMM;
+	c.flags |= msg->end_flags;
 	nic_complete_later(qp, NIC_PENDING_RECV, &c,
 			   qp->nic->world->recv_overhead_ns);
 }
@@ -308,12 +313,12 @@ void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
 }
 
 void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
-			      size_t len, uint32_t imm)
+			      size_t len, uint32_t end_flags, uint32_t imm)
 {
 	struct nic_completion c = {
 		.cookie = m->recv.cookie,
 		.status = NIC_OK,
-		.flags = NIC_CQ_IMM | NIC_CQ_REMOTE_WRITE,
+		.flags = end_flags | NIC_CQ_REMOTE_WRITE,
 		.len = len,
 		.imm = imm,
 		.source = m->source,
@@ -325,9 +330,9 @@ void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
 }
 
 void nic_match_finish(struct nic_qp *qp, struct nic_rmatch *m, size_t msg_len,
-		      bool has_imm, uint32_t imm)
+		      uint32_t end_flags, uint32_t imm)
 {
-	m->has_imm = has_imm;
+	m->end_flags = end_flags;
 	m->imm = imm;
 	switch (m->kind) {
 	case NIC_RM_POSTED: {
@@ -441,8 +446,7 @@ static void peek_reply(struct nic_qp *qp, const struct nic_recv *r,
 		c.claim_id = u->claim_id;
 		if (u->tagged)
 			c.flags |= NIC_CQ_TAGGED;
-		if (u->has_imm)
-			c.flags |= NIC_CQ_IMM;
+		c.flags |= u->end_flags & NIC_CQ_IMM;
 	}
 	nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
 }

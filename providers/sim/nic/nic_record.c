@@ -292,6 +292,7 @@ static void to_wire(const struct nic_world *world, const struct nic_pkt *pkt,
 	p->dest_qp = pkt->dst.qpn;
 	p->psn = nic_psn_wire(pkt->psn);
 	p->ack_req = pkt->flags & NIC_PKT_ACKREQ;
+	p->se = pkt->flags & NIC_PKT_SOLICITED;
 	p->reth.va = pkt->reth_va;
 	p->reth.rkey = pkt->reth_key;
 	p->reth.dma_len = pkt->reth_len;

@@ -295,6 +295,8 @@ static struct nic_pkt *build_send(struct nic_flow *flow, struct nic_swqe *w,
 	enum nic_pos pos = position(index, w->psn_count);
 
 	pkt->opcode = nic_op_for(0, pos, w->wr.flags & NIC_WR_IMM);
+	if (nic_op_is_last(pkt->opcode) && (w->wr.flags & NIC_WR_SOLICITED))
+		pkt->flags |= NIC_PKT_SOLICITED;
 	if (index == 0 && tagged) {
 		pkt->flags |= NIC_PKT_FABSIM_HDR;
 		pkt->fabsim.kind = NIC_FABSIM_TAGGED_SEND;
@@ -339,6 +341,10 @@ static struct nic_pkt *build_write(struct nic_flow *flow, struct nic_swqe *w,
 	bool last_seg = seg + 1 == w->wr.rma_count;
 
 	pkt->opcode = nic_op_for(1, pos, last_seg && (w->wr.flags & NIC_WR_IMM));
+	/* SE means something on a write's last packet only with immediate
+	 * data, which takes a receive. */
+	if (nic_op_has_imm(pkt->opcode) && (w->wr.flags & NIC_WR_SOLICITED))
+		pkt->flags |= NIC_PKT_SOLICITED;
 	if (pos == NIC_POS_FIRST || pos == NIC_POS_ONLY) {
 		pkt->reth_va = r->addr;
 		pkt->reth_key = (uint32_t)r->key;

@@ -350,7 +350,7 @@ static enum send_result send_packet(struct nic_qp *qp, struct nic_flow *flow,
 				rx->match->truncated;
 
 		nic_match_finish(qp, rx->match, rx->offset,
-				 nic_op_has_imm(pkt->opcode), pkt->imm);
+				 nic_msg_end_flags(pkt), pkt->imm);
 		memset(rx, 0, sizeof(*rx));
 		flow->msn++;
 		if (too_long)
@@ -401,7 +401,8 @@ static enum write_result write_packet(struct nic_qp *qp,
 	if (!last)
 		return WRITE_OK;
 	if (recv) {
-		nic_match_complete_write(qp, recv, rx->offset, pkt->imm);
+		nic_match_complete_write(qp, recv, rx->offset,
+					 nic_msg_end_flags(pkt), pkt->imm);
 	} else {
 		struct nic_completion c = {
 			.flags = NIC_CQ_REMOTE_WRITE,

@@ -48,6 +48,8 @@ static void ud_ready(nm_engine *engine, void *ctx, uint64_t arg)
 	pkt->src_qp_gen = qp->gen;
 	pkt->dst = w->wr.peer;
 	pkt->qkey = (w->wr.flags & NIC_WR_QKEY) ? w->wr.qkey : qp->qkey;
+	if (w->wr.flags & NIC_WR_SOLICITED)
+		pkt->flags |= NIC_PKT_SOLICITED;
 	/* A UD QP numbers its packets too (IBA 9.7.6.1.1), though nobody
 	 * acknowledges them. */
 	pkt->psn = qp->ud_psn;
@@ -106,6 +108,6 @@ void nic_ud_receive(struct nic_qp *qp, struct nic_pkt *pkt)
 	}
 	m->source = pkt->src;
 	nic_match_place(qp, m, 0, pkt->payload, pkt->payload_len);
-	nic_match_finish(qp, m, pkt->payload_len,
-			 pkt->opcode == NIC_OP_UD_SEND_ONLY_IMM, pkt->imm);
+	nic_match_finish(qp, m, pkt->payload_len, nic_msg_end_flags(pkt),
+			 pkt->imm);
 }

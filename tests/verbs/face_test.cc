@@ -502,6 +502,29 @@ TEST_F(Face, AtomicsFetchAddAndCompareSwap)
 	EXPECT_EQ(*target, 7u);
 }
 
+// An atomic on a target address not aligned to 8 bytes is an invalid
+// request at the responder (not an access error), and the target is left
+// alone.
+TEST_F(Face, AMisalignedAtomicIsAnInvalidRequest)
+{
+	Connect();
+	uint64_t *result = (uint64_t *)&a.mem[64];
+	ibv_sge sge = { (uintptr_t)result, 8, a.mr->lkey };
+	ibv_send_wr wr{}, *bad;
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = (uintptr_t)&b.mem[4096 + 4];
+	wr.wr.atomic.rkey = b.mr->rkey;
+	wr.wr.atomic.compare_add = 1;
+	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	ibv_wc c = Wait(a);
+	EXPECT_EQ(c.status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(c.status);
+	EXPECT_EQ(b.mem[4096 + 4], 0);
+}
+
 TEST_F(Face, BadLocalKeyIsAProtectionErrorAndFlushesTheRest)
 {
 	Connect();

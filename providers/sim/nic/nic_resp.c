@@ -206,8 +206,14 @@ static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 			qp->nic, req->reth_key, req->reth_va, 8,
 			NIC_ACCESS_REMOTE_ATOMIC, &dst);
 
-		if (st != NIC_OK || ((uintptr_t)dst & 7)) {
+		if (st != NIC_OK) {
 			refuse(qp, flow, req, NIC_AETH_NAK_REM_ACCESS);
+			return;
+		}
+		/* A misaligned atomic is an invalid request, not an access
+		 * error (the IBA's class C; rxe answers it the same way). */
+		if ((uintptr_t)dst & 7) {
+			refuse(qp, flow, req, NIC_AETH_NAK_INV_REQ);
 			return;
 		}
 		nic_dma_read(qp->nic, &orig, dst, 8);

@@ -149,6 +149,7 @@ struct sv_cq {
 	size_t              size, head, count;
 	bool                armed, solicited_only;
 	bool                event_queued;
+	bool                overrun;   /* IBV_EVENT_CQ_ERR given */
 	struct sv_cq       *next_event;
 	int                 refs;      /* QPs */
 };

@@ -6,7 +6,9 @@
  * ibv_req_notify_cq arms the CQ for one event on its channel, delivered
  * with the next completion; ibv_get_cq_event waits for it (running the
  * simulation). A full CQ is overrun: the completion is lost and the
- * context gets IBV_EVENT_CQ_ERR, as on a device. */
+ * context gets IBV_EVENT_CQ_ERR once, as on a device, where the CQ is
+ * then in error. ibv_resize_cq gives the ring a new size that holds
+ * what is unpolled. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -190,9 +192,31 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	return EOPNOTSUPP;
+	struct sv_cq *cq = SV_CONTAINER_OF(ibcq, struct sv_cq, cq);
+	struct ibv_wc *ring;
+
+	if (cqe < 1 || cqe > SV_MAX_CQE)
+		return EINVAL;
+	ring = calloc((size_t)cqe, sizeof(*ring));
+	if (!ring)
+		return ENOMEM;
+	sv->lock();
+	if ((size_t)cqe < cq->count) {
+		sv->unlock();
+		free(ring);
+		return EINVAL; /* the unpolled entries would not fit */
+	}
+	for (size_t i = 0; i < cq->count; i++)
+		ring[i] = cq->ring[(cq->head + i) % cq->size];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->head = 0;
+	cq->size = (size_t)cqe;
+	ibcq->cqe = cqe;
+	sv->unlock();
+	return 0;
 }
 
 void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited)
@@ -203,7 +227,9 @@ void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited)
 			.event_type = IBV_EVENT_CQ_ERR,
 		};
 
-		sv_async_push(sv_ctx(cq->cq.context), &ev);
+		if (!cq->overrun)
+			sv_async_push(sv_ctx(cq->cq.context), &ev);
+		cq->overrun = true;
 		return;
 	}
 	cq->ring[(cq->head + cq->count) % cq->size] = *wc;

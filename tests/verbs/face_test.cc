@@ -761,6 +761,39 @@ TEST_F(Face, ASolicitedOnlyArmIgnoresUnsolicitedReceives)
 	}
 }
 
+// ibv_resize_cq keeps what is unpolled, in order, and refuses a size that
+// cannot hold it; a CQ overrun loses completions and is one async event.
+TEST_F(Face, AResizedCqKeepsItsEntriesAndAnOverrunIsOneEvent)
+{
+	Connect();
+	auto exchange = [&](int n) {
+		for (int i = 0; i < n; i++)
+			ASSERT_EQ(PostRecv(b, 0, 64, 100 + i), 0);
+		for (int i = 0; i < n; i++)
+			ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, i), 0);
+		for (int i = 0; i < n; i++)
+			ASSERT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	};
+	exchange(3);
+	EXPECT_EQ(ibv_resize_cq(b.cq, 2), EINVAL);
+	ASSERT_EQ(ibv_resize_cq(b.cq, 3), 0);
+	EXPECT_GE(b.cq->cqe, 3);
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(Wait(b).wr_id, 100u + i);
+
+	int fl = fcntl(b.ctx->async_fd, F_GETFL);
+	ASSERT_EQ(fcntl(b.ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+	exchange(5); // two more than the CQ holds
+	ibv_async_event ev{};
+	ASSERT_EQ(ibv_get_async_event(b.ctx, &ev), 0);
+	EXPECT_EQ(ev.event_type, IBV_EVENT_CQ_ERR);
+	EXPECT_EQ(ev.element.cq, b.cq);
+	ibv_ack_async_event(&ev);
+	EXPECT_EQ(ibv_get_async_event(b.ctx, &ev), -1) << "one overrun, "
+							   "one event";
+	EXPECT_EQ(errno, EAGAIN);
+}
+
 TEST_F(Face, ReceiverNotReadyRetriesUntilAReceiveIsPosted)
 {
 	Connect();

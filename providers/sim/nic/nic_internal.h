@@ -148,6 +148,7 @@ struct nic_timer;
 struct nic_proc {
 	pid_t             pid;
 	bool              gone;       /* left: calls for it are dropped */
+	uint32_t          times_away; /* taken out of virtual time so far */
 	/* Bumped when something its threads could see appears: a call on
 	 * its list, a completion or work of its own. Spinning pollers read
 	 * it: on a cache line that only such news writes. */

@@ -68,7 +68,7 @@ void nic_sched_fini(struct nic_world *world)
 	}
 }
 
-static void tell(struct nic_world *world, const struct nic_proc *p,
+static void tell(struct nic_world *world, struct nic_proc *p,
 		 enum tr_event_kind kind);
 
 /* Polls in a row that make a thread idle (see poll_streak). */
@@ -443,9 +443,14 @@ static uint32_t node_of(const struct nic_world *world, const struct nic_proc *p)
 	return TR_WHERE_UNKNOWN;
 }
 
+/* Times a process's going out of time and coming back are told on
+ * standard error; the trace has every one. A program that waits out of
+ * band at every step (rping's threads) would fill the log. */
+#define NIC_AWAY_TOLD 3
+
 /* A process of a shared world went out of time, came back or died: the
  * log (standard error) and the trace say so. */
-static void tell(struct nic_world *world, const struct nic_proc *p,
+static void tell(struct nic_world *world, struct nic_proc *p,
 		 enum tr_event_kind kind)
 {
 	static const char *const what[TR_EVENT_KINDS] = {
@@ -460,10 +465,17 @@ static void tell(struct nic_world *world, const struct nic_proc *p,
 	nm_time_ns now = nic_world_now(world);
 
 	snprintf(ev.text, sizeof(ev.text), "its process %s", what[kind]);
-	fprintf(stderr, "fabsim: at %llu ns, node %d (process %d): %s\n",
-		(unsigned long long)now,
-		ev.node == TR_WHERE_UNKNOWN ? -1 : (int)ev.node, (int)p->pid,
-		what[kind]);
+	if (kind == TR_EVENT_AWAY)
+		p->times_away++;
+	if (kind == TR_EVENT_DIED || p->times_away <= NIC_AWAY_TOLD)
+		fprintf(stderr, "fabsim: at %llu ns, node %d (process %d): "
+			"%s%s\n", (unsigned long long)now,
+			ev.node == TR_WHERE_UNKNOWN ? -1 : (int)ev.node,
+			(int)p->pid, what[kind],
+			kind == TR_EVENT_BACK &&
+					p->times_away == NIC_AWAY_TOLD ?
+				" (further times: in the trace only)" :
+				"");
 	if (world->rec)
 		nic_record_event(world->rec, &ev, now);
 }

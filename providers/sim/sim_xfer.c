@@ -161,6 +161,17 @@ static void fail_now(struct sim_ep *ep, struct sim_op *op, enum nic_status st)
 	sim_ep_nic_ops.send_done(ep, &c);
 }
 
+/* fi_msg(3): -FI_EAGAIN asks the application to progress the provider and
+ * try again. A thread that retries without reading a CQ waits for the
+ * fabric all the same (another thread reads them): the refused post is a
+ * poll, which lets time move while every thread only waits like this. */
+static ssize_t try_again(struct sim_world *world)
+{
+	sim_progress_poll(world);
+	sim_unlock(world);
+	return -FI_EAGAIN;
+}
+
 ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 {
 	struct sim_world *world = ep->domain->world;
@@ -179,10 +190,8 @@ ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 		return -FI_EINVAL;
 	}
 	op = sim_op_get(ep, true);
-	if (!op) {
-		sim_unlock(world);
-		return -FI_EAGAIN;
-	}
+	if (!op)
+		return try_again(world);
 	op->context = x->context;
 	op->flags = x->comp_flags;
 	op->report = report_tx(ep, x);
@@ -191,8 +200,7 @@ ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 	op->reserved = op->report && ep->tx_cq;
 	if (op->reserved && sim_cq_reserve(ep->tx_cq)) {
 		sim_op_put(op, true);
-		sim_unlock(world);
-		return -FI_EAGAIN;
+		return try_again(world);
 	}
 	wr.wr_id = (uintptr_t)op;
 	wr.opcode = x->opcode;
@@ -230,6 +238,8 @@ ssize_t sim_xfer_post(struct sim_ep *ep, const struct sim_xfer *x)
 			sim_cq_unreserve(ep->tx_cq);
 		sim_op_put(op, true);
 		ret = sim_errno(ret);
+		if (ret == -FI_EAGAIN)
+			return try_again(world);
 	}
 	if (!ret)
 		sim_progress_posted(world);
@@ -270,10 +280,8 @@ ssize_t sim_recv_post(struct sim_ep *ep, const struct sim_recv_req *r)
 		return -FI_EINVAL;
 	}
 	op = sim_op_get(ep, false);
-	if (!op) {
-		sim_unlock(world);
-		return -FI_EAGAIN;
-	}
+	if (!op)
+		return try_again(world);
 	op->context = r->context;
 	op->flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
 	op->report = report_rx(ep, r->flags);
@@ -282,8 +290,7 @@ ssize_t sim_recv_post(struct sim_ep *ep, const struct sim_recv_req *r)
 	op->reserved = ep->rx_cq != NULL;
 	if (op->reserved && sim_cq_reserve(ep->rx_cq)) {
 		sim_op_put(op, false);
-		sim_unlock(world);
-		return -FI_EAGAIN;
+		return try_again(world);
 	}
 	recv.cookie = (uintptr_t)op;
 	recv.tag = r->tag;

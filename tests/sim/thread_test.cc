@@ -1,0 +1,65 @@
+// Threads of one program on the sim provider: a thread that retries posts
+// refused with -FI_EAGAIN (fi_msg(3): progress, then try again) while
+// another thread reads the CQ. Retrying is waiting for the fabric: the
+// clock moves, the reader gets the completions, and the retries get in.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tests/sim/scenario.h"
+
+namespace {
+
+TEST(Threads, ASenderRetryingRefusedPostsLetsAnotherThreadReadTheCq)
+{
+	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"}});
+	ASSERT_EQ(s.failure, "");
+	fi_info *info = nullptr;
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, nullptr,
+			     &info), 0);
+	// Three times what the send queue takes at once: it must fill.
+	const long n = 3 * (long)info->tx_attr->size;
+	fi_freeinfo(info);
+	static char src[8], dst[8];
+	fid_mr *sm = s.reg(0, src, sizeof(src), FI_WRITE);
+	fid_mr *dm = s.reg(1, dst, sizeof(dst), FI_REMOTE_WRITE);
+	uint64_t key = fi_mr_key(dm);
+	std::atomic<long> refused{0}, posted{0};
+	std::atomic<bool> stop{false};
+
+	std::thread sender([&] {
+		auto &a = s.node(0);
+		for (long i = 0; i < n && !stop; i++) {
+			ssize_t r;
+			while ((r = fi_write(a.ep, src, sizeof(src),
+					     fi_mr_desc(sm), a.peers[1],
+					     (uint64_t)(uintptr_t)dst, key,
+					     nullptr)) == -FI_EAGAIN &&
+			       !stop)
+				refused++;
+			if (r)
+				break;
+			posted++;
+		}
+	});
+	long done = 0;
+	auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+	fi_cq_tagged_entry e[64];
+	while (done < n && std::chrono::steady_clock::now() < give_up) {
+		ssize_t got = fi_cq_read(s.node(0).cq, e, 64);
+		if (got > 0)
+			done += got;
+		else
+			ASSERT_EQ(got, -FI_EAGAIN);
+	}
+	stop = true;
+	sender.join();
+	EXPECT_EQ(posted.load(), n);
+	EXPECT_EQ(done, n) << "the reader saw " << done << " of " << n
+			   << " writes complete";
+	EXPECT_GT(refused.load(), 0) << "the send queue never filled";
+}
+
+} // namespace

@@ -224,6 +224,93 @@ TEST_F(CntrRmaTest, RemoteCountersNeedRmaEventAndCountTargetAccess)
 		<< "the initiator's remote counter moved";
 }
 
+// One fi_writemsg or fi_readmsg with several target segments is one
+// operation: the target's counter moves once (fi_endpoint(3): it counts
+// "whenever an RMA write ... is initiated from a remote endpoint").
+TEST_F(CntrRmaTest, AnOperationOfSeveralSegmentsCountsOnceAtTheTarget)
+{
+	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
+	Options o;
+	o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
+	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
+	CONF_OPEN(o);
+	if (w.info->tx_attr->rma_iov_limit < 3)
+		GTEST_SKIP() << "rma_iov_limit " << w.info->tx_attr->rma_iov_limit;
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);
+	Buf* local = w.NewBuf(0, 48);
+	local->Fill(3);
+	iovec iov = {local->p, 48};
+	void* desc = local->desc;
+	fi_rma_iov rma[3];
+	for (int i = 0; i < 3; i++)
+		rma[i] = {target->raddr(20 * i), 16, target->key};
+	fi_msg_rma m = {&iov, &desc, 1, a.peer(1), rma, 3, w.Ctx(), 0};
+	CONF_POST(fi_writemsg(a.ep, &m, 0));
+	ASSERT_TRUE(w.WaitFor(a.tx, 1));
+	EXPECT_FALSE(a.tx.Take().error);
+	m.context = w.Ctx();
+	CONF_POST(fi_readmsg(a.ep, &m, 0));
+	ASSERT_TRUE(w.WaitFor(a.tx, 1));
+	EXPECT_FALSE(a.tx.Take().error);
+	w.Settle();
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_WRITE)), 1u);
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_READ)), 1u);
+	EXPECT_TRUE(local->Check(3, 48));
+}
+
+// fi_endpoint(3): a base atomic counts on the target's FI_REMOTE_WRITE
+// counter, an atomic fetch or compare on its FI_REMOTE_READ one — also for
+// the 64-bit sum and compare-swap a RoCE NIC does natively.
+TEST_F(CntrRmaTest, AtomicsCountAsWritesOrAsReadsAtTheTarget)
+{
+	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
+	CONF_SKIP_IF_DEVIATION("cntr.remote_atomic_reads");
+	Options o;
+	o.caps = FI_MSG | FI_RMA | FI_ATOMIC | FI_RMA_EVENT;
+	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
+	CONF_OPEN(o);
+	Node& a = w.node(0);
+	Node& b = w.node(1);
+	size_t count = 0;
+	if (fi_atomicvalid(a.ep, FI_INT64, FI_SUM, &count) ||
+	    fi_fetch_atomicvalid(a.ep, FI_INT64, FI_SUM, &count) ||
+	    fi_compare_atomicvalid(a.ep, FI_INT64, FI_CSWAP, &count))
+		GTEST_SKIP() << "no 64-bit sum or compare-swap";
+	Buf* target = w.NewBuf(1, 8, kLocalAccess | kRemoteAccess);
+	Buf* operand = w.NewBuf(0, 24);
+	int64_t* v = (int64_t*)operand->p;
+	*(int64_t*)target->p = 40;
+	v[0] = 2;  // the addend, and the swap value
+	v[1] = 42; // the compare value
+	CONF_POST(fi_atomic(a.ep, &v[0], 1, operand->desc, a.peer(1),
+			    target->raddr(), target->key, FI_INT64, FI_SUM,
+			    w.Ctx()));
+	ASSERT_TRUE(w.WaitFor(a.tx, 1));
+	EXPECT_FALSE(a.tx.Take().error);
+	w.Settle();
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_WRITE)), 1u);
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_READ)), 0u);
+	CONF_POST(fi_fetch_atomic(a.ep, &v[0], 1, operand->desc, &v[2],
+				  operand->desc, a.peer(1), target->raddr(),
+				  target->key, FI_INT64, FI_SUM, w.Ctx()));
+	ASSERT_TRUE(w.WaitFor(a.tx, 1));
+	EXPECT_FALSE(a.tx.Take().error);
+	EXPECT_EQ(v[2], 42);
+	CONF_POST(fi_compare_atomic(a.ep, &v[0], 1, operand->desc, &v[1],
+				    operand->desc, &v[2], operand->desc,
+				    a.peer(1), target->raddr(), target->key,
+				    FI_INT64, FI_CSWAP, w.Ctx()));
+	ASSERT_TRUE(w.WaitFor(a.tx, 1));
+	EXPECT_FALSE(a.tx.Take().error);
+	w.Settle();
+	EXPECT_EQ(v[2], 44);
+	EXPECT_EQ(*(int64_t*)target->p, 44) << "44 is not 42: no swap";
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_WRITE)), 1u);
+	EXPECT_EQ(fi_cntr_read(b.counter(FI_REMOTE_READ)), 2u);
+}
+
 // fi_cntr(3): counters count successful completions. A read or a write the
 // target refuses (a key it never issued) moves neither of its remote
 // counters; the initiator's operations fail.

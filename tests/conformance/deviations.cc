@@ -46,6 +46,9 @@ const Known kKnown[] = {
 	 "fi_poll on a poll set with a CQ crashes (SIGSEGV)"},
 	{"tcp", kMsg, "poll.set",
 	 "fi_poll on a poll set with a CQ crashes (SIGSEGV)"},
+	{"sockets", kBoth, "cntr.remote_atomic_reads",
+	 "an atomic fetch or compare counts on the target's FI_REMOTE_WRITE "
+	 "counter, where fi_endpoint(3) has FI_REMOTE_READ count them"},
 	{"sockets", kBoth, "cq.error_order",
 	 "an error entry is read before successes that completed earlier "
 	 "(fi_cq_read returns -FI_EAVAIL while they wait behind it)"},

@@ -33,6 +33,11 @@ enum nic_pkt_flags {
 	NIC_PKT_OWNS_PAYLOAD = 1u << 2,
 	NIC_PKT_FABSIM_HDR = 1u << 3, /* payload starts with struct nic_fabsim_hdr */
 	NIC_PKT_SOLICITED = 1u << 4,  /* BTH SE: a message's last packet */
+	/* The request of an RMA or atomic operation's last target segment
+	 * (its last packet): one operation counts once at the target, however
+	 * many segments it has (fi_endpoint(3), FI_REMOTE_READ/WRITE). What
+	 * the initiator knows of its operations: not on the wire. */
+	NIC_PKT_OP_END = 1u << 5,
 };
 
 /* Metadata the RoCE headers have no room for, carried at the start of the

@@ -45,7 +45,10 @@ static uint32_t packets_for(uint64_t bytes, uint32_t mtu)
 }
 
 /* Real RoCE atomics exist for one 64-bit compare-swap or fetch-add; every
- * other atomic travels in a single SEND with the fabsim header. */
+ * other atomic travels in a single SEND with the fabsim header. A sum that
+ * returns nothing does too: the target counts it as a write, a fetch-add
+ * as a read (fi_endpoint(3), FI_REMOTE_WRITE and FI_REMOTE_READ), and a
+ * fetch-add on the wire cannot say that its result is not wanted. */
 static bool is_native_atomic(const struct nic_wr *wr)
 {
 	const struct nic_atomic *a = &wr->atomic;
@@ -55,7 +58,7 @@ static bool is_native_atomic(const struct nic_wr *wr)
 		return false;
 	if (wr->opcode == NIC_WR_COMPARE_ATOMIC)
 		return a->op == FI_CSWAP;
-	return a->op == FI_SUM;
+	return wr->opcode == NIC_WR_FETCH_ATOMIC && a->op == FI_SUM;
 }
 
 static bool is_atomic(const struct nic_swqe *w)
@@ -341,6 +344,8 @@ static struct nic_pkt *build_write(struct nic_flow *flow, struct nic_swqe *w,
 	bool last_seg = seg + 1 == w->wr.rma_count;
 
 	pkt->opcode = nic_op_for(1, pos, last_seg && (w->wr.flags & NIC_WR_IMM));
+	if (last_seg && nic_op_is_last(pkt->opcode))
+		pkt->flags |= NIC_PKT_OP_END;
 	/* SE means something on a write's last packet only with immediate
 	 * data, which takes a receive. */
 	if (nic_op_has_imm(pkt->opcode) && (w->wr.flags & NIC_WR_SOLICITED))
@@ -365,6 +370,8 @@ static struct nic_pkt *build_read(struct nic_flow *flow, struct nic_swqe *w,
 	struct nic_pkt *pkt = nic_pkt_alloc(flow_world(flow), false);
 
 	pkt->opcode = NIC_OP_READ_REQUEST;
+	if (seg + 1 == w->wr.rma_count)
+		pkt->flags |= NIC_PKT_OP_END;
 	pkt->reth_va = r->addr + done;
 	pkt->reth_key = (uint32_t)r->key;
 	pkt->reth_len = (uint32_t)(r->len - done);
@@ -381,11 +388,13 @@ static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w,
 	size_t off = atomic_offset(&w->wr, index), size = seg->len;
 	const uint8_t *operand = a->operand, *compare = a->compare;
 	struct nic_pkt *pkt;
+	uint8_t end = index + 1 == w->wr.rma_count ? NIC_PKT_OP_END : 0;
 
 	if (is_native_atomic(&w->wr)) {
 		pkt = nic_pkt_alloc(world, false);
 		pkt->opcode = w->wr.opcode == NIC_WR_COMPARE_ATOMIC ?
 				      NIC_OP_COMPARE_SWAP : NIC_OP_FETCH_ADD;
+		pkt->flags |= end;
 		pkt->reth_va = w->wr.rma[0].addr;
 		pkt->reth_key = (uint32_t)w->wr.rma[0].key;
 		memcpy(&pkt->atomic_swap, a->operand, 8);
@@ -395,7 +404,7 @@ static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w,
 	}
 	pkt = nic_pkt_alloc(world, true);
 	pkt->opcode = NIC_OP_SEND_ONLY;
-	pkt->flags |= NIC_PKT_FABSIM_HDR;
+	pkt->flags |= NIC_PKT_FABSIM_HDR | end;
 	pkt->fabsim.kind = NIC_FABSIM_ATOMIC;
 	pkt->fabsim.atomic_op = (uint8_t)a->op;
 	pkt->fabsim.atomic_datatype = (uint8_t)a->datatype;

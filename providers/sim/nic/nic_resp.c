@@ -188,6 +188,24 @@ static const struct nic_atomic_replay *recall(const struct nic_flow *flow,
 	return r->valid && r->psn == psn ? r : NULL;
 }
 
+/* A peer's atomic changed our memory: the glue hears of it, as a read when
+ * it fetched or compared (fi_endpoint(3): FI_REMOTE_READ counts "atomic
+ * fetch, or atomic compare" operations), otherwise as a write. */
+static void touched_by_atomic(struct nic_qp *qp, const struct nic_pkt *req,
+			      size_t len, bool fetched)
+{
+	if (!(req->flags & NIC_PKT_OP_END))
+		return; /* the operation counts at its last segment */
+	struct nic_completion c = {
+		.flags = NIC_CQ_REMOTE_ATOMIC | (fetched ? NIC_CQ_REMOTE_READ : 0),
+		.len = len,
+		.source = req->src,
+	};
+
+	nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
+			   qp->nic->world->recv_overhead_ns);
+}
+
 static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 			  const struct nic_pkt *req, bool replay)
 {
@@ -222,6 +240,7 @@ static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 				 orig == req->atomic_cmp ? req->atomic_swap : orig;
 		nic_dma_write(qp->nic, dst, &value, 8);
 		remember(flow, req->psn, &orig, 8);
+		touched_by_atomic(qp, req, 8, true);
 	}
 	pkt = reply(qp, req, false);
 	pkt->opcode = NIC_OP_ATOMIC_ACK;
@@ -304,14 +323,7 @@ static void fabsim_atomic(struct nic_qp *qp, struct nic_flow *flow,
 	len = h->atomic_fetch ? (uint32_t)size : 0;
 	remember(flow, req->psn, result, len);
 	atomic_answer(qp, flow, req, result, len);
-
-	struct nic_completion c = {
-		.flags = NIC_CQ_REMOTE_ATOMIC,
-		.len = size,
-		.source = req->src,
-	};
-	nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
-			   qp->nic->world->recv_overhead_ns);
+	touched_by_atomic(qp, req, size, h->atomic_fetch || h->atomic_compare);
 }
 
 /* ---- Sends -------------------------------------------------------------------------- */
@@ -409,7 +421,7 @@ static enum write_result write_packet(struct nic_qp *qp,
 	if (recv) {
 		nic_match_complete_write(qp, recv, rx->offset,
 					 nic_msg_end_flags(pkt), pkt->imm);
-	} else {
+	} else if (pkt->flags & NIC_PKT_OP_END) {
 		struct nic_completion c = {
 			.flags = NIC_CQ_REMOTE_WRITE,
 			.len = rx->offset,
@@ -489,8 +501,9 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 		bool answered = answer_read(qp, flow, pkt);
 
 		flow->epsn += request_span(qp, pkt);
-		/* Only what was read counts at the target (fi_cntr(3)). */
-		if (answered)
+		/* Only what was read counts at the target (fi_cntr(3)), an
+		 * operation once, at its last segment. */
+		if (answered && (pkt->flags & NIC_PKT_OP_END))
 			nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
 					   world->recv_overhead_ns);
 		return;

@@ -5,6 +5,7 @@
  * both AV types; an index freed by fi_av_remove is reused lowest first. */
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,95 @@ static int av_insertsvc(struct fid_av *fid, const char *node,
 	return av_insert(fid, &sin, 1, fi_addr, flags, context);
 }
 
+/* Node `i` of the range fi_av_insertsym starts at `node` (fi_av(3)): a
+ * numeric IPv4 address plus i, or a name whose numeric suffix is raised by
+ * i, at the suffix's width ("host09" + 1 is "host10"). -FI_EINVAL for a
+ * name without a suffix when there is more than one node. */
+static int nth_node(const char *node, size_t i, struct in_addr *out)
+{
+	struct addrinfo hints = { .ai_family = AF_INET }, *res;
+	size_t len = strlen(node), digits = 0;
+	char name[256];
+	int ret;
+
+	if (inet_pton(AF_INET, node, out) == 1) {
+		out->s_addr = htonl(ntohl(out->s_addr) + (uint32_t)i);
+		return 0;
+	}
+	while (digits < len && node[len - 1 - digits] >= '0' &&
+	       node[len - 1 - digits] <= '9')
+		digits++;
+	if (i && !digits)
+		return -FI_EINVAL;
+	if (i)
+		snprintf(name, sizeof(name), "%.*s%0*llu", (int)(len - digits),
+			 node, (int)digits,
+			 strtoull(node + len - digits, NULL, 10) +
+				 (unsigned long long)i);
+	else
+		snprintf(name, sizeof(name), "%s", node);
+	ret = getaddrinfo(name, NULL, &hints, &res);
+	if (ret) {
+		FI_WARN(&sim_prov, FI_LOG_AV, "fi_av_insertsym: %s: %s\n",
+			name, gai_strerror(ret));
+		return -FI_EADDRNOTAVAIL;
+	}
+	*out = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* nodecnt x svccnt addresses, every service of a node before the next
+ * node; a node that does not resolve gives FI_ADDR_NOTAVAIL entries (its
+ * family is left unset, which the insert refuses). */
+static int av_insertsym(struct fid_av *fid, const char *node, size_t nodecnt,
+			const char *service, size_t svccnt, fi_addr_t *fi_addr,
+			uint64_t flags, void *context)
+{
+	struct sockaddr_in *addrs;
+	unsigned long port;
+	char *end;
+	int ret = check_insert_flags(flags, context);
+
+	if (ret)
+		return ret;
+	if (!node || !service || !nodecnt || !svccnt ||
+	    nodecnt > SIZE_MAX / svccnt / sizeof(*addrs))
+		return -FI_EINVAL;
+	port = strtoul(service, &end, 10);
+	if (*end || end == service || port + svccnt - 1 > 65535) {
+		FI_WARN(&sim_prov, FI_LOG_AV, "fi_av_insertsym: service %s "
+			"is not a port number with room for %zu ports\n",
+			service, svccnt);
+		return -FI_EINVAL;
+	}
+	addrs = calloc(nodecnt * svccnt, sizeof(*addrs));
+	if (!addrs)
+		return -FI_ENOMEM;
+	for (size_t n = 0; n < nodecnt; n++) {
+		struct in_addr ip;
+
+		ret = nth_node(node, n, &ip);
+		if (ret == -FI_EINVAL) {
+			FI_WARN(&sim_prov, FI_LOG_AV, "fi_av_insertsym: node "
+				"%s has no numeric suffix to count %zu nodes "
+				"from\n", node, nodecnt);
+			free(addrs);
+			return ret;
+		}
+		for (size_t k = 0; !ret && k < svccnt; k++) {
+			struct sockaddr_in *a = &addrs[n * svccnt + k];
+
+			a->sin_family = AF_INET;
+			a->sin_addr = ip;
+			a->sin_port = htons((uint16_t)(port + k));
+		}
+	}
+	ret = av_insert(fid, addrs, nodecnt * svccnt, fi_addr, flags, context);
+	free(addrs);
+	return ret;
+}
+
 static int av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count,
 		     uint64_t flags)
 {
@@ -388,7 +478,7 @@ static struct fi_ops_av av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = av_insert,
 	.insertsvc = av_insertsvc,
-	.insertsym = fabsim_no_insertsym,
+	.insertsym = av_insertsym,
 	.remove = av_remove,
 	.lookup = av_lookup,
 	.straddr = av_straddr,

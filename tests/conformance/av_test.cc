@@ -284,6 +284,42 @@ TEST_P(AvTest, InsertsvcFromHostAndPort)
 	}
 }
 
+// fi_av_insertsym: nodecnt x svccnt addresses, every service of a node
+// before the next node, nodes and ports counted up from the ones given.
+TEST_P(AvTest, InsertsymCountsServicesWithinNodes)
+{
+	CONF_SKIP_IF_DEVIATION("av.insertsym_order");
+	if (!Synthetic())
+		GTEST_SKIP() << "addr_format is not a sockaddr";
+	const std::vector<uint8_t>& name = w.node(0).name;
+	const sockaddr_in* sa = (const sockaddr_in*)name.data();
+	if (sa->sin_family != AF_INET)
+		GTEST_SKIP() << "not an IPv4 address";
+	char host[INET_ADDRSTRLEN];
+	ASSERT_NE(inet_ntop(AF_INET, &sa->sin_addr, host, sizeof(host)),
+		  nullptr);
+	uint16_t port = PortOf(name);
+	std::string svc = std::to_string(port);
+	fid_av* av = NewAv();
+	ASSERT_NE(av, nullptr);
+	fi_addr_t fa[4];
+	int r = fi_av_insertsym(av, host, 2, svc.c_str(), 2, fa, 0, nullptr);
+	if (r == -FI_ENOSYS)
+		GTEST_SKIP() << "fi_av_insertsym: " << Err(r);
+	ASSERT_EQ(r, 4) << host << ":" << svc << ": " << Err(r);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_NE(fa[i], FI_ADDR_NOTAVAIL) << i;
+		std::vector<uint8_t> out(name.size() + 16);
+		size_t len = out.size();
+		CONF_OK(fi_av_lookup(av, fa[i], out.data(), &len));
+		const sockaddr_in* got = (const sockaddr_in*)out.data();
+		EXPECT_EQ(ntohl(got->sin_addr.s_addr),
+			  ntohl(sa->sin_addr.s_addr) + i / 2)
+			<< "entry " << i;
+		EXPECT_EQ(ntohs(got->sin_port), port + i % 2) << "entry " << i;
+	}
+}
+
 // Thousands of entries in one insert; every one looks up correctly, and
 // the AV still carries real traffic afterwards.
 TEST_P(AvTest, ThousandsOfEntries)

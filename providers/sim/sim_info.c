@@ -123,6 +123,11 @@ static struct fi_info *offer(const nm_config *cfg, const struct ep_profile *p,
 	info->domain_attr->mr_mode = mr_mode;
 	info->domain_attr->mr_key_size = SIM_MR_KEY_SIZE;
 	info->domain_attr->cq_data_size = SIM_CQ_DATA_SIZE;
+	/* An error entry's err_data: the source address (FI_SOURCE_ERR) of
+	 * a CQ's, a REJ's private data in a connection's refusal on an EQ. */
+	info->domain_attr->max_err_data = p->type == FI_EP_MSG ?
+						  SIM_CM_DATA_SIZE :
+						  sizeof(struct sockaddr_in);
 	info->domain_attr->cq_cnt = SIM_CQ_CNT;
 	info->domain_attr->ep_cnt = SIM_EP_CNT;
 	info->domain_attr->tx_ctx_cnt = 1;

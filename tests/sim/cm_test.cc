@@ -342,6 +342,25 @@ TEST_F(Cm, ASlowAcceptIsWaitedFor)
 	EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
+// fi_domain(3): max_err_data bounds the error data an error entry brings;
+// a rejection's private data of that size arrives whole.
+TEST_F(Cm, ARejectionBringsPrivateDataUpToMaxErrData)
+{
+	listen(1);
+	size_t max = node(0).info->domain_attr->max_err_data;
+	ASSERT_GE(max, 16u);
+	fid_ep *client = nullptr;
+	Event req = request(0, 1, &client);
+	ASSERT_NE(req.info, nullptr);
+	std::string why(max - 1, 'x'); // and its terminating NUL
+	ASSERT_EQ(fi_reject(node(1).pep, req.info->handle, why.c_str(), max),
+		  0);
+	fi_freeinfo(req.info);
+	Event refused = next_event(0);
+	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
+	EXPECT_EQ(refused.err_data, why);
+}
+
 TEST_F(Cm, RejectIsConnectionRefusedWithTheRejectersData)
 {
 	listen(1);

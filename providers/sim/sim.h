@@ -495,8 +495,9 @@ struct sim_op *sim_op_get(struct sim_ep *ep, bool tx);
 void sim_op_put(struct sim_op *op, bool tx);
 
 /* Virtual time (sim_progress.c); all called with the lock held. */
-/* A poll found nothing: run the next instant if no thread is running. */
-void sim_progress_poll(struct sim_world *world);
+/* A poll found nothing: run the next instant if no thread is running
+ * (true when it ran). */
+bool sim_progress_poll(struct sim_world *world);
 /* Blocks the caller until ready(ctx) or `timeout_ms` of virtual time
  * (negative: no limit). Returns 0, or -FI_EAGAIN on timeout. */
 int sim_progress_wait(struct sim_world *world, bool (*ready)(void *ctx),

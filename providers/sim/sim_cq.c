@@ -185,6 +185,8 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count,
 	if (ret > 0)
 		ret = take(cq, buf, count, src_addr);
 	sim_unlock(world);
+	if (ret == -FI_EAGAIN)
+		nic_world_give_way(world->nic);
 	return ret;
 }
 

@@ -34,9 +34,9 @@ static void waiter_remove(struct sim_world *world, struct sim_waiter *w)
 		shared_waker_kick(world->waker);
 }
 
-void sim_progress_poll(struct sim_world *world)
+bool sim_progress_poll(struct sim_world *world)
 {
-	nic_sched_poll(world->nic);
+	return nic_sched_poll(world->nic);
 }
 
 void sim_progress_ready(struct sim_world *world, int fd)

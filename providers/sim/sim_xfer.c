@@ -10,6 +10,7 @@
  * fi_cq_strerror.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "sim_xfer.h"
@@ -164,11 +165,18 @@ static void fail_now(struct sim_ep *ep, struct sim_op *op, enum nic_status st)
 /* fi_msg(3): -FI_EAGAIN asks the application to progress the provider and
  * try again. A thread that retries without reading a CQ waits for the
  * fabric all the same (another thread reads them): the refused post is a
- * poll, which lets time move while every thread only waits like this. */
+ * poll, which lets time move while every thread only waits like this.
+ * When it could not (another thread of the program runs), the retrying
+ * thread lets that one have its CPU: they may share one, and a thread that
+ * retries at once would spin out its time slice while the other waits. */
 static ssize_t try_again(struct sim_world *world)
 {
-	sim_progress_poll(world);
+	bool moved = sim_progress_poll(world);
+
 	sim_unlock(world);
+	nic_world_give_way(world->nic);
+	if (!moved)
+		sched_yield();
 	return -FI_EAGAIN;
 }
 

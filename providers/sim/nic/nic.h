@@ -77,6 +77,12 @@ void nic_world_unlock(struct nic_world *world);
  * thread holds it, or while nothing a poll would find can have changed since
  * this thread's last poll found nothing (nic_lock.c). */
 bool nic_world_poll_lock(struct nic_world *world);
+/* Lock not held: the caller's last hold found nothing to do (an empty
+ * poll, a post refused for want of room) and it will try again at once.
+ * A thread asleep on the lock gets it first: it holds the clock meanwhile
+ * (it is entering the fabric), and a mutex lets the one that just let go
+ * take it again before a sleeper wakes, for as long as it keeps trying. */
+void nic_world_give_way(struct nic_world *world);
 /* A shared world's clock stays at its start until `count` processes have
  * joined it (or a while has passed: a member that never comes must not
  * hang the others), so that what they compute does not depend on who
@@ -142,8 +148,9 @@ struct nic_stats {
 
 /* The calling thread entered the world (call it on every lock). */
 void nic_sched_enter(struct nic_world *world);
-/* A poll found nothing: runs the next instant if no thread is running. */
-void nic_sched_poll(struct nic_world *world);
+/* A poll found nothing: runs the next instant if no thread is running
+ * (true when it ran). */
+bool nic_sched_poll(struct nic_world *world);
 /* The same, for a thread about to block outside the fabric until something
  * arrives for its process (poll() after fi_trywait): it is idle at once,
  * not only from its second poll in a row. */

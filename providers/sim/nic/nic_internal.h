@@ -259,6 +259,7 @@ struct nic_world {
 	pthread_mutex_t   lock;
 	bool              locked;     /* a hint for pollers: someone holds it */
 	int               holder_cpu; /* ... and the CPU it runs on */
+	uint32_t          lock_waiters; /* threads asleep on the lock */
 	/* What a poller that found nothing reads while it spins, on a cache
 	 * line of its own that holds change only when they may let a
 	 * thread of another process go on (nic_lock.c): reading a line the

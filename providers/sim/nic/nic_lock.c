@@ -104,10 +104,31 @@ void nic_world_lock(struct nic_world *world)
 				nic_cpu_relax();
 		}
 	}
+	if (!world->version.shared) {
+		/* Uncontended, the common case: no count to keep. */
+		if (pthread_mutex_trylock(&world->lock) == 0) {
+			nic_world_held(world);
+			return;
+		}
+	}
+	__atomic_add_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
 	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
 		nic_world_owner_died(world);
+	__atomic_sub_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
 	unless_departed(world);
 	nic_world_held(world);
+}
+
+/* Turns a thread that gives way waits at most: a sleeper's wake-up takes
+ * microseconds, and the waiter may be away for other reasons. */
+#define NIC_GIVE_WAY_TURNS 64
+
+void nic_world_give_way(struct nic_world *world)
+{
+	for (int i = 0; i < NIC_GIVE_WAY_TURNS &&
+			__atomic_load_n(&world->lock_waiters, __ATOMIC_RELAXED);
+	     i++)
+		sched_yield();
 }
 
 void nic_world_owner_died(struct nic_world *world)

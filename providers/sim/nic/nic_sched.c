@@ -782,7 +782,8 @@ static void leave_poll(struct nic_world *world, struct nic_thread *self,
 	world->left_polling = idle;
 }
 
-static void poll_world(struct nic_world *world, bool blocking)
+/* True when the poll ran the model (time may have moved). */
+static bool poll_world(struct nic_world *world, bool blocking)
 {
 	struct nic_thread *self = thread_self(world);
 	nm_time_ns next;
@@ -794,24 +795,24 @@ static void poll_world(struct nic_world *world, bool blocking)
 		self->poll_streak = NIC_IDLE_STREAK;
 	if (world->threads == self && !self->next && !joining(world)) {
 		/* The only thread: nobody to wait for or to stop for. */
-		nic_world_run_instant(world);
-		return;
+		return nic_world_run_instant(world);
 	}
 	wake_all(world); /* waiters held back by this thread may go on */
 	if (!others_idle(world, self, true) ||
 	    !nic_world_next_event(world, &next) ||
 	    another_drives(world, self)) {
 		leave_poll(world, self, true);
-		return;
+		return false;
 	}
 	world->driver = self;
 	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next);
 	leave_poll(world, self, false);
+	return true;
 }
 
-void nic_sched_poll(struct nic_world *world)
+bool nic_sched_poll(struct nic_world *world)
 {
-	poll_world(world, false);
+	return poll_world(world, false);
 }
 
 void nic_sched_poll_blocking(struct nic_world *world)

@@ -8,7 +8,9 @@
  * where the NIC writes (receives, read and atomic results). A bad local
  * key is found by the "device": the post succeeds and the request
  * completes with IBV_WC_LOC_PROT_ERR, which puts the QP in the error
- * state. Remote keys and bounds are the NIC model's to check.
+ * state — a send's at once, a receive's when a message lands in it (the
+ * sender then hears a remote operational error). Remote keys and bounds
+ * are the NIC model's to check.
  *
  * UD: a send names its destination by address handle, QP number and Q_Key
  * (one whose high bit is set stands for the QP's own, IBA 10.2.4) and
@@ -337,8 +339,9 @@ static int post_one_recv(struct sv_qp *qp, const struct ibv_recv_wr *wr)
 	if (!w)
 		return ret;
 	w->qp = qp;
+	/* The device finds a receive's bad key when a message lands in it. */
 	if (!keys_ok)
-		return fail_local(qp, w, IBV_WC_LOC_PROT_ERR);
+		r.flags |= NIC_RECV_BAD_KEY;
 	if (qp->qp.qp_type == IBV_QPT_UD)
 		r.sge_count = skip_grh(&r, &w->grh);
 	link_recv(qp, w);

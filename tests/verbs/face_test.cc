@@ -544,6 +544,26 @@ TEST_F(Face, BadLocalKeyIsAProtectionErrorAndFlushesTheRest)
 	EXPECT_EQ(Wait(a).status, IBV_WC_WR_FLUSH_ERR);
 }
 
+// A receive's bad local key is found when a message lands in it: the
+// receiver's local protection error, the sender's remote operational error,
+// both QPs in error.
+TEST_F(Face, AReceiveWithABadKeyFailsWhenAMessageLandsInIt)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 64, 7, b.mr->lkey + 1000), 0);
+	ibv_wc none[1];
+	EXPECT_EQ(ibv_poll_cq(b.cq, 1, none), 0) << "failed at its post";
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 1), 0);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.wr_id, 7u);
+	EXPECT_EQ(r.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(r.status);
+	ibv_wc s = Wait(a);
+	EXPECT_EQ(s.wr_id, 1u);
+	EXPECT_EQ(s.status, IBV_WC_REM_OP_ERR) << ibv_wc_status_str(s.status);
+	EXPECT_EQ(a.qp->state, IBV_QPS_ERR);
+	EXPECT_EQ(b.qp->state, IBV_QPS_ERR);
+}
+
 TEST_F(Face, BufferOutsideTheRegionIsAProtectionError)
 {
 	Connect();

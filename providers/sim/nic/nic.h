@@ -406,6 +406,11 @@ enum nic_recv_flags {
 	NIC_RECV_PEEK = 1u << 2,    /* only look in the unexpected queue */
 	NIC_RECV_CLAIM = 1u << 3,   /* take a message found by a PEEK */
 	NIC_RECV_DISCARD = 1u << 4, /* drop the found message */
+	/* Its buffers' local key is one the device rejects, which it finds
+	 * when a message lands in it: the receive completes with
+	 * NIC_LOC_PROT_ERR, the QP fails, and a reliable sender hears a
+	 * remote operational error. */
+	NIC_RECV_BAD_KEY = 1u << 5,
 };
 
 #define NIC_ANY_SOURCE ((struct nic_peer){ UINT32_MAX, UINT32_MAX })

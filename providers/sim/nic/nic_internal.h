@@ -712,6 +712,14 @@ void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
 /* Completes one receive a message was landing in (taken from its list)
  * with NIC_WR_FLUSH_ERR, and frees it. */
 void nic_match_flush_taken(struct nic_qp *qp, struct nic_rmatch *m);
+/* The same with another status. */
+void nic_match_fail_taken(struct nic_qp *qp, struct nic_rmatch *m,
+			  enum nic_status status);
+/* A posted receive whose buffers the device rejects (NIC_RECV_BAD_KEY). */
+static inline bool nic_match_bad_key(const struct nic_rmatch *m)
+{
+	return m->kind == NIC_RM_POSTED && (m->recv.flags & NIC_RECV_BAD_KEY);
+}
 int nic_match_cancel(struct nic_qp *qp, uint64_t cookie);
 /* Frees every record of mt (nothing is reported). */
 void nic_match_release(struct nic_matcher *mt);

@@ -611,9 +611,15 @@ struct nic_rmatch *nic_match_take_posted(struct nic_qp *qp,
 
 void nic_match_flush_taken(struct nic_qp *qp, struct nic_rmatch *m)
 {
+	nic_match_fail_taken(qp, m, NIC_WR_FLUSH_ERR);
+}
+
+void nic_match_fail_taken(struct nic_qp *qp, struct nic_rmatch *m,
+			  enum nic_status status)
+{
 	struct nic_completion c = {
 		.cookie = m->recv.cookie,
-		.status = NIC_WR_FLUSH_ERR,
+		.status = status,
 	};
 
 	if (m->kind != NIC_RM_POSTED) {

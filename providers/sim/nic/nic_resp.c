@@ -73,6 +73,8 @@ static void refuse(struct nic_qp *qp, struct nic_flow *flow,
 	if (qp->type == NIC_QP_RC)
 		nic_qp_fail(qp, syndrome == NIC_AETH_NAK_REM_ACCESS ?
 					NIC_REM_ACCESS_ERR :
+				syndrome == NIC_AETH_NAK_REM_OP ?
+					NIC_REM_OP_ERR :
 					NIC_REM_INV_REQ_ERR);
 }
 
@@ -335,10 +337,11 @@ static void abort_rx(struct nic_qp *qp, struct nic_flow *flow)
 	memset(&flow->rx, 0, sizeof(flow->rx));
 }
 
-enum send_result { SEND_OK, SEND_NO_BUFFER, SEND_TOO_LONG };
+enum send_result { SEND_OK, SEND_NO_BUFFER, SEND_TOO_LONG, SEND_BAD_KEY };
 
 /* SEND_NO_BUFFER: the caller NAKs receiver-not-ready; SEND_TOO_LONG: the
- * message did not fit its receive, on a QP that NAKs that. */
+ * message did not fit its receive, on a QP that NAKs that; SEND_BAD_KEY:
+ * the receive it took has buffers the device rejects (failed here). */
 static enum send_result send_packet(struct nic_qp *qp, struct nic_flow *flow,
 				    const struct nic_pkt *pkt)
 {
@@ -353,6 +356,11 @@ static enum send_result send_packet(struct nic_qp *qp, struct nic_flow *flow,
 					       pkt->fabsim.tag);
 		if (!rx->match)
 			return SEND_NO_BUFFER;
+		if (nic_match_bad_key(rx->match)) {
+			nic_match_fail_taken(qp, rx->match, NIC_LOC_PROT_ERR);
+			memset(rx, 0, sizeof(*rx));
+			return SEND_BAD_KEY;
+		}
 		rx->active = true;
 		rx->kind = 0;
 		rx->offset = 0;
@@ -531,6 +539,11 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 			nak(qp, flow, pkt, pkt->psn, NIC_AETH_NAK_INV_REQ);
 			flow->epsn = pkt->psn + 1;
 			return;
+		case SEND_BAD_KEY:
+			/* The responder's own failure: the requester hears a
+			 * remote operational error, and both QPs fail. */
+			refuse(qp, flow, pkt, NIC_AETH_NAK_REM_OP);
+			return;
 		case SEND_OK:
 			break;
 		}
@@ -573,12 +586,18 @@ static void uc_request(struct nic_qp *qp, struct nic_flow *flow,
 	flow->epsn = pkt->psn + 1;
 	if (!first && !flow->rx.active)
 		return; /* the rest of a message already dropped */
-	if (nic_op_is_send(pkt->opcode) ?
-		    send_packet(qp, flow, pkt) != SEND_OK :
-		    write_packet(qp, flow, pkt) != WRITE_OK) {
-		world->stats.uc_dropped++;
-		memset(&flow->rx, 0, sizeof(flow->rx));
+	if (nic_op_is_send(pkt->opcode)) {
+		enum send_result r = send_packet(qp, flow, pkt);
+
+		if (r == SEND_BAD_KEY)
+			nic_qp_fail(qp, NIC_LOC_PROT_ERR); /* nobody to tell */
+		if (r == SEND_OK)
+			return;
+	} else if (write_packet(qp, flow, pkt) == WRITE_OK) {
+		return;
 	}
+	world->stats.uc_dropped++;
+	memset(&flow->rx, 0, sizeof(flow->rx));
 }
 
 void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)

@@ -106,6 +106,11 @@ void nic_ud_receive(struct nic_qp *qp, struct nic_pkt *pkt)
 		qp->nic->world->stats.ud_no_buffer++;
 		return;
 	}
+	if (nic_match_bad_key(m)) {
+		nic_match_fail_taken(qp, m, NIC_LOC_PROT_ERR);
+		nic_qp_fail(qp, NIC_LOC_PROT_ERR);
+		return;
+	}
 	m->source = pkt->src;
 	nic_match_place(qp, m, 0, pkt->payload, pkt->payload_len);
 	nic_match_finish(qp, m, pkt->payload_len, nic_msg_end_flags(pkt),

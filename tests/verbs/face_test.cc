@@ -11,10 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include <infiniband/verbs.h>
@@ -815,40 +812,6 @@ TEST_F(Face, AResizedCqKeepsItsEntriesAndAnOverrunIsOneEvent)
 	EXPECT_EQ(ibv_get_async_event(b.ctx, &ev), -1) << "one overrun, "
 							   "one event";
 	EXPECT_EQ(errno, EAGAIN);
-}
-
-// A thread blocked waiting for a completion runs the model while a send is
-// retried without limit (receiver not ready); the thread that will post
-// the receive was asleep outside the fabric, out of time, and then waits
-// for the world's lock: the endless run lets it in, and both go on.
-TEST_F(Face, AnEndlessRunLetsAThreadBackInFromOutOfTime)
-{
-	Connect();
-	ASSERT_EQ(ibv_req_notify_cq(a.cq, 0), 0);
-	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 1), 0);
-	std::atomic<bool> done{false};
-	std::thread late([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(400));
-		EXPECT_EQ(PostRecv(b, 0, 64, 2), 0);
-	});
-	std::thread watchdog([&] {
-		for (int i = 0; i < 2000 && !done; i++)
-			std::this_thread::sleep_for(std::chrono::milliseconds(10));
-		if (!done) {
-			fprintf(stderr, "the blocked wait never let the receive "
-					"in (20 s)\n");
-			abort();
-		}
-	});
-	ibv_cq *cq = nullptr;
-	void *ctx = nullptr;
-	EXPECT_EQ(ibv_get_cq_event(a.ch, &cq, &ctx), 0);
-	done = true;
-	late.join();
-	watchdog.join();
-	ibv_ack_cq_events(a.cq, 1);
-	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
-	EXPECT_EQ(Wait(b).wr_id, 2u);
 }
 
 TEST_F(Face, ReceiverNotReadyRetriesUntilAReceiveIsPosted)

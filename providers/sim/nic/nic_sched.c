@@ -680,14 +680,12 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 }
 
 /* Events a run of the model for waiting threads goes through before it
- * looks for dead processes, and for threads asleep on the world's lock. A
- * run ends when something appears for a thread, but events may come for
- * ever with nothing for anyone: a send retried without limit against a
- * receiver that is not ready — one whose process has died, and whose
- * connections end, and host goes quiet, only once the death is found; or
- * one whose thread was out of time and must get in to post the receive.
- * Counted in events, not real time, so that a busy machine does not
- * change where runs stop. */
+ * looks for dead processes. A run ends when something appears for a
+ * thread, but events may come for ever with nothing for anyone: a send
+ * retried without limit against a receiver that is not ready — one whose
+ * process has died, and whose connections end, and host goes quiet, only
+ * once the death is found. Counted in events, not real time, so that a
+ * busy machine does not change where runs stop. */
 #define NIC_RUN_LONG_EVENTS (1u << 20)
 
 struct run_watch {
@@ -707,15 +705,11 @@ static bool someone_can_go(void *arg)
 	for (struct nic_thread *t = world->threads; t; t = t->next)
 		if (t->state == NIC_THREAD_WAITING && wait_ready(t))
 			return true;
-	if (++w->turns % NIC_RUN_LONG_EVENTS == 0) {
+	if (++w->turns % NIC_RUN_LONG_EVENTS == 0 && world->proc_count > 1) {
 		uint64_t changes = world->sched_changes;
 
-		if (world->proc_count > 1)
-			bury_dead_now_and_then(world);
-		/* A thread that was out of time and wants back in is asleep
-		 * on the lock this run holds: it comes in at this instant. */
-		return world->sched_changes != changes ||
-		       __atomic_load_n(&world->lock_waiters, __ATOMIC_RELAXED);
+		bury_dead_now_and_then(world);
+		return world->sched_changes != changes;
 	}
 	return false;
 }
@@ -901,14 +895,6 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 		}
 		if (advance(world, NM_TIME_NEVER) != NM_RUN_IDLE) {
 			idle_since.tv_sec = 0;
-			/* A run cut short for a thread asleep on the lock:
-			 * it gets in before the next. */
-			if (__atomic_load_n(&world->lock_waiters,
-					    __ATOMIC_RELAXED)) {
-				nic_world_unlock(world);
-				nic_world_give_way(world);
-				nic_world_lock(world);
-			}
 			continue;
 		}
 		/* Every thread waits and nothing is left to simulate: only a

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * fid_cq: completion queues (fi_cq(3)) in every format.
  *
- * The queue holds at most attr.size entries. With resource management on,
- * an operation reserves its entry when it is posted (sim_cq_reserve), so a
- * full queue makes the post fail with -FI_EAGAIN instead of overrunning;
- * only unsolicited entries (remote CQ data) can still find it full, which
- * is reported as an FI_EOVERRUN error entry. Reading an empty queue lets
- * simulated time move by one instant; sread waits in simulated time.
+ * attr.size is a minimum (fi_cq(3)). With resource management on, an
+ * operation reserves its entry when it is posted (sim_cq_reserve), and a
+ * queue whose entries and reservations would exceed its size grows: a
+ * post failing with -FI_EAGAIN for want of room for completions that have
+ * not happened yet deadlocks programs that post receives their own later
+ * sends will answer (Open MPI opens its CQ with 100 entries). Unsolicited
+ * entries (remote CQ data) grow it too, up to SIM_CQ_GROWTH times its
+ * size; past that the queue is overrun, reported as an FI_EOVERRUN error
+ * entry. Reading an empty queue lets simulated time move by one instant;
+ * sread waits in simulated time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +51,29 @@ static void wait_drain(struct sim_cq *cq)
 
 /* ---- Filling (called by endpoints, lock held) ---------------------------------------- */
 
+/* How far unsolicited entries may grow a queue, in times its size. */
+#define SIM_CQ_GROWTH 64
+
+/* Doubles the ring, its entries in order from its start; false when out
+ * of memory. */
+static bool grow(struct sim_cq *cq)
+{
+	struct sim_cqe *ring = calloc(2 * cq->size, sizeof(*ring));
+
+	if (!ring)
+		return false;
+	for (size_t i = 0; i < cq->count; i++)
+		ring[i] = cq->ring[(cq->head + i) % cq->size];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->head = 0;
+	cq->size *= 2;
+	return true;
+}
+
 int sim_cq_reserve(struct sim_cq *cq)
 {
-	if (cq->count + cq->reserved >= cq->size)
+	if (cq->count + cq->reserved >= cq->size && !grow(cq))
 		return -FI_EAGAIN;
 	cq->reserved++;
 	return 0;
@@ -103,7 +127,8 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e, bool reserved)
 {
 	if (reserved) {
 		cq->reserved--;
-	} else if (cq->count + cq->reserved >= cq->size) {
+	} else if (cq->count + cq->reserved >= cq->size &&
+		   (cq->size >= SIM_CQ_GROWTH * cq->attr.size || !grow(cq))) {
 		/* Unsolicited and no room: the queue is overrun. */
 		FI_WARN_SPARSE(&sim_prov, FI_LOG_CQ,
 			       "CQ of %zu entries overrun: a completion is "
@@ -411,6 +436,7 @@ int sim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->domain = dom;
 	cq->attr = *attr;
 	cq->size = attr->size ? attr->size : SIM_CQ_DEFAULT_SIZE;
+	cq->attr.size = cq->size; /* what it was opened with, as it grows */
 	cq->ring = calloc(cq->size, sizeof(*cq->ring));
 	ret = cq->ring ? sim_waitfd_open(dom->world, attr->wait_obj,
 					 &cq->wait_fd) :

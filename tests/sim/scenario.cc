@@ -14,8 +14,8 @@
 	} while (0)
 
 Scenario::Scenario(int n, const std::map<std::string, std::string> &env,
-		   uint64_t mr_mode, fi_ep_type type)
-	: type_(type)
+		   uint64_t mr_mode, fi_ep_type type, size_t cq_size)
+	: type_(type), cq_size_(cq_size)
 {
 	for (auto &kv : env) {
 		const char *old = getenv(kv.first.c_str());
@@ -89,7 +89,7 @@ void Scenario::open_node(int i)
 	TRY(fi_domain(fabric_, info, &nd.domain, nullptr));
 	fi_cq_attr cq = {};
 	cq.format = FI_CQ_FORMAT_TAGGED;
-	cq.size = 65536;
+	cq.size = cq_size_;
 	cq.wait_obj = FI_WAIT_UNSPEC;
 	TRY(fi_cq_open(nd.domain, &cq, &nd.cq, nullptr));
 	fi_cntr_attr ca = {};

@@ -35,10 +35,11 @@ struct Completion {
 class Scenario {
 public:
 	// env: FI_SIM_* settings for this run (restored afterwards).
+	// cq_size: entries each node's CQ is opened with.
 	Scenario(int nodes, const std::map<std::string, std::string> &env,
 		 uint64_t mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				    FI_MR_ALLOCATED | FI_MR_PROV_KEY,
-		 fi_ep_type type = FI_EP_RDM);
+		 fi_ep_type type = FI_EP_RDM, size_t cq_size = 65536);
 	~Scenario();
 
 	struct Node {
@@ -85,6 +86,7 @@ private:
 	bool wait_event(int node, uint32_t want, fi_eq_cm_entry *entry);
 
 	fi_ep_type type_;
+	size_t cq_size_;
 	fid_fabric *fabric_ = nullptr;
 	fi_info *info_ = nullptr;
 	std::vector<fi_info *> node_info_; // MSG: each node's, with its address

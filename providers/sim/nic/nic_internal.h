@@ -492,6 +492,9 @@ struct nic_flow {
 	uint32_t         send_psn;     /* next PSN to put on the wire */
 	uint32_t         acked_psn;    /* every PSN below is done */
 	uint32_t         high_psn;     /* one past the highest PSN ever sent */
+	uint32_t         ackreq_psn;   /* one past the last packet sent that
+					* asked for an acknowledgement (since
+					* the last go-back) */
 	uint32_t         retries;      /* timeouts without progress */
 	int32_t          rnr_retries;
 	nm_event_id      timer;        /* ACK timeout or RNR wait */

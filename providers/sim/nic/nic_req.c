@@ -509,6 +509,9 @@ struct nic_pkt *nic_req_next(struct nic_flow *flow)
 	}
 	if ((int32_t)(flow->send_psn - flow->high_psn) > 0)
 		flow->high_psn = flow->send_psn;
+	/* A read or atomic request asks for its response. */
+	if ((pkt->flags & NIC_PKT_ACKREQ) || wants_response(w))
+		flow->ackreq_psn = flow->send_psn;
 	if (flow->timer == NM_EVENT_NONE)
 		timer_arm(flow, tp->ack_timeout_ns);
 	return pkt;
@@ -592,6 +595,7 @@ static void go_back(struct nic_flow *flow, uint32_t psn)
 {
 	if ((int32_t)(psn - flow->acked_psn) < 0)
 		psn = flow->acked_psn;
+	flow->ackreq_psn = psn; /* what is sent again must ask again */
 	/* Never skip into the middle of a read: ask again from its start of
 	 * what is missing, which psn already is. */
 	flow->send_psn = psn;
@@ -675,6 +679,14 @@ static void on_timer(nm_engine *engine, void *ctx, uint64_t arg)
 	}
 	if (flow->send_psn == flow->acked_psn)
 		return;
+	/* Nothing sent since the last acknowledgement asks for one (every
+	 * request's last packet does, every ack_every-th, and every read and
+	 * atomic request): the packets that will are still queued, taking
+	 * turns on a busy port with other flows', and nothing is late yet. */
+	if ((int32_t)(flow->ackreq_psn - flow->acked_psn) <= 0) {
+		timer_arm(flow, tp->ack_timeout_ns);
+		return;
+	}
 	flow_world(flow)->stats.timeouts++;
 	if (++flow->retries > tp->retry_count) {
 		fail_all(flow, NIC_RETRY_EXC_ERR);

@@ -177,14 +177,47 @@ std::string WithoutEvents(const std::string &pcap)
 	return out;
 }
 
+// Records in a pcap file.
+size_t PcapRecords(const std::string &pcap)
+{
+	size_t n = 0;
+	for (size_t at = 24; at + 16 <= pcap.size(); n++) {
+		uint32_t caplen;
+		memcpy(&caplen, pcap.data() + at + 8, 4);
+		at += 16 + caplen;
+	}
+	return n;
+}
+
+// The "frame=N" numbers of a FI_SIM_PCAP_LOG log, in the order written.
+std::vector<long> LogFrames(const std::string &log)
+{
+	std::vector<long> frames;
+	for (size_t at = log.find(" frame="); at != std::string::npos;
+	     at = log.find(" frame=", at + 1))
+		frames.push_back(atol(log.c_str() + at + 7));
+	return frames;
+}
+
 // The four processes record the wire into one trace: the same packets twice.
+// The log every process appends to has a line for each, in order.
 TEST(AllToAll, FourProcessesUnderLossGiveTheSameResultsAndTraceTwice)
 {
 	std::vector<std::string> env = {"FI_SIM_PRESET=roce-25g",
 					"FI_SIM_LOSS_RATE=0.01",
-					"FI_SIM_PCAP=@DIR@/wire.pcap"};
+					"FI_SIM_PCAP=@DIR@/wire.pcap",
+					"FI_SIM_PCAP_LOG=@DIR@/wire.log"};
 	FabricRun first = RunFabric(4, 10, 3000, env);
 	ExpectAllOk(first);
+	std::vector<long> logged = LogFrames(ReadAll(first.dir + "/wire.log"));
+	ASSERT_FALSE(logged.empty());
+	EXPECT_TRUE(std::is_sorted(logged.begin(), logged.end()) &&
+		    std::adjacent_find(logged.begin(), logged.end()) ==
+			    logged.end())
+		<< "log lines lost, repeated or out of order";
+	// A marked frame (a drop) is two records and one line.
+	EXPECT_EQ((size_t)logged.back(),
+		  PcapRecords(ReadAll(first.dir + "/wire.pcap")));
 	EXPECT_GT(Dropped(first), 0) << "the loss did not bite";
 	FabricRun second = RunFabric(4, 10, 3000, env);
 	ExpectAllOk(second);

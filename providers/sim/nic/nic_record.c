@@ -203,6 +203,18 @@ static tr_writer *writer_of(struct nic_recorder *rec, struct rec_file *f)
 	return w;
 }
 
+/* The log as this process writes it: every process of a shared world
+ * appends to the one file, a line at a time (lines are written with the
+ * world's lock held, so they stay in order). */
+static FILE *open_log(const char *path)
+{
+	FILE *log = fopen(path, "a");
+
+	if (log)
+		setvbuf(log, NULL, _IOLBF, 0);
+	return log;
+}
+
 static FILE *log_of(struct nic_recorder *rec)
 {
 	struct local_handle *h;
@@ -213,7 +225,7 @@ static FILE *log_of(struct nic_recorder *rec)
 	pthread_mutex_unlock(&handles_lock);
 	if (h)
 		return h->log;
-	log = fopen(rec->log_path, "a");
+	log = open_log(rec->log_path);
 	if (!log || handle_add(rec, NULL, NULL, log)) {
 		fail(rec, -EIO, "the log", strerror(errno));
 		if (log)
@@ -1048,7 +1060,13 @@ int nic_world_record(struct nic_world *world,
 			}
 	}
 	if (params->log_path && params->log_path[0]) {
+		/* Emptied, then appended to like the other processes do. */
 		FILE *log = fopen(params->log_path, "w");
+
+		if (log) {
+			fclose(log);
+			log = open_log(params->log_path);
+		}
 
 		rec->log_path = rec_strdup(rec, params->log_path);
 		if (!log || !rec->log_path || handle_add(rec, NULL, NULL, log)) {

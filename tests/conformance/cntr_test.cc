@@ -173,7 +173,18 @@ TEST_F(CntrTest, CountersCountWhatTheCqSuppresses)
 
 // ---- RMA counters --------------------------------------------------------------
 
-class CntrRmaTest : public RdmTest {};
+class CntrRmaTest : public RdmTest {
+      protected:
+	// Endpoints with FI_RMA_EVENT and `caps`, a counter on each node for
+	// FI_REMOTE_READ and one for FI_REMOTE_WRITE.
+	static Options RemoteCounters(uint64_t caps = 0)
+	{
+		Options o;
+		o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT | caps;
+		o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
+		return o;
+	}
+};
 
 TEST_F(CntrRmaTest, ReadAndWriteCountersCountInitiatedRma)
 {
@@ -200,10 +211,7 @@ TEST_F(CntrRmaTest, ReadAndWriteCountersCountInitiatedRma)
 TEST_F(CntrRmaTest, RemoteCountersNeedRmaEventAndCountTargetAccess)
 {
 	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
-	Options o;
-	o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
-	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
-	CONF_OPEN(o);
+	CONF_OPEN(RemoteCounters());
 	Node& a = w.node(0);
 	Node& b = w.node(1);
 	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);
@@ -230,10 +238,7 @@ TEST_F(CntrRmaTest, RemoteCountersNeedRmaEventAndCountTargetAccess)
 TEST_F(CntrRmaTest, AnOperationOfSeveralSegmentsCountsOnceAtTheTarget)
 {
 	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
-	Options o;
-	o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
-	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
-	CONF_OPEN(o);
+	CONF_OPEN(RemoteCounters());
 	if (w.info->tx_attr->rma_iov_limit < 3)
 		GTEST_SKIP() << "rma_iov_limit " << w.info->tx_attr->rma_iov_limit;
 	Node& a = w.node(0);
@@ -267,10 +272,7 @@ TEST_F(CntrRmaTest, AtomicsCountAsWritesOrAsReadsAtTheTarget)
 {
 	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
 	CONF_SKIP_IF_DEVIATION("cntr.remote_atomic_reads");
-	Options o;
-	o.caps = FI_MSG | FI_RMA | FI_ATOMIC | FI_RMA_EVENT;
-	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
-	CONF_OPEN(o);
+	CONF_OPEN(RemoteCounters(FI_ATOMIC));
 	Node& a = w.node(0);
 	Node& b = w.node(1);
 	size_t count = 0;
@@ -318,10 +320,7 @@ TEST_F(CntrRmaTest, RefusedAccessDoesNotCountAtTheTarget)
 {
 	CONF_SKIP_IF_DEVIATION("cntr.remote_rma_events");
 	CONF_SKIP_IF_DEVIATION("rma.bad_key");
-	Options o;
-	o.caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
-	o.cntr_events = FI_REMOTE_READ | FI_REMOTE_WRITE;
-	CONF_OPEN(o);
+	CONF_OPEN(RemoteCounters());
 	Node& a = w.node(0);
 	Node& b = w.node(1);
 	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);

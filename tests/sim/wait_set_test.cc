@@ -21,6 +21,25 @@ int OpenSet(Scenario &s, fi_wait_obj obj, fid_wait **ws)
 	return fi_wait_open(s.fabric(), &attr, ws);
 }
 
+// An FI_WAIT_FD set, its descriptor, and the attributes of an EQ that
+// joins it and takes fi_eq_write.
+struct FdSet {
+	fid_wait *ws = nullptr;
+	int fd = -1;
+	fi_eq_attr eq_attr{};
+
+	int Open(Scenario &s)
+	{
+		int ret = OpenSet(s, FI_WAIT_FD, &ws);
+		if (!ret)
+			ret = fi_control(&ws->fid, FI_GETWAIT, &fd);
+		eq_attr.wait_obj = FI_WAIT_SET;
+		eq_attr.wait_set = ws;
+		eq_attr.flags = FI_WRITE;
+		return ret;
+	}
+};
+
 // A counter's attributes for joining wait set `ws` (NULL: none named).
 fi_cntr_attr InSet(fid_wait *ws)
 {
@@ -52,17 +71,13 @@ TEST(WaitSet, ItsDescriptorWorksWithTrywaitAndPoll)
 {
 	Scenario s(1, {});
 	ASSERT_EQ(s.failure, "");
-	fid_wait *ws = nullptr;
-	ASSERT_EQ(OpenSet(s, FI_WAIT_FD, &ws), 0);
-	int fd = -1;
-	ASSERT_EQ(fi_control(&ws->fid, FI_GETWAIT, &fd), 0);
+	FdSet set_fd;
+	ASSERT_EQ(set_fd.Open(s), 0);
+	fid_wait *ws = set_fd.ws;
+	int fd = set_fd.fd;
 	ASSERT_GE(fd, 0);
-	fi_eq_attr eattr{};
-	eattr.wait_obj = FI_WAIT_SET;
-	eattr.wait_set = ws;
-	eattr.flags = FI_WRITE; // fi_eq_write below
 	fid_eq *eq = nullptr;
-	ASSERT_EQ(fi_eq_open(s.fabric(), &eattr, &eq, nullptr), 0);
+	ASSERT_EQ(fi_eq_open(s.fabric(), &set_fd.eq_attr, &eq, nullptr), 0);
 	fid *set = &ws->fid;
 	ASSERT_EQ(fi_trywait(s.fabric(), &set, 1), 0);
 	pollfd p = {fd, POLLIN, 0};
@@ -88,25 +103,21 @@ TEST(WaitSet, ItsDescriptorStaysReadableWhileAnyMemberHasEvents)
 {
 	Scenario s(1, {});
 	ASSERT_EQ(s.failure, "");
-	fid_wait *ws = nullptr;
-	ASSERT_EQ(OpenSet(s, FI_WAIT_FD, &ws), 0);
-	int fd = -1;
-	ASSERT_EQ(fi_control(&ws->fid, FI_GETWAIT, &fd), 0);
-	fi_eq_attr eattr{};
-	eattr.wait_obj = FI_WAIT_SET;
-	eattr.wait_set = ws;
-	eattr.flags = FI_WRITE;
+	FdSet set_fd;
+	ASSERT_EQ(set_fd.Open(s), 0);
+	fid_wait *ws = set_fd.ws;
 	fid_eq *eqs[2] = {};
 	fi_eq_entry entry{};
 	for (fid_eq *&eq : eqs) {
-		ASSERT_EQ(fi_eq_open(s.fabric(), &eattr, &eq, nullptr), 0);
+		ASSERT_EQ(fi_eq_open(s.fabric(), &set_fd.eq_attr, &eq, nullptr),
+			  0);
 		ASSERT_EQ(fi_eq_write(eq, FI_NOTIFY, &entry, sizeof(entry), 0),
 			  (ssize_t)sizeof(entry));
 	}
 	uint32_t event = 0;
 	ASSERT_EQ(fi_eq_read(eqs[0], &event, &entry, sizeof(entry), 0),
 		  (ssize_t)sizeof(entry));
-	pollfd p = {fd, POLLIN, 0};
+	pollfd p = {set_fd.fd, POLLIN, 0};
 	EXPECT_EQ(poll(&p, 1, 0), 1) << "the second EQ's event is unannounced";
 	ASSERT_EQ(fi_eq_read(eqs[1], &event, &entry, sizeof(entry), 0),
 		  (ssize_t)sizeof(entry));

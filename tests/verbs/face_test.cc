@@ -463,6 +463,25 @@ TEST_F(Face, WriteWithImmediateConsumesAReceive)
 	EXPECT_EQ(ntohl(r.imm_data), 7u);
 }
 
+// One atomic from `from` on `to`'s memory at `remote`, its result into
+// from.mem[64].
+static int PostAtomic(Side &from, const Side &to, ibv_wr_opcode op,
+		      uint64_t remote, uint64_t compare_add, uint64_t swap = 0)
+{
+	ibv_sge sge = { (uintptr_t)&from.mem[64], 8, from.mr->lkey };
+	ibv_send_wr wr{}, *bad;
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = remote;
+	wr.wr.atomic.rkey = to.mr->rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	return ibv_post_send(from.qp, &wr, &bad);
+}
+
 TEST_F(Face, AtomicsFetchAddAndCompareSwap)
 {
 	Connect();
@@ -470,32 +489,22 @@ TEST_F(Face, AtomicsFetchAddAndCompareSwap)
 	uint64_t *result = (uint64_t *)&a.mem[64];
 	*target = 40;
 
-	ibv_sge sge = { (uintptr_t)result, 8, a.mr->lkey };
-	ibv_send_wr wr{}, *bad;
-	wr.wr_id = 1;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = (uintptr_t)target;
-	wr.wr.atomic.rkey = b.mr->rkey;
-	wr.wr.atomic.compare_add = 2;
-	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	ASSERT_EQ(PostAtomic(a, b, IBV_WR_ATOMIC_FETCH_AND_ADD,
+			     (uintptr_t)target, 2), 0);
 	ibv_wc c = Wait(a);
 	ASSERT_EQ(c.status, IBV_WC_SUCCESS);
 	EXPECT_EQ(c.opcode, IBV_WC_FETCH_ADD);
 	EXPECT_EQ(*result, 40u);
 	EXPECT_EQ(*target, 42u);
 
-	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-	wr.wr.atomic.compare_add = 41; // does not match: no swap
-	wr.wr.atomic.swap = 7;
-	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	// 41 does not match: no swap.
+	ASSERT_EQ(PostAtomic(a, b, IBV_WR_ATOMIC_CMP_AND_SWP,
+			     (uintptr_t)target, 41, 7), 0);
 	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
 	EXPECT_EQ(*result, 42u);
 	EXPECT_EQ(*target, 42u);
-	wr.wr.atomic.compare_add = 42;
-	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	ASSERT_EQ(PostAtomic(a, b, IBV_WR_ATOMIC_CMP_AND_SWP,
+			     (uintptr_t)target, 42, 7), 0);
 	c = Wait(a);
 	EXPECT_EQ(c.opcode, IBV_WC_COMP_SWAP);
 	EXPECT_EQ(*result, 42u);
@@ -508,18 +517,8 @@ TEST_F(Face, AtomicsFetchAddAndCompareSwap)
 TEST_F(Face, AMisalignedAtomicIsAnInvalidRequest)
 {
 	Connect();
-	uint64_t *result = (uint64_t *)&a.mem[64];
-	ibv_sge sge = { (uintptr_t)result, 8, a.mr->lkey };
-	ibv_send_wr wr{}, *bad;
-	wr.wr_id = 1;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = (uintptr_t)&b.mem[4096 + 4];
-	wr.wr.atomic.rkey = b.mr->rkey;
-	wr.wr.atomic.compare_add = 1;
-	ASSERT_EQ(ibv_post_send(a.qp, &wr, &bad), 0);
+	ASSERT_EQ(PostAtomic(a, b, IBV_WR_ATOMIC_FETCH_AND_ADD,
+			     (uintptr_t)&b.mem[4096 + 4], 1), 0);
 	ibv_wc c = Wait(a);
 	EXPECT_EQ(c.status, IBV_WC_REM_INV_REQ_ERR) << ibv_wc_status_str(c.status);
 	EXPECT_EQ(b.mem[4096 + 4], 0);

@@ -168,16 +168,20 @@ static int64_t data_offset(tr_reader *r, int64_t before, int64_t after)
 }
 
 /* libpcap hands pcapng timestamps over as seconds that may not fit nanoseconds in 64 bits; such a
- * file is damaged, and its times saturate rather than wrap around. */
-static uint64_t timestamp_ns(const struct pcap_pkthdr *h)
+ * file is damaged, and its times saturate rather than wrap around. A pcap record's seconds are an
+ * unsigned 32-bit field, which libpcap reads as signed: from 2038 on they come out negative. */
+static uint64_t timestamp_ns(const tr_reader *r, const struct pcap_pkthdr *h)
 {
-	uint64_t ns;
+	uint64_t sec = (uint64_t)h->ts.tv_sec, ns;
 
-	if (h->ts.tv_sec < 0 || h->ts.tv_usec < 0)
+	if (!r->pcapng && h->ts.tv_sec < 0 && h->ts.tv_sec >= INT32_MIN)
+		sec = (uint32_t)h->ts.tv_sec;
+	else if (h->ts.tv_sec < 0)
 		return 0;
-	if ((uint64_t)h->ts.tv_sec > UINT64_MAX / 1000000000u ||
-	    __builtin_add_overflow((uint64_t)h->ts.tv_sec * 1000000000u, (uint64_t)h->ts.tv_usec,
-				   &ns))
+	if (h->ts.tv_usec < 0)
+		return 0;
+	if (sec > UINT64_MAX / 1000000000u ||
+	    __builtin_add_overflow(sec * 1000000000u, (uint64_t)h->ts.tv_usec, &ns))
 		return UINT64_MAX;
 	return ns;
 }
@@ -286,7 +290,7 @@ int tr_reader_next(tr_reader *r, tr_record *rec, tr_error *err)
 	memset(rec, 0, offsetof(tr_record, pkt));
 	rec->frame = ++r->frames;
 	rec->offset = data_offset(r, before, after);
-	rec->ts_ns = timestamp_ns(h);
+	rec->ts_ns = timestamp_ns(r, h);
 	rec->caplen = h->caplen;
 	rec->wirelen = h->len;
 	rec->data = data;

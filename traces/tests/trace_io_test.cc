@@ -240,6 +240,20 @@ TEST(Reader, BothMagicsBothByteOrders) {
   }
 }
 
+// A record's seconds are unsigned 32 bits (the pcap format): times from 2038 on read as such,
+// not as before 1970.
+TEST(Reader, TimesFrom2038On) {
+  Bytes f = trtest::Build(trtest::Pkt(0x04, 0x22, 42));
+  for (uint32_t sec : {0x7fffffffu, 0x80000000u, 0xfffffffeu}) {
+    std::string path = Save("t.pcap", Pcap(0xa1b23c4du, false, 1, {{sec, 5, f, 0}, {sec + 1, 7, f, 0}}));
+    ReadAll all = Read(path);
+    ASSERT_EQ(0, all.end) << all.error;
+    ASSERT_EQ(2u, all.recs.size());
+    EXPECT_EQ(sec * 1000000000ull + 5, all.recs[0].ts_ns) << sec;
+    EXPECT_EQ((sec + 1ull) * 1000000000ull + 7, all.recs[1].ts_ns) << sec;
+  }
+}
+
 TEST(Reader, Pcapng) {
   Bytes a = trtest::Build(trtest::Pkt(0x04, 0x22, 1)), b = trtest::Build(trtest::Pkt(0x11, 0x11, 1, false));
   for (bool be : {false, true}) {

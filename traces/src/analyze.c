@@ -161,9 +161,13 @@ static void packet(tr_analyzer *a, const tr_record *rec)
 	if (p->flags & TR_PKT_TRUNCATED)
 		s->truncated++;
 
-	if (!f->sum.packets)
+	/* The earliest and latest times, as for the whole file: a fabsim
+	 * trace records a lost packet at its loss, before packets that left
+	 * earlier arrive, so times need not grow from frame to frame. */
+	if (!f->sum.packets || rec->ts_ns < f->sum.first_ns)
 		f->sum.first_ns = rec->ts_ns;
-	f->sum.last_ns = rec->ts_ns;
+	if (rec->ts_ns > f->sum.last_ns)
+		f->sum.last_ns = rec->ts_ns;
 	f->sum.packets++;
 	f->sum.bytes += p->wirelen;
 	f->sum.payload_bytes += payload;

@@ -74,6 +74,22 @@ TEST(Summary, MessagesBytesAndGoodput) {
   EXPECT_EQ(10000u, s.s->latency[TR_LAT_ACK].min_ns);
 }
 
+// Times that go back (a fabsim trace records a lost packet when it is lost): a flow lasts from
+// its earliest packet to its latest, never a negative span.
+TEST(Summary, AFlowWhoseTimesGoBackLastsFromItsEarliestToItsLatest) {
+  std::vector<Written> l;
+  l.push_back(Make(From(0x00, A, B, 10, true), 1024, 50000));
+  l.push_back(Make(From(0x01, A, B, 11, true), 1024, 90000));
+  l.push_back(Make(From(0x02, A, B, 12, true), 1024, 20000));
+  Sum s;
+  Summarize("back.pcap", l, &s);
+  ASSERT_EQ(1u, s.s->n_flows);
+  const tr_flow_summary& f = s.s->flows[0];
+  EXPECT_EQ(20000u, f.first_ns);
+  EXPECT_EQ(90000u, f.last_ns);
+  EXPECT_DOUBLE_EQ(3072.0 * 8e9 / 70000.0, f.goodput_bps);
+}
+
 TEST(Summary, LatencyPercentiles) {
   std::vector<Written> l;
   uint64_t t = 0;

@@ -191,6 +191,31 @@ TEST(LuaDissector, DecodesMarkersMarksAndTags) {
   EXPECT_EQ(9u, marks);
 }
 
+// A payload that starts with a fabsim header's magic but whose version or length field says
+// otherwise is payload, as `fabsim trace summary` takes it: the dissector shows no tag.
+TEST(LuaDissector, PayloadThatOnlyStartsWithTheMagicIsPayload) {
+  REQUIRE_TSHARK();
+  const std::string lua = "traces/wireshark/fabsim.lua";
+  std::vector<Written> list;
+  for (int k = 0; k < 3; k++) {  // good, length 8, version 2
+    Written w = trtest::Make(trtest::Pkt(0x04, 0x22, (uint32_t)k), 32, 1000u * (k + 1));
+    const uint8_t hdr[8] = {'F', 'S', 'T', 'G', (uint8_t)(k == 2 ? 2 : 1), 0, 0,
+                            (uint8_t)(k == 1 ? 8 : 16)};
+    std::copy(hdr, hdr + 8, w.payload.begin());
+    w.pkt.payload = w.payload.data();
+    w.frame = trtest::Build(w.pkt);
+    list.push_back(w);
+  }
+  std::string path = trtest::TempPath("lua_magic.pcap");
+  ASSERT_TRUE(trtest::WriteTrace(path, list));
+  int st;
+  std::string out = trtest::Run("HOME=" + trtest::TempPath("") + " tshark -X lua_script:" + lua +
+                                    " -r " + path + " -T fields -e fabsim.tag.len 2>/dev/null",
+                                &st);
+  ASSERT_EQ(0, st);
+  EXPECT_EQ("16\n\n\n", out);
+}
+
 INSTANTIATE_TEST_SUITE_P(IpAndVlans, TsharkTest,
                          ::testing::Values(std::make_tuple(4, 0), std::make_tuple(6, 0),
                                            std::make_tuple(4, 1), std::make_tuple(6, 2)));

@@ -21,6 +21,14 @@ local EVENT_MAGIC = 0x46534556
 local TAG_MAGIC = 0x46535447
 local ATOMIC_MAGIC = 0x46534154
 local ATOMIC_RESP_MAGIC = 0x46534152
+local HDR_VERSION = 1
+
+-- A fabsim header at `s` of `len` bytes: its magic, version and length field all say so (payload
+-- that merely starts with the magic is payload), and it fits before the ICRC.
+local function fabsim_hdr_at(tvb, s, magic, len)
+	return tvb:len() >= s + len + 4 and tvb(s, 4):uint() == magic and
+		tvb(s + 4, 1):uint() == HDR_VERSION and tvb(s + 6, 2):uint() == len
+end
 
 -- libfabric's enum fi_op and enum fi_datatype (rdma/fi_domain.h)
 local fi_ops = {
@@ -210,8 +218,7 @@ local function dissect_tag(tvb, pinfo, tree)
 	-- the BTH field's offset is counted in the frame, which is what a post-dissector gets
 	local start = op.offset + hl
 	local src = tvb
-	-- the tag header must fit before the ICRC
-	if src:len() < start + 16 + 4 or src(start, 4):uint() ~= TAG_MAGIC then return end
+	if not fabsim_hdr_at(src, start, TAG_MAGIC, 16) then return end
 	local t = tree:add(post, src(start, 16), "fabsim tag header")
 	t:add(pf.tag_magic, src(start, 4))
 	t:add(pf.tag_version, src(start + 4, 1))
@@ -235,7 +242,7 @@ local function dissect_atomic(tvb, pinfo, tree)
 	local hl = atomic_hdr_len[op.value]
 	if hl then
 		local s = op.offset + hl
-		if tvb:len() < s + 24 + 4 or tvb(s, 4):uint() ~= ATOMIC_MAGIC then return end
+		if not fabsim_hdr_at(tvb, s, ATOMIC_MAGIC, 24) then return end
 		local t = tree:add(post, tvb(s, 24), "fabsim atomic request")
 		t:add(pf.at_magic, tvb(s, 4))
 		t:add(pf.at_version, tvb(s + 4, 1))
@@ -255,7 +262,7 @@ local function dissect_atomic(tvb, pinfo, tree)
 	hl = atomic_resp_hdr_len[op.value]
 	if not hl then return end
 	local s = op.offset + hl
-	if tvb:len() < s + 12 + 4 or tvb(s, 4):uint() ~= ATOMIC_RESP_MAGIC then return end
+	if not fabsim_hdr_at(tvb, s, ATOMIC_RESP_MAGIC, 12) then return end
 	local t = tree:add(post, tvb(s, 12), "fabsim atomic response")
 	t:add(pf.ar_magic, tvb(s, 4))
 	t:add(pf.ar_version, tvb(s + 4, 1))

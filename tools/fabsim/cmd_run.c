@@ -10,6 +10,7 @@
  * provider. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -19,6 +20,9 @@
 #include <unistd.h>
 
 #include <rdma/fabric.h>
+
+#include "netmodel/nm_config.h"
+#include "tools/fabsimd/fabsimd.h"
 
 #include "commands.h"
 
@@ -71,6 +75,63 @@ static int usage(FILE *out)
 }
 
 /* The directory of the libfabric.so.1 this tool itself runs on. */
+/* The settings are the library's to read, but a bad one is told here, before
+ * the program starts: a server would otherwise wait for its first client
+ * before its library found out. 0, or 2 with the problem said. */
+static int check_settings(void)
+{
+	const char *fabric = getenv("FI_SIM_FABRIC"), *nodes, *pcap;
+	char why[256], dir[PATH_MAX];
+	nm_config cfg;
+	nm_error err;
+	uint32_t node;
+	const char *source;
+	char *end;
+
+	if (nm_config_load(&cfg, getenv("FI_SIM_CONFIG"), nm_env_getenv, NULL,
+			   &err)) {
+		fprintf(stderr, "fabsim run: %s\n", err.msg);
+		return 2;
+	}
+	if (fabric && *fabric) {
+		if (fabsimd_check_name(fabric, why, sizeof(why))) {
+			fprintf(stderr, "fabsim run: --fabric: %s\n", why);
+			return 2;
+		}
+		int ret = fabsimd_node_identity(&node, &source, why,
+						sizeof(why));
+
+		if (ret && ret != -ENOENT) {
+			fprintf(stderr, "fabsim run: --node: %s\n", why);
+			return 2;
+		}
+		if (!ret && node >= cfg.topology.hosts) {
+			fprintf(stderr, "fabsim run: node %u (from %s) is "
+				"outside the topology's %u hosts "
+				"(FI_SIM_TOPOLOGY_HOSTS)\n", node, source,
+				cfg.topology.hosts);
+			return 2;
+		}
+	}
+	nodes = getenv("FI_SIM_NODES");
+	if (nodes && *nodes &&
+	    (strtoul(nodes, &end, 10) - 1 >= FABSIMD_MEMBERS_MAX || *end)) {
+		fprintf(stderr, "fabsim run: --nodes %s: a process count is "
+			"1 to %d\n", nodes, FABSIMD_MEMBERS_MAX);
+		return 2;
+	}
+	pcap = getenv("FI_SIM_PCAP");
+	if (pcap && *pcap) {
+		snprintf(dir, sizeof(dir), "%s", pcap);
+		if (access(dirname(dir), W_OK | X_OK)) {
+			fprintf(stderr, "fabsim run: --pcap %s: cannot write in "
+				"its directory: %m\n", pcap);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 static bool library_dir(char *dir, size_t len)
 {
 	Dl_info where;
@@ -154,6 +215,8 @@ int cmd_run(int argc, char **argv, FILE *out)
 		fprintf(stderr, "fabsim run: no program given\n");
 		return usage(stderr);
 	}
+	if (check_settings())
+		return 2;
 	if (!library_dir(libdir, sizeof(libdir))) {
 		fprintf(stderr, "fabsim run: cannot find fabsim's "
 			"libfabric.so.1\n");

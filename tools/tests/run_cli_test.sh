@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `fabsim run`: a bad setting is refused before the program starts (exit 2,
+# a message naming it), and good ones reach the program's environment.
+set -euo pipefail
+fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
+export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run"
+unset FI_SIM_FABRIC FI_SIM_NODE FI_SIM_NODES FI_SIM_PCAP FI_SIM_CONFIG
+fail() { echo "FAIL: $*"; exit 1; }
+ran="$TEST_TMPDIR/ran"
+
+# refused TEXT OPTIONS...: exit 2, TEXT said, the program not started.
+refused() {
+	local text=$1 out rc=0
+	shift
+	rm -f "$ran"
+	out=$("$fabsim" run "$@" -- touch "$ran" 2>&1) || rc=$?
+	echo "\$ fabsim run $* -> $rc: $out"
+	[ "$rc" = 2 ] || fail "fabsim run $*: exit $rc, expected 2"
+	grep -qF -- "$text" <<<"$out" || fail "fabsim run $*: missing: $text"
+	[ ! -e "$ran" ] || fail "fabsim run $*: the program ran"
+}
+
+refused 'preset: "nosuch" is unknown' --preset nosuch
+refused 'seed: "abc"' --seed abc
+refused 'loss.rate: "2" is out of range' --loss 2
+refused 'config file /nonexistent/x.json' --config /nonexistent/x.json
+refused '--nodes 0: a process count is 1 to' --nodes 0
+refused 'fabric name "a/b"' --fabric a/b
+refused '--node: FI_SIM_NODE="abc"' --fabric ok --node abc
+refused 'outside the topology' --fabric ok --node 4000
+refused '--pcap /nonexistent/dir/x.pcap: cannot write' --pcap /nonexistent/dir/x.pcap
+echo '{"preset": "roce-25g", "link": {"mtu_bytes": 9000}}' >"$TEST_TMPDIR/bad.json"
+refused 'mtu' --config "$TEST_TMPDIR/bad.json"
+
+out=$("$fabsim" run --preset roce-25g --loss 0.01 --seed 7 -- \
+	sh -c 'echo "$FI_PROVIDER $FI_SIM_PRESET $FI_SIM_LOSS_RATE $FI_SIM_SEED"')
+[ "$out" = "sim roce-25g 0.01 7" ] || fail "the program saw: $out"
+echo PASS

@@ -65,6 +65,7 @@ int cmd_model(int argc, char **argv, FILE *out)
 {
 	static const struct option opts[] = {
 		{ "preset", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	nm_config cfg;
@@ -74,7 +75,11 @@ int cmd_model(int argc, char **argv, FILE *out)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		if (opt == 'h') {
+			fprintf(out, "usage: fabsim model [--preset NAME]\n");
+			return 0;
+		}
 		if (opt != 'p') {
 			fprintf(stderr, "usage: fabsim model [--preset NAME]\n");
 			return 2;

@@ -13,7 +13,7 @@ static const struct fabsim_command commands[] = {
 	  cmd_fabric },
 	{ "info", "", "providers and their parameters, through libfabric",
 	  cmd_info },
-	{ "model", "[--preset NAME] [--hosts N]",
+	{ "model", "[--preset NAME]",
 	  "the network model in force and its latency/bandwidth per size",
 	  cmd_model },
 	{ "run", "[OPTIONS] [--] PROGRAM [ARGS]",

@@ -16,6 +16,12 @@ if "$fabsim" trace check "$bad" 2>"$TEST_TMPDIR/err.txt" >&2; then
 	exit 1
 fi
 grep -q . "$TEST_TMPDIR/err.txt" || { echo "FAIL: no message"; exit 1; }
+for sub in summary check; do
+	help=$("$fabsim" trace $sub --help) || { echo "FAIL: trace $sub --help failed"; exit 1; }
+	grep -q "usage:" <<<"$help" || { echo "FAIL: trace $sub --help: $help"; exit 1; }
+done
+help=$("$fabsim" model --help) || { echo "FAIL: model --help failed"; exit 1; }
+grep -q "usage: fabsim model" <<<"$help" || { echo "FAIL: model --help: $help"; exit 1; }
 set +e
 "$fabsim" trace frobnicate "$capture" 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: a usage error is status 2"; exit 1; }

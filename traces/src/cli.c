@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "traces/tr_cli.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "traces/tr_check.h"
@@ -14,6 +15,15 @@ static void usage(const char *name, FILE *err)
 		"FILE: pcap (us or ns, either byte order) or pcapng; Ethernet (VLAN), IPv4/IPv6,\n"
 		"Linux cooked, raw IP, ERF type 21 InfiniBand. See traces/README.md.\n",
 		name, name);
+}
+
+/* `--help` or `-h` after a subcommand: its usage, on out. */
+static bool asks_help(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
 }
 
 static int summary(const char *name, int argc, char **argv, FILE *out, FILE *err)
@@ -83,6 +93,11 @@ int tr_cli_main(int argc, char **argv, FILE *out, FILE *err)
 	    !strcmp(argv[1], "-h")) {
 		usage(name, argc < 2 ? err : out);
 		return argc < 2 ? 2 : 0;
+	}
+	if ((!strcmp(argv[1], "summary") || !strcmp(argv[1], "check")) &&
+	    asks_help(argc, argv)) {
+		usage(name, out);
+		return 0;
 	}
 	if (!strcmp(argv[1], "summary"))
 		return summary(name, argc, argv, out, err);

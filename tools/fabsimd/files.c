@@ -14,6 +14,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,11 +32,20 @@ void fabsimd_seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The kernel's clocks, not libc's: under `fabsim run --virtual-clock` the
+ * program's (and the coordinator it forks) read virtual time, which stands
+ * still while processes wait — the coordinator's timeouts, its log and
+ * `fabsim fabric status` are about real time. */
+static void real_clock(clockid_t id, struct timespec *ts)
+{
+	syscall(SYS_clock_gettime, id, ts);
+}
+
 uint64_t fabsimd_now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	real_clock(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
@@ -392,7 +402,7 @@ static void log_vline(int fd, const char *fmt, va_list ap)
 
 	if (fd < 0)
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	real_clock(CLOCK_REALTIME, &ts);
 	s = ts.tv_sec;
 	civil_date(s / 86400, &y, &mo, &day);
 	n = snprintf(line, sizeof(line),

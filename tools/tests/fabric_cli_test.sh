@@ -50,6 +50,18 @@ expect 0 "fabric $other: coordinator pid" fabric status
 expect 0 "fabric $other stopped" fabric stop
 unset FI_SIM_FABRIC
 
+# Started by a program under --virtual-clock (it forks the coordinator,
+# clock library and all), the coordinator still keeps real time.
+vc="vctest-$RANDOM$RANDOM"
+"$fabsim" run --virtual-clock -- "$fabsim" fabric start "$vc" >/dev/null
+sleep 1.2
+status=$("$fabsim" fabric status "$vc")
+"$fabsim" fabric stop "$vc" >/dev/null
+echo "$status"
+up=$(sed -n 's/.*, up \([0-9.]*\) s,.*/\1/p' <<<"$status")
+awk -v up="$up" 'BEGIN { exit !(up >= 1.0) }' ||
+	fail "a coordinator started under --virtual-clock says up $up s"
+
 # Bad input.
 expect 2 "fabric name \"no/slash\"" fabric status no/slash
 expect 2 "unknown action \"restart\"" fabric restart $name

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bazel run //:install -- PREFIX
 # Lays out PREFIX/lib/libfabric.so.1 (+ libfabric.so), PREFIX/include/rdma,
-# PREFIX/bin and PREFIX/lib/pkgconfig/libfabric.pc, the way a libfabric
+# PREFIX/bin, PREFIX/share/fabsim/fabsim.lua (the Wireshark dissector) and
+# PREFIX/lib/pkgconfig/libfabric.pc, the way a libfabric
 # installation looks, so that
 #   cc prog.c $(PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --cflags --libs libfabric)
 # builds against fabsim and LD_LIBRARY_PATH=PREFIX/lib runs on it.
@@ -38,6 +39,10 @@ for lib in libibverbs.so.1 librdmacm.so.1; do
 	cp -fL "$runfiles/providers/sim_verbs/$lib" "$prefix/lib/fabsim-verbs/$lib"
 	chmod 0755 "$prefix/lib/fabsim-verbs/$lib"
 done
+# The Wireshark dissector of fabsim's own headers and marks.
+mkdir -p "$prefix/share/fabsim"
+cp -fL "$runfiles/traces/wireshark/fabsim.lua" "$prefix/share/fabsim/fabsim.lua"
+chmod 0644 "$prefix/share/fabsim/fabsim.lua"
 for tool in fabsim; do
 	cp -fL "$runfiles/tools/$tool" "$prefix/bin/$tool"
 	chmod 0755 "$prefix/bin/$tool"

@@ -63,4 +63,10 @@ if command -v ibv_devices >/dev/null; then
 		fail "installed fabsim run --verbs failed"
 	grep -q fabsim0 "$TEST_TMPDIR/devices.txt" || fail "run --verbs: no simulated NIC"
 fi
+# The Wireshark dissector, which the demo's hint names.
+[ -f "$prefix/share/fabsim/fabsim.lua" ] || fail "no share/fabsim/fabsim.lua"
+TMPDIR="$TEST_TMPDIR" LD_PRELOAD="${preload#:}" ASAN_OPTIONS=detect_leaks=0 \
+	"$prefix/bin/fabsim" demo >"$TEST_TMPDIR/demo.txt" 2>&1 || fail "installed fabsim demo failed"
+grep -qF "lua_script:$(realpath "$prefix/share/fabsim/fabsim.lua")" "$TEST_TMPDIR/demo.txt" ||
+	fail "the demo's hint does not name the installed dissector"
 echo PASS

@@ -6,9 +6,12 @@
  * node sends to every other with 1% loss, recorded to a pcap that
  * `fabsim trace summary` and Wireshark read. */
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -240,8 +243,27 @@ static int run_lossy(const char *pcap, FILE *out)
 	return ret;
 }
 
+/* The Wireshark dissector: installed beside the fabsim binary
+ * (PREFIX/share/fabsim/fabsim.lua), else its place in the source tree. */
+static const char *dissector_path(char *buf, size_t len)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		snprintf(path, sizeof(path), "%s/../share/fabsim/fabsim.lua",
+			 dirname(exe));
+		if (realpath(path, buf) && strlen(buf) < len)
+			return buf;
+	}
+	snprintf(buf, len, "traces/wireshark/fabsim.lua");
+	return buf;
+}
+
 int demo_traffic(FILE *out)
 {
+	char lua[PATH_MAX];
 	const char *tmp = getenv("TMPDIR");
 	char pcap[4096];
 	tr_summary *s = NULL;
@@ -269,7 +291,7 @@ int demo_traffic(FILE *out)
 		s->retransmissions, s->problems);
 	tr_summary_free(s);
 	fprintf(out, "  open it: fabsim trace summary %s\n"
-		"           wireshark -X lua_script:traces/wireshark/fabsim.lua "
-		"%s\n", pcap, pcap);
+		"           wireshark -X lua_script:%s %s\n", pcap,
+		dissector_path(lua, sizeof(lua)), pcap);
 	return 0;
 }

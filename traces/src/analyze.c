@@ -140,6 +140,20 @@ static void count_marks(tr_analyzer *a, tr_flow *f, const tr_mark *m)
 		s->marked_retransmits++;
 }
 
+/* A packet whose CRCs fail and that no mark explains (fabsim marks the ones
+ * it corrupts, inverting only their ICRC): any of its fields may be wrong,
+ * its PSN among them, and its receiver drops it. It takes no part in its
+ * flow's sequence, messages or latencies; check reports it. */
+static bool damaged(const tr_record *rec)
+{
+	const tr_packet *p = &rec->pkt;
+
+	if (rec->mark.flags & TR_CORRUPTED)
+		return false;
+	return (p->icrc_captured && p->icrc_stored != p->icrc_computed) ||
+	       (p->vcrc_captured && p->vcrc_stored != p->vcrc_computed);
+}
+
 static void packet(tr_analyzer *a, const tr_record *rec)
 {
 	const tr_packet *p = &rec->pkt;
@@ -180,7 +194,7 @@ static void packet(tr_analyzer *a, const tr_record *rec)
 	}
 	count_marks(a, f, &rec->mark);
 	tr_an_check_packet(a, f, rec);
-	if (!p->op || (rec->mark.flags & TR_DUPLICATE))
+	if (!p->op || (rec->mark.flags & TR_DUPLICATE) || damaged(rec))
 		return;
 	if (tr_op_is_response(p->op->op))
 		tr_an_response(a, f, rec);

@@ -90,6 +90,22 @@ TEST(Summary, AFlowWhoseTimesGoBackLastsFromItsEarliestToItsLatest) {
   EXPECT_DOUBLE_EQ(3072.0 * 8e9 / 70000.0, f.goodput_bps);
 }
 
+// A packet whose ICRC fails is dropped by its receiver, and any of its fields may be wrong: one
+// whose PSN reads 1000 takes no part in the sequence (no jump forward, then no "resends" of what
+// follows) — the flow has one gap, where it was.
+TEST(Summary, APacketThatFailsItsIcrcTakesNoPartInTheSequence) {
+  std::vector<Written> l;
+  for (uint32_t i = 0; i < 6; i++) l.push_back(Make(From(0x04, A, B, 10 + i, true), 100, 1000 * i));
+  l[2].frame[14 + 20 + 8 + 10] ^= 0x03;  // PSN 12 reads 1012 (or so); its ICRC no longer matches
+  Sum s;
+  Summarize("badicrc.pcap", l, &s);
+  ASSERT_EQ(1u, s.s->n_flows);
+  EXPECT_EQ(1u, s.s->icrc_bad);
+  EXPECT_EQ(0u, s.s->retransmissions);
+  EXPECT_EQ(1u, s.s->psn_gaps);
+  EXPECT_EQ(5u, s.s->flows[0].messages[TR_MSG_SEND].count);
+}
+
 TEST(Summary, LatencyPercentiles) {
   std::vector<Written> l;
   uint64_t t = 0;

@@ -233,6 +233,7 @@ static void classify(tr_reader *r, tr_record *rec)
 static void apply_mark(tr_reader *r, tr_record *rec)
 {
 	char at[64];
+	tr_error mismatch;
 	tr_mark m;
 
 	if (rec->kind == TR_REC_MARKER) {
@@ -253,12 +254,18 @@ static void apply_mark(tr_reader *r, tr_record *rec)
 		return;
 	}
 	r->pending = false;
-	rec->mark = r->mark;
-	if (!rec->problem.msg[0] &&
-	    tr_mark_matches(&r->mark, rec->data, rec->caplen, rec->wirelen, &rec->problem)) {
-		where_str(at, sizeof(at), rec->frame, rec->offset);
-		tr_error_prefix(&rec->problem, "%s", at);
+	/* A marker that does not describe this frame (the file was cut or
+	 * spliced) marks nothing: a drop must never land on another packet. */
+	if (tr_mark_matches(&r->mark, rec->data, rec->caplen, rec->wirelen, &mismatch)) {
+		memset(&rec->mark, 0, sizeof(rec->mark));
+		if (!rec->problem.msg[0]) {
+			rec->problem = mismatch;
+			where_str(at, sizeof(at), rec->frame, rec->offset);
+			tr_error_prefix(&rec->problem, "%s", at);
+		}
+		return;
 	}
+	rec->mark = r->mark;
 }
 
 int tr_reader_next(tr_reader *r, tr_record *rec, tr_error *err)

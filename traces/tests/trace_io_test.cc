@@ -397,6 +397,7 @@ TEST(Markers, DanglingDoubledSplicedAndDamaged) {
   ASSERT_EQ(0, all.end) << all.error;
   EXPECT_NE(nullptr, strstr(all.recs[1].problem.msg, "frame 2 (byte offset 116): the marker before it describes another frame"))
       << all.recs[1].problem.msg;
+  EXPECT_EQ(0, all.recs[1].mark.flags) << "the mark landed on another frame";
   // a damaged marker
   Bytes m = Marker(1, a);
   m[18] = 9;  // version

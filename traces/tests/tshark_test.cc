@@ -216,6 +216,30 @@ TEST(LuaDissector, PayloadThatOnlyStartsWithTheMagicIsPayload) {
   EXPECT_EQ("16\n\n\n", out);
 }
 
+// A marker followed by another frame than the one it describes (a spliced file) marks nothing,
+// as `fabsim trace` reads it; one followed by its own frame marks it.
+TEST(LuaDissector, AMarkerOnlyMarksTheFrameItDescribes) {
+  REQUIRE_TSHARK();
+  const std::string lua = "traces/wireshark/fabsim.lua";
+  trtest::Bytes a = trtest::Build(trtest::Pkt(0x04, 0x22, 3));
+  trtest::Bytes b = trtest::Build(trtest::Pkt(0x04, 0x22, 4));
+  trtest::Bytes m(TR_MARK_FRAME_LEN);
+  tr_where where = {TR_REASON_LOSS, 1, 2, 3};
+  tr_mark_frame_build(m.data(), TR_DROPPED, &where, a.data(), static_cast<uint32_t>(a.size()),
+                      static_cast<uint32_t>(a.size()));
+  std::string path = trtest::TempPath("lua_splice.pcap");
+  trtest::Bytes file = trtest::Pcap(0xa1b2c3d4u, false, 1, {{0, 0, m, 0}, {0, 1, b, 0}, {0, 2, m, 0},
+                                                           {0, 3, a, 0}});
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(file.data()),
+                                               static_cast<std::streamsize>(file.size()));
+  int st;
+  std::string out = trtest::Run("HOME=" + trtest::TempPath("") + " tshark -X lua_script:" + lua +
+                                    " -r " + path + " -T fields -e fabsim.marked.flags 2>/dev/null",
+                                &st);
+  ASSERT_EQ(0, st);
+  EXPECT_EQ("\n\n\n0x0001\n", out);
+}
+
 INSTANTIATE_TEST_SUITE_P(IpAndVlans, TsharkTest,
                          ::testing::Values(std::make_tuple(4, 0), std::make_tuple(6, 0),
                                            std::make_tuple(4, 1), std::make_tuple(6, 2)));

@@ -151,8 +151,26 @@ function mark.dissector(tvb, pinfo, tree)
 	t:add(mf.link, tvb(16, 4))
 	t:add(mf.length, tvb(20, 4))
 	t:add(mf.hash, tvb(24, 4))
-	marks[pinfo.number + 1] = { flags = flags, reason = reason, by = pinfo.number }
+	marks[pinfo.number + 1] = { flags = flags, reason = reason, by = pinfo.number,
+		len = tvb(20, 4):uint(), hash = tvb(24, 4):uint() }
 	return 28
+end
+
+-- A new file: the marks of the last one describe none of its frames.
+function mark.init()
+	marks = {}
+end
+
+-- The marker's hash of the frame it describes (traces/src/mark.c): FNV-1a over the first 60
+-- bytes, in 32-bit arithmetic (the multiplier is 2^24 + 403).
+local function covered_hash(tvb, len)
+	local n = math.min(len, 60, tvb:len())
+	local h = 2166136261
+	for i = 0, n - 1 do
+		h = bit32.bxor(h, tvb(i, 1):uint())
+		h = (bit32.lshift(h, 24) + h * 403) % 4294967296
+	end
+	return h
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, mark)
@@ -277,6 +295,11 @@ end
 
 function post.dissector(tvb, pinfo, tree)
 	local m = marks[pinfo.number]
+	-- A marker that does not describe this frame (a cut or spliced file) marks nothing.
+	if m and (m.len ~= pinfo.len or m.hash ~= covered_hash(tvb, pinfo.len)) then
+		tree:add(post, "fabsim: the marker before this frame describes another frame")
+		m = nil
+	end
 	if m then
 		local t = tree:add(post, "fabsim: " .. flags_str(m.flags) .. " (" ..
 			(reasons[m.reason] or "?") .. ")")

@@ -25,6 +25,7 @@ enum tr_msg_state {
 	TR_MSTATE_NONE = 0, /* between messages */
 	TR_MSTATE_OPEN,     /* after FIRST or MIDDLE */
 	TR_MSTATE_UNKNOWN,  /* start of the capture or after a gap: anything may come */
+	TR_MSTATE_REPLAY,   /* READ responses: one answered in full, sent again */
 };
 
 typedef struct tr_msg_progress {
@@ -35,6 +36,8 @@ typedef struct tr_msg_progress {
 	bool has_dma;
 	uint32_t dma_len;   /* RDMA WRITE: what the RETH announced */
 	uint32_t next_psn;  /* READ responses: the PSN the next one must carry */
+	bool has_done;      /* READ responses: a message was completed, ... */
+	uint32_t done_psn;  /* ... its last PSN */
 } tr_msg_progress;
 
 struct tr_flow {

@@ -117,6 +117,26 @@ static void read_response(tr_analyzer *a, tr_flow *f, tr_flow *peer, const tr_re
 	tr_msg_progress *m = &f->resp;
 	uint8_t pos = p->op->pos;
 
+	/* The start of a READ response already answered in full: the
+	 * responder sent it again (its ACK was lost, or the request came
+	 * again). */
+	if ((pos == TR_POS_FIRST || pos == TR_POS_ONLY) && m->has_done &&
+	    tr_psn_diff(m->done_psn, p->psn) <= 0 &&
+	    tr_psn_diff(m->done_psn, p->psn) > -(int32_t)TR_SENT_RING) {
+		if (m->state == TR_MSTATE_OPEN)
+			f->sum.incomplete_messages++;
+		m->state = pos == TR_POS_FIRST ? TR_MSTATE_REPLAY : TR_MSTATE_NONE;
+		f->sum.retransmissions++;
+		a->s->retransmissions++;
+		return;
+	}
+	if (m->state == TR_MSTATE_REPLAY) { /* the rest of one sent again */
+		f->sum.retransmissions++;
+		a->s->retransmissions++;
+		if (pos == TR_POS_LAST)
+			m->state = TR_MSTATE_NONE;
+		return;
+	}
 	if (delivered && (pos == TR_POS_FIRST || pos == TR_POS_ONLY))
 		measure(a, peer, rec, TR_SENT_READ, TR_LAT_READ);
 	if (pos == TR_POS_FIRST || pos == TR_POS_ONLY) {
@@ -154,6 +174,8 @@ static void read_response(tr_analyzer *a, tr_flow *f, tr_flow *peer, const tr_re
 	if ((pos == TR_POS_LAST || pos == TR_POS_ONLY) && m->state == TR_MSTATE_OPEN) {
 		tr_an_message_done(a, f, TR_MSG_READ, m->bytes, false);
 		m->state = TR_MSTATE_NONE;
+		m->has_done = true;
+		m->done_psn = p->psn;
 	}
 	if ((pos == TR_POS_LAST || pos == TR_POS_ONLY) && delivered && peer) {
 		ack_through(peer, p->psn);

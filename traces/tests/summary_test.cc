@@ -159,6 +159,30 @@ TEST(Summary, PairsResponsesWithTheirQpWhenPsnsCollide) {
   EXPECT_EQ(900u, a.max_ns);
 }
 
+// A READ response already answered in full, sent again (README: "a READ response repeated" is a
+// retransmission): one READ message, its bytes once.
+TEST(Summary, ARepeatedReadResponseIsARetransmission) {
+  std::vector<Written> l;
+  tr_packet rd = From(0x0C, A, B, 10, true);
+  rd.reth.dma_len = 2048;
+  l.push_back(Make(rd, 0, 0));
+  for (int again = 0; again < 2; again++) {
+    l.push_back(Make(From(0x0D, B, A, 10, false), 1024, 20 + 100 * again));
+    l.push_back(Make(From(0x0F, B, A, 11, false), 1024, 30 + 100 * again));
+  }
+  tr_packet one = From(0x0C, A, B, 12, true);
+  one.reth.dma_len = 64;
+  l.push_back(Make(one, 0, 300));
+  l.push_back(Make(From(0x10, B, A, 12, false), 64, 310));
+  l.push_back(Make(From(0x10, B, A, 12, false), 64, 320));
+  Sum s;
+  Summarize("readdup.pcap", l, &s);
+  EXPECT_EQ(3u, s.s->retransmissions);
+  EXPECT_EQ(0u, s.s->problems);
+  EXPECT_EQ(2u, s.s->messages[TR_MSG_READ].count);
+  EXPECT_EQ(2048u + 64u, s.s->messages[TR_MSG_READ].bytes);
+}
+
 TEST(Summary, ReadResponsesConsumeRequesterPsns) {
   std::vector<Written> l;
   tr_packet rd = From(0x0C, A, B, 10, true);

@@ -39,6 +39,16 @@ int tr_check_file(const char *path, FILE *out, tr_check_result *res)
 		if (ret < 0)
 			tr_analyzer_problem(&a, err.msg);
 		tr_reader_close(r);
+		/* Frames, none of them RoCE or InfiniBand: nothing was checked
+		 * (a capture of other traffic, or a wrong link type). */
+		if (s->frames && !s->packets) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "none of its %llu frames is a RoCE or "
+				 "InfiniBand packet: nothing was checked",
+				 (unsigned long long)s->frames);
+			tr_analyzer_problem(&a, msg);
+		}
 	}
 	tr_analyzer_finish(&a);
 	tr_analyzer_free(&a);

@@ -72,6 +72,8 @@ static int sniff(tr_reader *r, tr_error *err)
 	size_t n = fread(m, 1, sizeof(m), r->f);
 	uint32_t le, be;
 
+	if (n < sizeof(m) && ferror(r->f))
+		return tr_error_set(err, -EIO, "%s: %s", r->name, strerror(errno));
 	if (n < sizeof(m))
 		return tr_error_set(err, -EINVAL,
 				    "%s: byte offset 0: file of %zu bytes is too short for a capture "

@@ -282,6 +282,13 @@ TEST(Reader, OtherLinkTypesAndUnknownOnes) {
   all = Read(Save("wifi.pcap", Pcap(0xa1b2c3d4u, false, 105, {{0, 0, raw, 0}})));
   EXPECT_EQ(-EINVAL, all.end);
   EXPECT_NE(std::string::npos, all.error.find("link type 105")) << all.error;
+  // Ethernet frames read as raw IP: no RoCE packet, so check has checked nothing and says so.
+  tr_check_result res{};
+  EXPECT_EQ(1, tr_check_file(Save("eth_as_raw.pcap", Pcap(0xa1b2c3d4u, false, 101, {{0, 0, f, 0}})).c_str(),
+                             nullptr, &res));
+  EXPECT_EQ(1u, res.frames);
+  EXPECT_EQ(0u, res.packets);
+  EXPECT_EQ(1u, res.problems);
 }
 
 // ---- damaged files ----

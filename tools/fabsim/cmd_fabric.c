@@ -17,8 +17,9 @@ static int usage(FILE *out)
 		"usage: fabsim fabric start|stop|status [NAME]\n\n"
 		"  start   starts the fabric's coordinator; it stays until "
 		"stopped\n"
-		"  stop    tells the members the fabric stops, ends the "
-		"coordinator\n"
+		"  stop    ends the coordinator; processes still attached are "
+		"told,\n"
+		"          but run on with the fabric's memory until they end\n"
 		"  status  the coordinator and the attached processes\n\n"
 		"NAME: $FI_SIM_FABRIC, else \"%s\". Files: $FABSIM_RUNTIME_DIR, "
 		"else $XDG_RUNTIME_DIR/fabsim, else /tmp/fabsim-<uid>.\n",

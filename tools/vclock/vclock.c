@@ -4,9 +4,9 @@
  * as SimGrid's SMPI does, so that an unmodified benchmark times the
  * simulated hardware instead of the simulator.
  *
- * Each clock starts at its real value when first read and from then on
- * moves only with virtual time: differences between two readings are
- * exact virtual nanoseconds. The sim provider attaches its fabric when it
+ * Each clock starts at its real value when first read (to the second) and
+ * from then on moves only with virtual time: differences between two
+ * readings are exact virtual nanoseconds. The sim provider attaches its fabric when it
  * opens one (fabsim_vclock_attach, found with dlsym); before that, and
  * after it closes, the clocks stand still. CPU-time clocks stay real. */
 #define _GNU_SOURCE
@@ -102,8 +102,11 @@ int clock_gettime(clockid_t id, struct timespec *ts)
 	if (!base_ns[cls]) {
 		struct timespec real;
 
+		/* A whole second: what the program computes from readings
+		 * truncated to microseconds (gettimeofday) or milliseconds
+		 * must not depend on where in a second the run began. */
 		real_clock(cls == REAL ? CLOCK_REALTIME : CLOCK_MONOTONIC, &real);
-		base_ns[cls] = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+		base_ns[cls] = (int64_t)real.tv_sec * 1000000000;
 	}
 	ns = base_ns[cls];
 	pthread_mutex_unlock(&lock);

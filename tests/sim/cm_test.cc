@@ -204,6 +204,20 @@ protected:
 		return ev;
 	}
 
+	// Node 0 asks node 1, which refuses with `len` bytes of `why`: what
+	// node 0 hears (client: its endpoint).
+	Event RefusedWith(const void *why, size_t len, fid_ep **client)
+	{
+		listen(1);
+		Event req = request(0, 1, client);
+		EXPECT_NE(req.info, nullptr);
+		if (!req.info)
+			return req;
+		EXPECT_EQ(fi_reject(node(1).pep, req.info->handle, why, len), 0);
+		fi_freeinfo(req.info);
+		return next_event(0);
+	}
+
 	// A new endpoint on node c asks the listener on node s for a
 	// connection; returns the listener's FI_CONNREQ (its info is the
 	// caller's to free; null if none came).
@@ -346,33 +360,20 @@ TEST_F(Cm, ASlowAcceptIsWaitedFor)
 // a rejection's private data of that size arrives whole.
 TEST_F(Cm, ARejectionBringsPrivateDataUpToMaxErrData)
 {
-	listen(1);
 	size_t max = node(0).info->domain_attr->max_err_data;
 	ASSERT_GE(max, 16u);
-	fid_ep *client = nullptr;
-	Event req = request(0, 1, &client);
-	ASSERT_NE(req.info, nullptr);
 	std::string why(max - 1, 'x'); // and its terminating NUL
-	ASSERT_EQ(fi_reject(node(1).pep, req.info->handle, why.c_str(), max),
-		  0);
-	fi_freeinfo(req.info);
-	Event refused = next_event(0);
+	fid_ep *client = nullptr;
+	Event refused = RefusedWith(why.c_str(), max, &client);
 	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
 	EXPECT_EQ(refused.err_data, why);
 }
 
 TEST_F(Cm, RejectIsConnectionRefusedWithTheRejectersData)
 {
-	listen(1);
-	fid_ep *client = nullptr;
-	Event req = request(0, 1, &client);
-	ASSERT_NE(req.info, nullptr);
 	const char why[] = "full";
-	ASSERT_EQ(fi_reject(node(1).pep, req.info->handle, why, sizeof(why)),
-		  0);
-	fi_freeinfo(req.info);
-
-	Event refused = next_event(0);
+	fid_ep *client = nullptr;
+	Event refused = RefusedWith(why, sizeof(why), &client);
 	EXPECT_EQ(refused.ret, -FI_EAVAIL);
 	EXPECT_EQ(refused.err, FI_ECONNREFUSED);
 	EXPECT_EQ(refused.fid, &client->fid);

@@ -154,6 +154,9 @@ struct nic_proc {
 	pid_t             pid;
 	bool              gone;       /* left: calls for it are dropped */
 	uint32_t          times_away; /* taken out of virtual time so far */
+	/* Trips out of time the trace does not hold yet: the clock has not
+	 * moved since (nic_sched.c, record_absences). */
+	uint32_t          aways_unrecorded;
 	/* Bumped when something its threads could see appears: a call on
 	 * its list, a completion or work of its own. Spinning pollers read
 	 * it: on a cache line that only such news writes. */
@@ -301,6 +304,7 @@ struct nic_world {
 	bool              threads_exited; /* some found exited: forget them */
 	struct nic_proc  *procs;       /* nic_proc.c */
 	uint32_t          proc_count;
+	uint32_t          aways_unrecorded; /* the processes' sum */
 	/* The clock waits until this many processes have joined (a shared
 	 * fabric's start), for at most NIC_JOIN_WAIT_MS of real time. */
 	uint32_t          procs_expected;

@@ -448,36 +448,76 @@ static uint32_t node_of(const struct nic_world *world, const struct nic_proc *p)
  * band at every step (rping's threads) would fill the log. */
 #define NIC_AWAY_TOLD 3
 
+static const char *const event_text[TR_EVENT_KINDS] = {
+	[TR_EVENT_AWAY] = "is blocked outside the fabric: out of virtual time",
+	[TR_EVENT_BACK] = "called in again: back in virtual time",
+	[TR_EVENT_DIED] = "ended without leaving the fabric: its hosts are off "
+			  "the network",
+};
+
+static void record(struct nic_world *world, const struct nic_proc *p,
+		   enum tr_event_kind kind)
+{
+	/* The trace holds no process id: it would differ from run to run. */
+	tr_event ev = { .kind = (uint8_t)kind, .node = node_of(world, p) };
+
+	if (!world->rec)
+		return;
+	snprintf(ev.text, sizeof(ev.text), "its process %s", event_text[kind]);
+	nic_record_event(world->rec, &ev, nic_world_now(world));
+}
+
+/* The clock is about to move: the trips out of time it moves during go
+ * into the trace. One during which it stood still changed nothing anyone
+ * saw, and is left out, with its return: whether a process was found
+ * blocked for long enough depends on real time, and the trace must not. */
+static void record_absences(struct nic_world *world)
+{
+	for (struct nic_proc *p = world->procs; p && world->aways_unrecorded;
+	     p = p->next)
+		for (; p->aways_unrecorded; p->aways_unrecorded--) {
+			record(world, p, TR_EVENT_AWAY);
+			world->aways_unrecorded--;
+		}
+}
+
 /* A process of a shared world went out of time, came back or died: the
- * log (standard error) and the trace say so. */
+ * log (standard error) says so, and the trace when it matters (above). */
 static void tell(struct nic_world *world, struct nic_proc *p,
 		 enum tr_event_kind kind)
 {
-	static const char *const what[TR_EVENT_KINDS] = {
-		[TR_EVENT_AWAY] = "is blocked outside the fabric: out of "
-				  "virtual time",
-		[TR_EVENT_BACK] = "called in again: back in virtual time",
-		[TR_EVENT_DIED] = "ended without leaving the fabric: its hosts "
-				  "are off the network",
-	};
-	/* The trace holds no process id: it would differ from run to run. */
-	tr_event ev = { .kind = (uint8_t)kind, .node = node_of(world, p) };
-	nm_time_ns now = nic_world_now(world);
+	uint32_t node = node_of(world, p);
 
-	snprintf(ev.text, sizeof(ev.text), "its process %s", what[kind]);
 	if (kind == TR_EVENT_AWAY)
 		p->times_away++;
 	if (kind == TR_EVENT_DIED || p->times_away <= NIC_AWAY_TOLD)
 		fprintf(stderr, "fabsim: at %llu ns, node %d (process %d): "
-			"%s%s\n", (unsigned long long)now,
-			ev.node == TR_WHERE_UNKNOWN ? -1 : (int)ev.node,
-			(int)p->pid, what[kind],
+			"%s%s\n", (unsigned long long)nic_world_now(world),
+			node == TR_WHERE_UNKNOWN ? -1 : (int)node, (int)p->pid,
+			event_text[kind],
 			kind == TR_EVENT_BACK &&
 					p->times_away == NIC_AWAY_TOLD ?
-				" (further times: in the trace only)" :
+				" (further times are not told here)" :
 				"");
-	if (world->rec)
-		nic_record_event(world->rec, &ev, now);
+	switch (kind) {
+	case TR_EVENT_AWAY:
+		p->aways_unrecorded++;
+		world->aways_unrecorded++;
+		break;
+	case TR_EVENT_BACK:
+		if (p->aways_unrecorded) {
+			p->aways_unrecorded--;
+			world->aways_unrecorded--;
+		} else {
+			record(world, p, kind);
+		}
+		break;
+	default:
+		world->aways_unrecorded -= p->aways_unrecorded;
+		p->aways_unrecorded = 0;
+		record(world, p, kind);
+		break;
+	}
 }
 
 /* How often the other processes of a shared world are checked for life. */
@@ -705,6 +745,13 @@ static bool someone_can_go(void *arg)
 	for (struct nic_thread *t = world->threads; t; t = t->next)
 		if (t->state == NIC_THREAD_WAITING && wait_ready(t))
 			return true;
+	if (world->aways_unrecorded) {
+		nm_time_ns next;
+
+		if (nic_world_next_event(world, &next) &&
+		    next > nic_world_now(world))
+			record_absences(world);
+	}
 	if (++w->turns % NIC_RUN_LONG_EVENTS == 0 && world->proc_count > 1) {
 		uint64_t changes = world->sched_changes;
 
@@ -725,6 +772,14 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 		if (t->state == NIC_THREAD_WAITING && t->deadline < limit)
 			limit = t->deadline;
 		watch.pollers |= t->state == NIC_THREAD_POLLING;
+	}
+	if (world->aways_unrecorded && limit > nic_world_now(world) &&
+	    limit != NM_TIME_NEVER) {
+		nm_time_ns next;
+
+		/* Nothing due before the limit: the clock jumps to it. */
+		if (!nic_world_next_event(world, &next) || next > limit)
+			record_absences(world);
 	}
 	r = nic_world_run_until(world, someone_can_go, &watch, limit);
 	/* Pollers may have something to read now: let them look before

@@ -16,6 +16,14 @@ if "$fabsim" trace check "$bad" 2>"$TEST_TMPDIR/err.txt" >&2; then
 	exit 1
 fi
 grep -q . "$TEST_TMPDIR/err.txt" || { echo "FAIL: no message"; exit 1; }
+# --json: a reader gets an object with the reason, and the status says so.
+set +e
+json=$("$fabsim" trace summary "$bad" --json 2>/dev/null)
+rc=$?
+set -e
+[ $rc -eq 1 ] || { echo "FAIL: summary --json of a bad file: status $rc"; exit 1; }
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert "too short" in d["error"] or "magic" in d["error"], d' "$json" ||
+	{ echo "FAIL: summary --json of a bad file: $json"; exit 1; }
 for sub in summary check; do
 	help=$("$fabsim" trace $sub --help) || { echo "FAIL: trace $sub --help failed"; exit 1; }
 	grep -q "usage:" <<<"$help" || { echo "FAIL: trace $sub --help: $help"; exit 1; }

@@ -55,14 +55,16 @@ static int summary(const char *name, int argc, char **argv, FILE *out, FILE *err
 	ret = tr_summary_file(path, &s, &e);
 	if (ret)
 		fprintf(err, "%s summary: %s\n", name, e.msg);
-	if (!s)
-		return 1;
 	if (json) {
-		if (tr_summary_print_json(s, out, &e)) {
-			fprintf(err, "%s summary: %s\n", name, e.msg);
+		/* A JSON reader gets the reason too, and an object even for a
+		 * file it could not read at all. */
+		tr_error we;
+
+		if (tr_summary_print_json(s, ret ? e.msg : NULL, out, &we)) {
+			fprintf(err, "%s summary: %s\n", name, we.msg);
 			ret = -1;
 		}
-	} else {
+	} else if (s) {
 		tr_summary_print(s, out);
 	}
 	tr_summary_free(s);

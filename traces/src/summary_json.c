@@ -132,9 +132,20 @@ char *tr_summary_json(const tr_summary *s)
 	return text;
 }
 
-int tr_summary_print_json(const tr_summary *s, FILE *out, tr_error *err)
+int tr_summary_print_json(const tr_summary *s, const char *error, FILE *out,
+			  tr_error *err)
 {
-	char *text = tr_summary_json(s);
+	json_t *root = s ? build(s) : json_object();
+	char *text = NULL;
+
+	if (root && error &&
+	    json_object_set_new(root, "error", json_string(error)) != 0) {
+		json_decref(root);
+		root = NULL;
+	}
+	if (root)
+		text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
 
 	if (!text)
 		return tr_error_set(err, -ENOMEM, "out of memory for the JSON summary");

@@ -127,8 +127,12 @@ void tr_summary_free(tr_summary *s);
 /* The aligned tables `fabsim trace summary` prints. */
 void tr_summary_print(const tr_summary *s, FILE *out);
 
-/* The same as JSON (one object, see README.md); -ENOMEM or -EIO. */
-int tr_summary_print_json(const tr_summary *s, FILE *out, tr_error *err);
+/* The same as JSON (one object, see README.md); -ENOMEM or -EIO. `error`,
+ * when not NULL, is why the file could not be read to its end, in an
+ * "error" member; s may then be NULL (a file not read at all), and the
+ * object holds only the error. */
+int tr_summary_print_json(const tr_summary *s, const char *error, FILE *out,
+			  tr_error *err);
 
 /* The JSON text, malloc'd (free it), or NULL when out of memory. */
 char *tr_summary_json(const tr_summary *s);

@@ -218,6 +218,17 @@ protected:
 		return next_event(0);
 	}
 
+	// Node 0 asks node 1, which makes the endpoint for the request and
+	// has not answered yet.
+	void RequestedEndpoint(fid_ep **client, fid_ep **server)
+	{
+		listen(1);
+		Event req = request(0, 1, client);
+		ASSERT_NE(req.info, nullptr);
+		*server = endpoint(1, req.info);
+		fi_freeinfo(req.info);
+	}
+
 	// A new endpoint on node c asks the listener on node s for a
 	// connection; returns the listener's FI_CONNREQ (its info is the
 	// caller's to free; null if none came).
@@ -389,12 +400,8 @@ TEST_F(Cm, RejectIsConnectionRefusedWithTheRejectersData)
 // goes: the client hears at once, not after the MRA's 68 s.
 TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
 {
-	listen(1);
-	fid_ep *client = nullptr;
-	Event req = request(0, 1, &client);
-	ASSERT_NE(req.info, nullptr);
-	fid_ep *server = endpoint(1, req.info);
-	fi_freeinfo(req.info);
+	fid_ep *client = nullptr, *server = nullptr;
+	ASSERT_NO_FATAL_FAILURE(RequestedEndpoint(&client, &server));
 	uint64_t before = now();
 	close_endpoint(1, server);
 	Event refused = next_event(0);
@@ -403,7 +410,7 @@ TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
 	EXPECT_LT(now() - before, 1000000u) << "not at once";
 
 	fid_ep *again = nullptr;
-	req = request(0, 1, &again);
+	Event req = request(0, 1, &again);
 	fi_freeinfo(req.info);
 	EXPECT_EQ(fi_close(&node(1).pep->fid), 0);
 	node(1).pep = nullptr;
@@ -417,12 +424,8 @@ TEST_F(Cm, ARequestLetGoUnansweredIsRefused)
 // hears at once that the connection is gone.
 TEST_F(Cm, AnEndpointClosedBeforeTheRtuIsRefused)
 {
-	listen(1);
-	fid_ep *client = nullptr;
-	Event req = request(0, 1, &client);
-	ASSERT_NE(req.info, nullptr);
-	fid_ep *server = endpoint(1, req.info);
-	fi_freeinfo(req.info);
+	fid_ep *client = nullptr, *server = nullptr;
+	ASSERT_NO_FATAL_FAILURE(RequestedEndpoint(&client, &server));
 	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
 	close_endpoint(1, server);
 	EXPECT_EQ(next_event(0).type, (uint32_t)FI_CONNECTED);

@@ -211,19 +211,9 @@ TEST_F(Cm, ConnectAcceptCarriesPrivateDataAndConnectsTheQps)
 	rwr.num_sge = 1;
 	ASSERT_EQ(ibv_post_recv(server->qp, &rwr, &rbad), 0);
 	strcpy(cq.buf, "over the connection");
-	ibv_sge ssge = { (uintptr_t)cq.buf, 20, cq.mr->lkey };
-	ibv_send_wr swr{}, *sbad;
-	swr.wr_id = 2;
-	swr.sg_list = &ssge;
-	swr.num_sge = 1;
-	swr.opcode = IBV_WR_SEND;
-	swr.send_flags = IBV_SEND_SIGNALED;
-	ASSERT_EQ(ibv_post_send(client->qp, &swr, &sbad), 0);
+	ASSERT_EQ(face::PostSend(client->qp, cq.buf, 20, cq.mr->lkey, 2), 0);
 	ibv_wc wc{};
-	int n = 0;
-	for (int i = 0; i < 100000 && !n; i++)
-		n = ibv_poll_cq(sq.cq, 1, &wc);
-	ASSERT_EQ(n, 1);
+	ASSERT_TRUE(face::Poll(sq.cq, &wc, 100000));
 	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
 	EXPECT_STREQ(sq.buf, "over the connection");
 }
@@ -402,19 +392,9 @@ TEST_F(Cm, TheRequestersRetryCountsReachTheServersQp)
 	EXPECT_EQ(attr.retry_cnt, 5);
 	EXPECT_EQ(attr.rnr_retry, 7);
 
-	ibv_sge sge = { (uintptr_t)sq.buf, 8, sq.mr->lkey };
-	ibv_send_wr wr{}, *bad = nullptr;
-	wr.wr_id = 1;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	ASSERT_EQ(ibv_post_send(server->qp, &wr, &bad), 0);
+	ASSERT_EQ(face::PostSend(server->qp, sq.buf, 8, sq.mr->lkey, 1), 0);
 	ibv_wc wc{};
-	int n = 0;
-	for (int i = 0; i < 1000000 && n == 0; i++)
-		n = ibv_poll_cq(sq.cq, 1, &wc);
-	ASSERT_EQ(n, 1);
+	ASSERT_TRUE(face::Poll(sq.cq, &wc, 1000000));
 	EXPECT_EQ(wc.status, IBV_WC_RNR_RETRY_EXC_ERR)
 		<< ibv_wc_status_str(wc.status);
 }

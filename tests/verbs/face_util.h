@@ -134,6 +134,21 @@ inline int PostRecv(ibv_qp *qp, Host &h, size_t off, uint32_t len,
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
+// One signaled send of [addr, addr + len), registered with lkey.
+inline int PostSend(ibv_qp *qp, void *addr, uint32_t len, uint32_t lkey,
+		    uint64_t id)
+{
+	ibv_sge sge = { (uintptr_t)addr, len, lkey };
+	ibv_send_wr wr{}, *bad = nullptr;
+
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
 // An IPv4 address and port, for rdma_cm.
 inline sockaddr_in Addr(const char *ip, uint16_t port)
 {

@@ -85,14 +85,8 @@ protected:
 
 	int Send(ibv_qp *qp, size_t off, uint32_t len, uint64_t id)
 	{
-		ibv_sge sge = { a.Addr(off), len, a.mr->lkey };
-		ibv_send_wr wr{}, *bad = nullptr;
-		wr.wr_id = id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		return ibv_post_send(qp, &wr, &bad);
+		return face::PostSend(qp, (void *)a.Addr(off), len,
+				      a.mr->lkey, id);
 	}
 
 	static bool Poll(Dev &d, ibv_wc *wc, int turns = 200000)

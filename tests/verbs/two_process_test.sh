@@ -173,14 +173,19 @@ if command -v rping >/dev/null; then
 	# A persistent server (-P) and two clients one after the other, each
 	# a new process on the same host: the second's request is a new
 	# connection, not a resend of the first's (comm ids are the host's).
+	# The server accepts each in a new thread, which here computes 100 ms
+	# before it starts (slow_thread_start.so), as on a busy machine: the
+	# client, told by the server's MRA to wait 68 s of virtual time, must
+	# not jump there while that thread runs on its way in.
 	export FI_SIM_FABRIC="rpingP$$"
-	FI_SIM_NODE=0 timeout 60 rping -s -P -a 10.0.0.1 >rpingP.server 2>&1 &
+	FI_SIM_NODE=0 LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$root/tests/verbs/slow_thread_start.so" \
+		timeout 60 rping -s -P -a 10.0.0.1 >rpingP.server 2>&1 &
 	pid=$!
 	sleep 0.5
 	for i in 1 2; do
 		if ! FI_SIM_NODE=2 timeout 30 rping -c -a 10.0.0.1 -C 2 -V >rpingP.client$i 2>&1; then
 			echo "FAIL: rping -P: client $i (a new process on host 2) failed"
-			cat rpingP.client$i; fail=1
+			cat rpingP.client$i rpingP.server; fail=1
 		fi
 	done
 	kill $pid 2>/dev/null; wait $pid 2>/dev/null || true

@@ -157,6 +157,10 @@ struct nic_proc {
 	/* Trips out of time the trace does not hold yet: the clock has not
 	 * moved since (nic_sched.c, record_absences). */
 	uint32_t          aways_unrecorded;
+	/* A thread that ran without calling in for as long as a computing
+	 * one holds the clock: no thread on its way into the fabric
+	 * (nic_sched.c, unseen_thread_running). */
+	pid_t             outsider;
 	/* Bumped when something its threads could see appears: a call on
 	 * its list, a completion or work of its own. Spinning pollers read
 	 * it: on a cache line that only such news writes. */
@@ -311,6 +315,10 @@ struct nic_world {
 	struct timespec   join_wait_since;
 	uint32_t          looks;         /* scheduler passes, to space checks */
 	struct timespec   peers_checked; /* when processes were last checked */
+	/* Since when a thread not yet seen holds back the clock's jump from
+	 * `unseen_at` (nic_sched.c, unseen_thread_running). */
+	struct timespec   unseen_since;
+	nm_time_ns        unseen_at;
 	struct nic_timer *timers;      /* the glue's, not yet run */
 	int               sleepers;    /* threads waiting on `activity` (one
 					* that died stays counted: its only

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "nic_kernel.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -218,4 +219,37 @@ long nic_kernel_process_threads(void)
 			break;
 	fclose(f);
 	return n;
+}
+
+static bool listed(pid_t tid, const pid_t *known, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (known[i] == tid)
+			return true;
+	return false;
+}
+
+pid_t nic_kernel_other_thread_running(pid_t pid, const pid_t *known,
+				      size_t count)
+{
+	char path[32];
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (!found && (e = readdir(dir))) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+
+		if (*end || tid <= 0 || listed((pid_t)tid, known, count))
+			continue;
+		if (nic_kernel_thread_state(pid, (pid_t)tid) == 'R')
+			found = (pid_t)tid;
+	}
+	closedir(dir);
+	return found;
 }

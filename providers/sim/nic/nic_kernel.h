@@ -49,6 +49,12 @@ bool nic_kernel_process_gone(pid_t pid);
 /* Threads of the calling process (0 when unknown). */
 long nic_kernel_process_threads(void);
 
+/* A thread of process `pid` that the kernel says is running or runnable
+ * (R) and is none of known[0..count): its id, or 0 when there is none (or
+ * the process's threads cannot be listed). */
+pid_t nic_kernel_other_thread_running(pid_t pid, const pid_t *known,
+				      size_t count);
+
 #ifdef __cplusplus
 }
 #endif

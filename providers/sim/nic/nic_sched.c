@@ -719,6 +719,74 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 	return idle;
 }
 
+/* Virtual time a poll of a shared world may run past the next instant,
+ * while nothing appears for any thread: long enough for a message to cross
+ * the network and come back in one poll (each poll of another process is a
+ * hand-over of the model's state between CPUs), short enough that a thread
+ * busy between its polls sees the clock move in steps no longer than this
+ * (a protocol's retry timers do not all run out in one poll). In one
+ * process a poll runs one instant. */
+#define NIC_POLL_HORIZON_NS (10 * NM_NS_PER_US)
+
+/* The clock's next move is a jump: nothing is due within a poll's horizon. */
+static bool jump_ahead(struct nic_world *world)
+{
+	nm_time_ns next;
+
+	return !nic_world_next_event(world, &next) ||
+	       next > nic_world_now(world) + NIC_POLL_HORIZON_NS;
+}
+
+/* A thread of p that the kernel says is running or runnable and that has
+ * never called in (nor is p's known outsider): its id, or 0. */
+static pid_t unseen_runner(const struct nic_world *world,
+			   const struct nic_proc *p)
+{
+	pid_t known[64];
+	size_t count = 0;
+
+	known[count++] = p->outsider;
+	for (const struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->pid == p->pid && t->tid && count < 64)
+			known[count++] = t->tid;
+	return nic_kernel_other_thread_running(p->pid, known, count);
+}
+
+/* A thread of a process that shares the world, running but not yet seen
+ * in the fabric, holds back a jump of the clock for up to NIC_COMPUTING_MS
+ * of real time, as a computing thread that has called in would: a new
+ * thread on its way in. rping's persistent server starts one to accept
+ * each connection; its client, told by the server's MRA to wait 68 s
+ * before asking again, jumped there and through its 15 resends (the
+ * connection unreachable) whenever that thread took more than a couple of
+ * milliseconds to call in. One that runs that long without calling in is
+ * not on its way: it holds no more (p->outsider). */
+static bool unseen_thread_running(struct nic_world *world)
+{
+	nm_time_ns now = nic_world_now(world);
+	bool held = false;
+
+	if (world->proc_count < 2 || !jump_ahead(world))
+		return false;
+	for (struct nic_proc *p = world->procs; p; p = p->next) {
+		struct timespec real;
+		pid_t tid;
+
+		if (p->gone || !(tid = unseen_runner(world, p)))
+			continue;
+		real_now(&real);
+		if (!world->unseen_since.tv_sec || world->unseen_at != now) {
+			world->unseen_since = real;
+			world->unseen_at = now;
+		}
+		if (ms_between(&world->unseen_since, &real) < NIC_COMPUTING_MS)
+			held = true;
+		else
+			p->outsider = tid;
+	}
+	return held;
+}
+
 /* Events a run of the model for waiting threads goes through before it
  * looks for dead processes. A run ends when something appears for a
  * thread, but events may come for ever with nothing for anyone: a send
@@ -752,6 +820,8 @@ static bool someone_can_go(void *arg)
 		    next > nic_world_now(world))
 			record_absences(world);
 	}
+	if (unseen_thread_running(world))
+		return true;
 	if (++w->turns % NIC_RUN_LONG_EVENTS == 0 && world->proc_count > 1) {
 		uint64_t changes = world->sched_changes;
 
@@ -792,15 +862,6 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 	wake_all(world);
 	return r;
 }
-
-/* Virtual time a poll of a shared world may run past the next instant,
- * while nothing appears for any thread: long enough for a message to cross
- * the network and come back in one poll (each poll of another process is a
- * hand-over of the model's state between CPUs), short enough that a thread
- * busy between its polls sees the clock move in steps no longer than this
- * (a protocol's retry timers do not all run out in one poll). In one
- * process a poll runs one instant. */
-#define NIC_POLL_HORIZON_NS (10 * NM_NS_PER_US)
 
 /* When every thread of a shared world polls, any of them may move time;
  * one that keeps polling moves it for all, so that the model's state stays
@@ -855,7 +916,7 @@ static bool poll_world(struct nic_world *world, bool blocking)
 	wake_all(world); /* waiters held back by this thread may go on */
 	if (!others_idle(world, self, true) ||
 	    !nic_world_next_event(world, &next) ||
-	    another_drives(world, self)) {
+	    another_drives(world, self) || unseen_thread_running(world)) {
 		leave_poll(world, self, true);
 		return false;
 	}
@@ -929,7 +990,8 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 			end = NIC_WAIT_TIMEOUT;
 			break;
 		}
-		if (!others_idle(world, self, false)) {
+		if (!others_idle(world, self, false) ||
+		    unseen_thread_running(world)) {
 			sleep_real(world, NIC_HELD_BACK_MS);
 			continue;
 		}

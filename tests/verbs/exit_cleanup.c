@@ -4,6 +4,7 @@
  * exit. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 

@@ -2,8 +2,10 @@
  * An ordinary libfabric program that times itself with clock_gettime and
  * gettimeofday: two RDM endpoints on one simulated fabric exchange 100
  * ping-pongs of 4 KiB. It prints its own measurement of the elapsed time
- * and the fabric's virtual time for the same stretch (fabsim_ops_v1), so
- * that tests/run/run_test.sh can check `fabsim run --virtual-clock`. */
+ * and the fabric's virtual time for the same stretch (fabsim_ops_v1), then
+ * waits 100 us by reading gettimeofday in a loop and prints the virtual
+ * time that took, so that tests/run/run_test.sh can check `fabsim run
+ * --virtual-clock`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,16 @@ int main(void)
 	printf("gettimeofday_us %lld\n",
 	       (v1.tv_sec - v0.tv_sec) * 1000000LL + (v1.tv_usec - v0.tv_usec));
 	printf("virtual_ns %llu\n", (unsigned long long)(v_end - v_start));
+
+	/* A delay timed by reading the clock in a loop, as perftest times
+	 * its CPU's frequency: it must end, 100 us of virtual time later. */
+	gettimeofday(&v0, NULL);
+	do
+		gettimeofday(&v1, NULL);
+	while ((v1.tv_sec - v0.tv_sec) * 1000000LL +
+		       (v1.tv_usec - v0.tv_usec) < 100);
+	printf("spin_virtual_ns %llu\n",
+	       (unsigned long long)(ext->now_ns(&n[0].dom->fid) - v_end));
 	for (int i = 0; i < 2; i++) {
 		fi_close(&n[i].mr->fid);
 		fi_close(&n[i].ep->fid);

@@ -8,7 +8,16 @@
  * from then on moves only with virtual time: differences between two
  * readings are exact virtual nanoseconds. The sim provider attaches its fabric when it
  * opens one (fabsim_vclock_attach, found with dlsym); before that, and
- * after it closes, the clocks stand still. CPU-time clocks stay real. */
+ * after it closes, the clocks stand still. CPU-time clocks stay real.
+ *
+ * A thread that reads the clock over and over and finds it where it was
+ * waits for time to pass, and nothing else will move it: a program that
+ * times a delay by reading the clock in a loop (perftest measures its
+ * CPU's frequency so) would hang. Past STILL_READINGS such readings in a
+ * row, each further one spends SPIN_STEP_NS in the fabric, as SimGrid's
+ * SMPI injects time into a program's readings of its clock; the step ends
+ * early when something arrives for the process, so a thread that reads
+ * the clock between polls sees what it polls for at its instant. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,9 +29,16 @@
 #include <unistd.h>
 
 typedef uint64_t (*vclock_source)(void *ctx);
+/* Lets the calling thread wait for `ns` of virtual time to pass: false
+ * when it cannot now. */
+typedef bool (*vclock_spend)(void *ctx, uint64_t ns);
+
+#define STILL_READINGS 1000
+#define SPIN_STEP_NS 1000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static vclock_source source;
+static vclock_spend spend;
 static void *source_ctx;
 static uint64_t frozen_ns;  /* virtual time when no fabric is attached */
 static uint64_t attach_ns;  /* ... when the current one attached */
@@ -53,7 +69,7 @@ static int clock_class(clockid_t id)
 	}
 }
 
-static uint64_t virtual_ns(void)
+static uint64_t read_virtual_ns(void)
 {
 	uint64_t ns;
 
@@ -63,15 +79,48 @@ static uint64_t virtual_ns(void)
 	return ns;
 }
 
+/* The calling thread's readings that found the clock where it was. */
+static __thread uint64_t last_reading;
+static __thread unsigned still_readings;
+
+static uint64_t virtual_ns(void)
+{
+	uint64_t ns = read_virtual_ns();
+
+	if (ns != last_reading) {
+		last_reading = ns;
+		still_readings = 0;
+		return ns;
+	}
+	if (++still_readings < STILL_READINGS)
+		return ns;
+	/* Not under our lock: the fabric's wait may take long, and other
+	 * threads read the clock meanwhile. A detach waits for the fabric's
+	 * lock, which the spend holds. */
+	pthread_mutex_lock(&lock);
+	vclock_spend fn = source ? spend : NULL;
+	void *ctx = source_ctx;
+	pthread_mutex_unlock(&lock);
+	if (fn && fn(ctx, SPIN_STEP_NS)) {
+		still_readings = 0;
+		ns = read_virtual_ns();
+		last_reading = ns;
+	}
+	return ns;
+}
+
 /* Attaches a fabric's clock (now_ns gives its virtual time since it
- * started). 0, or -1 when another one is attached. */
-int fabsim_vclock_attach(vclock_source now_ns, void *ctx)
+ * started; spend_ns lets a thread wait for time to pass). 0, or -1 when
+ * another one is attached. */
+int fabsim_vclock_attach(vclock_source now_ns, vclock_spend spend_ns,
+			 void *ctx)
 {
 	int ret = -1;
 
 	pthread_mutex_lock(&lock);
 	if (!source) {
 		source = now_ns;
+		spend = spend_ns;
 		source_ctx = ctx;
 		attach_ns = frozen_ns;
 		ret = 0;
@@ -86,6 +135,7 @@ void fabsim_vclock_detach(void *ctx)
 	if (source && source_ctx == ctx) {
 		frozen_ns = attach_ns + source(source_ctx);
 		source = NULL;
+		spend = NULL;
 		source_ctx = NULL;
 	}
 	pthread_mutex_unlock(&lock);

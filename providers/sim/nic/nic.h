@@ -77,6 +77,9 @@ void nic_world_unlock(struct nic_world *world);
  * thread holds it, or while nothing a poll would find can have changed since
  * this thread's last poll found nothing (nic_lock.c). */
 bool nic_world_poll_lock(struct nic_world *world);
+/* Takes the lock if nobody holds it, this thread included: false at once
+ * otherwise. */
+bool nic_world_trylock(struct nic_world *world);
 /* Lock not held: the caller's last hold found nothing to do (an empty
  * poll, a post refused for want of room) and it will try again at once.
  * A thread asleep on the lock gets it first: it holds the clock meanwhile
@@ -177,6 +180,11 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 void nic_sched_rouse(struct nic_world *world);
 /* Blocks the calling thread for `ns` of virtual time (a cost it pays). */
 void nic_sched_sleep(struct nic_world *world, nm_time_ns ns);
+/* The same for a thread that computes while it waits for time to pass (it
+ * reads the clock in a loop): processes away from the fabric are not
+ * waited for, since the thread itself is the one that needs the clock to
+ * move. Lock held, entered. */
+void nic_sched_spend(struct nic_world *world, nm_time_ns ns);
 
 void nic_world_stats(const struct nic_world *world, struct nic_stats *out);
 

@@ -119,6 +119,14 @@ void nic_world_lock(struct nic_world *world)
 	nic_world_held(world);
 }
 
+bool nic_world_trylock(struct nic_world *world)
+{
+	if (!trylock(world))
+		return false;
+	unless_departed(world);
+	return true;
+}
+
 /* Turns a thread that gives way waits at most: a sleeper's wake-up takes
  * microseconds, and the waiter may be away for other reasons. */
 #define NIC_GIVE_WAY_TURNS 64

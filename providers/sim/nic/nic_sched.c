@@ -963,10 +963,11 @@ static bool nothing_due(struct nic_world *world)
 }
 
 /* Blocks the calling thread (lock held) until ready(ctx), `deadline`, or —
- * when `settle` — nothing left to simulate. */
-enum nic_wait_end nic_sched_wait(struct nic_world *world,
-				   bool (*ready)(void *ctx), void *ctx,
-				   nm_time_ns deadline, bool settle)
+ * when `settle` — nothing left to simulate; with `grace`, a jump of the
+ * clock waits a while for processes away from the fabric. */
+static enum nic_wait_end wait_for(struct nic_world *world,
+				  bool (*ready)(void *ctx), void *ctx,
+				  nm_time_ns deadline, bool settle, bool grace)
 {
 	struct nic_thread *self = thread_self(world);
 	struct timespec idle_since = { 0 }, away_since = { 0 }, real;
@@ -995,13 +996,13 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 			sleep_real(world, NIC_HELD_BACK_MS);
 			continue;
 		}
-		if (!unseen_had_time && nothing_due(world) &&
+		if (grace && !unseen_had_time && nothing_due(world) &&
 		    unseen_threads(world)) {
 			unseen_had_time = true;
 			sleep_real(world, NIC_ABSENT_MS);
 			continue;
 		}
-		if (nothing_due(world) && other_process_away(world)) {
+		if (grace && nothing_due(world) && other_process_away(world)) {
 			real_now(&real);
 			if (!away_since.tv_sec)
 				away_since = real;
@@ -1034,13 +1035,47 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
 	return end;
 }
 
-void nic_sched_sleep(struct nic_world *world, nm_time_ns ns)
+enum nic_wait_end nic_sched_wait(struct nic_world *world,
+				   bool (*ready)(void *ctx), void *ctx,
+				   nm_time_ns deadline, bool settle)
+{
+	return wait_for(world, ready, ctx, deadline, settle, true);
+}
+
+static nm_time_ns after(struct nic_world *world, nm_time_ns ns)
 {
 	nm_time_ns now = nic_world_now(world);
 
-	nic_sched_wait(world, NULL, NULL,
-		       ns > NM_TIME_NEVER - 1 - now ? NM_TIME_NEVER - 1 : now + ns,
-		       false);
+	return ns > NM_TIME_NEVER - 1 - now ? NM_TIME_NEVER - 1 : now + ns;
+}
+
+void nic_sched_sleep(struct nic_world *world, nm_time_ns ns)
+{
+	wait_for(world, NULL, NULL, after(world, ns), false, true);
+}
+
+struct news_since {
+	const struct nic_proc *proc;
+	uint64_t               seen;
+};
+
+static bool news_for_process(void *ctx)
+{
+	const struct news_since *n = ctx;
+
+	return __atomic_load_n(&n->proc->signals.value, __ATOMIC_RELAXED) !=
+	       n->seen;
+}
+
+/* Over as soon as something appears for the process, as a poll would see
+ * it: the thread may be reading the clock between polls of a CQ. */
+void nic_sched_spend(struct nic_world *world, nm_time_ns ns)
+{
+	struct nic_thread *self = thread_self(world);
+	struct news_since news = { self->proc, self->proc->signals.value };
+
+	wait_for(world, news_for_process, &news, after(world, ns), false,
+		 false);
 }
 
 void nic_sched_rouse(struct nic_world *world)

@@ -4,7 +4,8 @@
 
 #include "shared_vclock.h"
 
-typedef int (*attach_fn)(uint64_t (*now_ns)(void *ctx), void *ctx);
+typedef int (*attach_fn)(uint64_t (*now_ns)(void *ctx),
+			 bool (*spend_ns)(void *ctx, uint64_t ns), void *ctx);
 typedef void (*detach_fn)(void *ctx);
 
 /* One attachment at a time (libfabsim_vclock.so takes one source). */
@@ -19,6 +20,23 @@ static uint64_t world_now(void *ctx)
 	return nic_world_now(attached);
 }
 
+/* A thread that reads the clock in a loop waits in the fabric for time to
+ * pass. Not while the lock is held, by another thread or by this one (a
+ * reading from inside a call into the fabric, or from a signal handler
+ * that interrupted one): that reading returns the clock as it is. */
+static bool world_spend(void *ctx, uint64_t ns)
+{
+	struct nic_world *world = attached;
+
+	(void)ctx;
+	if (!world || !nic_world_trylock(world))
+		return false;
+	nic_sched_enter(world);
+	nic_sched_spend(world, ns);
+	nic_world_unlock(world);
+	return true;
+}
+
 bool shared_vclock_attach(struct nic_world *world, const void *owner)
 {
 	attach_fn attach = (attach_fn)dlsym(RTLD_DEFAULT,
@@ -28,7 +46,7 @@ bool shared_vclock_attach(struct nic_world *world, const void *owner)
 		return false;
 	attached = world;
 	attached_owner = owner;
-	if (attach(world_now, (void *)owner)) {
+	if (attach(world_now, world_spend, (void *)owner)) {
 		attached = NULL;
 		attached_owner = NULL;
 		return false;

@@ -102,6 +102,10 @@ int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
 		put16(cm + 48, 0xffff);         /* partition key */
 		cm[50] = 5 << 4 | (m->rnr_retry_count & 7); /* path MTU 4096 */
 		cm[51] = 15 << 4;               /* max CM retries */
+		/* Primary path LIDs: permissive, as the kernel's CM sends
+		 * them on RoCE (routed, hop limit above 1). */
+		put16(cm + 52, 0xffff);
+		put16(cm + 54, 0xffff);
 		put_mapped(cm + 56, m->src_ip); /* primary path GIDs */
 		put_mapped(cm + 72, m->dst_ip);
 		cm[93] = 64;                    /* hop limit */

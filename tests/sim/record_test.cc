@@ -606,6 +606,16 @@ TEST(Record, ConnectionSetupAndShutdownAreCmMads)
 	EXPECT_EQ(mads, rec::Lines(cm).size());
 	for (const char *a : {"0x0010", "0x0013", "0x0014", "0x0015", "0x0016"})
 		EXPECT_TRUE(attrs.count(a)) << "no CM attribute " << a;
+	// The REQ's path LIDs are permissive, as the kernel's CM sends them
+	// on RoCE.
+	std::string lids = rec::Tshark("-r " + pcap +
+				       " -Y infiniband.cm.req -T fields"
+				       " -e infiniband.cm.req.prim_locallid"
+				       " -e infiniband.cm.req.prim_remotelid",
+				       &st);
+	ASSERT_FALSE(rec::Lines(lids).empty());
+	for (auto &line : rec::Lines(lids))
+		EXPECT_EQ("65535\t65535", line);
 }
 
 // Datagrams: UD SEND_ONLY with a DETH (the Q_Key and the source QP).

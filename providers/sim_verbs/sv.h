@@ -92,6 +92,12 @@ int sv_world_init(void);
 struct sv_device *sv_device_of(struct ibv_device *dev);
 /* Runs the events of the next instant (an empty poll); lock held. */
 void sv_poll_instant(void);
+/* Releases the lock after a post refused for want of room (ENOMEM): the
+ * refusal is a poll, as the sim provider's (sim_xfer.c), since the program
+ * will likely post again without reading its CQ, or while another thread
+ * reads it, and the clock must move meanwhile; then a thread asleep on the
+ * lock, or sharing this CPU, goes first. */
+void sv_unlock_refused(void);
 /* The world lock for an empty poll: false when the poll need not look
  * (nic_world_poll_lock: on a shared fabric, nothing can have changed for
  * this thread, or another process holds it). */

@@ -259,7 +259,10 @@ int sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 	}
 	sv->posted();
-	sv->unlock();
+	if (ret == ENOMEM)
+		sv_unlock_refused();
+	else
+		sv->unlock();
 	return ret;
 }
 
@@ -370,6 +373,9 @@ int sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		}
 	}
 	sv->posted();
-	sv->unlock();
+	if (ret == ENOMEM)
+		sv_unlock_refused();
+	else
+		sv->unlock();
 	return ret;
 }

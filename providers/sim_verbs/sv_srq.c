@@ -172,6 +172,9 @@ int sv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		}
 	}
 	sv->posted();
-	sv->unlock();
+	if (ret == ENOMEM)
+		sv_unlock_refused();
+	else
+		sv->unlock();
 	return ret;
 }

@@ -21,6 +21,7 @@
  * where time can move.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,6 +429,17 @@ void sv_poll_instant(void)
 {
 	nic_sched_poll(sv_world.nic);
 	update_all();
+}
+
+void sv_unlock_refused(void)
+{
+	bool moved = nic_sched_poll(sv_world.nic);
+
+	update_all();
+	nic_world_unlock(sv_world.nic);
+	nic_world_give_way(sv_world.nic);
+	if (!moved)
+		sched_yield();
 }
 
 static bool wait_pred(void *arg)

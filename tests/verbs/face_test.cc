@@ -11,7 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <infiniband/verbs.h>
@@ -713,6 +716,47 @@ TEST_F(Face, SendQueueDepthIsEnforced)
 	EXPECT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 8, 99, RemoteAddr(b, 0),
 		       b.mr->rkey),
 		  0);
+}
+
+// One thread posts and, refused for want of room, posts again without
+// reading the CQ; another thread reads it. The refused post counts as a
+// poll: the clock moves, the writes complete and make room (the retrying
+// thread used to hold the clock for ever, as a thread at work does).
+TEST_F(Face, AThreadRetryingAFullSendQueueLetsTheClockMove)
+{
+	Connect();
+	constexpr int kWrites = 200;
+	const auto give_up = std::chrono::steady_clock::now() +
+			     std::chrono::seconds(20);
+	std::atomic<int> done{0};
+	std::atomic<bool> failed{false};
+	std::thread reader([&] {
+		ibv_wc wc;
+		while (done < kWrites && !failed &&
+		       std::chrono::steady_clock::now() < give_up) {
+			int n = ibv_poll_cq(a.cq, 1, &wc);
+			if (n == 1 && wc.status == IBV_WC_SUCCESS)
+				done++;
+			else if (n != 0)
+				failed = true;
+		}
+	});
+	int posted = 0, refused = 0;
+	while (posted < kWrites && std::chrono::steady_clock::now() < give_up) {
+		int ret = Post(a, IBV_WR_RDMA_WRITE, 0, 64, posted,
+			       RemoteAddr(b, 0), b.mr->rkey);
+		if (ret == 0)
+			posted++;
+		else if (ret == ENOMEM)
+			refused++;
+		else
+			break;
+	}
+	reader.join();
+	EXPECT_FALSE(failed);
+	EXPECT_EQ(posted, kWrites);
+	EXPECT_EQ(done, kWrites);
+	EXPECT_GT(refused, 0) << "the send queue never filled";
 }
 
 TEST_F(Face, CompletionChannelWakesAWaiter)

@@ -289,16 +289,14 @@ static void push_cm_event(struct sim_eq *eq, uint32_t event, fid_t fid,
 		fi_freeinfo(info);
 }
 
+/* fi_eq(3): "Shutdown notification uses struct fi_eq_cm_entry". */
 static void report_shutdown(struct sim_conn *c)
 {
-	struct fi_eq_entry e = { 0 };
-
 	if (c->shutdown_reported || !c->ep || !c->ep->eq)
 		return;
 	c->shutdown_reported = true;
-	e.fid = &c->ep->ep_fid.fid;
-	e.context = c->ep->ep_fid.fid.context;
-	sim_eq_push(c->ep->eq, FI_SHUTDOWN, &e, sizeof(e));
+	push_cm_event(c->ep->eq, FI_SHUTDOWN, &c->ep->ep_fid.fid, NULL, NULL,
+		      0);
 }
 
 static void report_error(struct sim_conn *c, int err, int reason,

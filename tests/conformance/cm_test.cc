@@ -335,7 +335,8 @@ TEST_F(CmTest, RejectDataReachesTheConnector)
 
 // fi_cm(3): "An FI_SHUTDOWN event will be generated for an endpoint when the
 // remote peer issues a disconnect using fi_shutdown"; its fid "refers to
-// the active endpoint's fid_ep" (fi_eq(3)).
+// the active endpoint's fid_ep", and "Shutdown notification uses struct
+// fi_eq_cm_entry" (fi_eq(3)): a read of that size takes it whole.
 TEST_F(CmTest, ShutdownNotifiesThePeer)
 {
 	ASSERT_NO_FATAL_FAILURE(Establish(&k_));
@@ -343,6 +344,7 @@ TEST_F(CmTest, ShutdownNotifiesThePeer)
 	CONF_OK(fi_shutdown(k_.c, 0));
 	EqEvent ev;
 	ExpectEvent(k_.lq, k_.l, FI_SHUTDOWN, &ev);
+	EXPECT_EQ(ev.bytes, (ssize_t)sizeof(fi_eq_cm_entry));
 }
 
 // fi_cm(3): "... or abruptly closes the endpoint" (the peer is reachable:

@@ -76,14 +76,7 @@ static void endpoint(struct side *s, struct fi_info *info)
 	CHECK(fi_enable(s->ep));
 }
 
-/* An EQ entry of any kind: a connection's (fi_eq_cm_entry, here without
- * private data) or FI_SHUTDOWN's (fi_eq_entry, the larger). */
-union event {
-	struct fi_eq_cm_entry cm;
-	struct fi_eq_entry    entry;
-};
-
-static uint32_t next_event(struct side *s, union event *e)
+static uint32_t next_event(struct side *s, struct fi_eq_cm_entry *e)
 {
 	uint32_t event = 0;
 	ssize_t ret = fi_eq_sread(s->eq, &event, e, sizeof(*e), -1, 0);
@@ -100,7 +93,7 @@ static int server(const char *port)
 {
 	struct side s = { 0 };
 	struct fid_pep *pep;
-	union event e;
+	struct fi_eq_cm_entry e;
 
 	open_side(&s, port, true);
 	CHECK(fi_passive_ep(s.fabric, s.info, &pep, NULL));
@@ -108,14 +101,14 @@ static int server(const char *port)
 	CHECK(fi_listen(pep));
 	if (next_event(&s, &e) != FI_CONNREQ)
 		return 1;
-	endpoint(&s, e.cm.info);
+	endpoint(&s, e.info);
 	CHECK(fi_accept(s.ep, NULL, 0));
-	fi_freeinfo(e.cm.info);
+	fi_freeinfo(e.info);
 	if (next_event(&s, &e) != FI_CONNECTED)
 		return 1;
 	printf("server: connected\n");
 	fflush(stdout);
-	if (next_event(&s, &e) != FI_SHUTDOWN || e.entry.fid != &s.ep->fid) {
+	if (next_event(&s, &e) != FI_SHUTDOWN || e.fid != &s.ep->fid) {
 		printf("server: not a shutdown of the connection\n");
 		return 1;
 	}
@@ -126,7 +119,7 @@ static int server(const char *port)
 static int holder(const char *port)
 {
 	struct side s = { 0 };
-	union event e;
+	struct fi_eq_cm_entry e;
 
 	open_side(&s, port, false);
 	endpoint(&s, s.info);

@@ -555,6 +555,32 @@ static enum nic_qp_type qp_type_of(enum fi_ep_type type)
 	}
 }
 
+/* A connectionless endpoint takes the port of the source address it was
+ * asked for (fi_getinfo(3): FI_SOURCE's node and service are "the local
+ * source address to associate with an endpoint"), so that peers reach it
+ * by that address; none, or port 0: the next free one. Lock held. */
+static int take_source_port(struct sim_ep *ep, const struct fi_info *info)
+{
+	const struct sockaddr_in *src = info->src_addr;
+	uint16_t port;
+	int ret;
+
+	if (!src || info->src_addrlen < sizeof(*src) ||
+	    src->sin_family != AF_INET || !src->sin_port)
+		return 0;
+	port = ntohs(src->sin_port);
+	ret = nic_qp_renumber(ep->qp, port);
+	if (ret == -EADDRINUSE)
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: port %u of "
+			"the source address is taken by another endpoint\n",
+			port);
+	else if (ret == -EINVAL)
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: port %u of "
+			"the source address is below 256: an endpoint's port "
+			"is its queue pair number (256 to 65535)\n", port);
+	return ret;
+}
+
 int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **out, void *context)
 {
@@ -604,6 +630,11 @@ int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
 	sim_lock(dom->world);
 	ret = nic_qp_create(dom->nic, qp_type_of(ep->type), &sim_ep_nic_ops, ep,
 			    &ep->qp);
+	if (!ret && ep->type != FI_EP_MSG) {
+		ret = take_source_port(ep, info);
+		if (ret)
+			nic_qp_destroy(ep->qp);
+	}
 	if (!ret && info->handle && info->handle->fclass == FI_CLASS_CONNREQ) {
 		ret = sim_cm_attach(ep, info->handle);
 		if (ret)

@@ -7,6 +7,7 @@
 // ... before being enabled").
 #include <netinet/in.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "harness.h"
@@ -261,6 +262,53 @@ TEST_F(EpTest, SetnameAssignsTheAddress)
 	Close(&ep->fid);
 	Close(&cq0->fid);
 	Close(av0);
+}
+
+// fi_getinfo(3): with FI_SOURCE, node and service "specify the local source
+// address to associate with an endpoint", and src_addr "is only used when
+// opening a local endpoint": an endpoint opened with a src_addr has that
+// address, so that peers that were told it reach the endpoint. (MSG: an
+// active endpoint's address is its connection's.)
+TEST_F(EpTest, AnEndpointTakesTheSourceAddressOfItsInfo)
+{
+	CONF_SKIP_IF_MSG("a connected endpoint's address comes with its "
+			 "connection");
+	fid_cq* cq = NewCq();
+	fid* av = NewAddressing();
+	ASSERT_TRUE(cq && av);
+	// A free address of this node, with a port: a closed endpoint's.
+	fid_ep* old = NewEp();
+	ASSERT_NE(old, nullptr);
+	CONF_OK(fi_ep_bind(old, av, 0));
+	CONF_OK(fi_ep_bind(old, &cq->fid, FI_TRANSMIT | FI_RECV));
+	CONF_OK(fi_enable(old));
+	std::vector<uint8_t> addr(256);
+	size_t len = addr.size();
+	CONF_OK(fi_getname(&old->fid, addr.data(), &len));
+	addr.resize(len);
+	Close(&old->fid);
+	fi_info* info = fi_dupinfo(w.node(0).info);
+	ASSERT_NE(info, nullptr);
+	free(info->src_addr);
+	info->src_addr = malloc(len);
+	ASSERT_NE(info->src_addr, nullptr);
+	memcpy(info->src_addr, addr.data(), len);
+	info->src_addrlen = len;
+	fid_ep* ep = nullptr;
+	int r = fi_endpoint(w.node(0).domain, info, &ep, nullptr);
+	fi_freeinfo(info);
+	ASSERT_EQ(r, 0) << Err(r);
+	CONF_OK(fi_ep_bind(ep, av, 0));
+	CONF_OK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	CONF_OK(fi_enable(ep));
+	std::vector<uint8_t> got(256);
+	len = got.size();
+	CONF_OK(fi_getname(&ep->fid, got.data(), &len));
+	got.resize(len);
+	EXPECT_EQ(got, addr);
+	Close(&ep->fid);
+	Close(&cq->fid);
+	Close(av);
 }
 
 // ---- Cancel ------------------------------------------------------------------------

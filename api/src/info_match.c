@@ -7,6 +7,7 @@
  * those requested, op_flags and AV type to the application's choice.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -515,12 +516,22 @@ static int match_fabric(struct match *m)
 	return 0;
 }
 
+/* fi_getinfo(3): FI_SOCKADDR is an address "of type sockaddr", its format
+ * found at run time from sa_family: any socket address fits it. */
+static bool addr_format_fits(uint32_t asked, uint32_t offered)
+{
+	if (asked == FI_FORMAT_UNSPEC || asked == offered)
+		return true;
+	return asked == FI_SOCKADDR &&
+	       (offered == FI_SOCKADDR_IN || offered == FI_SOCKADDR_IN6 ||
+		offered == FI_SOCKADDR_IB);
+}
+
 static int match_addressing(struct match *m)
 {
 	const struct fi_info *h = m->hints, *o = m->offer;
 
-	if (h->addr_format != FI_FORMAT_UNSPEC &&
-	    h->addr_format != o->addr_format)
+	if (!addr_format_fits(h->addr_format, o->addr_format))
 		return NO_MATCH(m, "addr_format: asked %u, offered %u",
 				h->addr_format, o->addr_format);
 	/* A passive endpoint in the hints is handed back (fi_getinfo(3)). */

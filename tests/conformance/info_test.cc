@@ -143,6 +143,37 @@ TEST_F(InfoTest, HintedDestinationIsKeptWithoutNodeAndService)
 	}
 }
 
+// fi_getinfo(3): FI_SOCKADDR is an address "of type sockaddr", its format
+// "determined at run time by interfaces examining the sa_family field": it
+// asks for any socket address, which an IPv4 one is.
+TEST_F(InfoTest, SockaddrHintFindsSocketAddressing)
+{
+	Options o;
+	fi_info* hints = MakeHints(o);
+	ASSERT_NE(hints, nullptr);
+	hints->addr_format = FI_SOCKADDR_IN;
+	int r = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info);
+	if (r == -FI_ENODATA) {
+		fi_freeinfo(hints);
+		GTEST_SKIP() << Provider() << " offers no IPv4 addressing";
+	}
+	ASSERT_EQ(r, 0) << Err(r);
+	fi_freeinfo(info);
+	info = nullptr;
+	hints->addr_format = FI_SOCKADDR;
+	r = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info);
+	fi_freeinfo(hints);
+	ASSERT_EQ(r, 0) << "FI_SOCKADDR finds nothing where FI_SOCKADDR_IN "
+			   "finds offers: "
+			<< Err(r);
+	for (fi_info* i = info; i; i = i->next)
+		EXPECT_TRUE(i->addr_format == FI_SOCKADDR ||
+			    i->addr_format == FI_SOCKADDR_IN ||
+			    i->addr_format == FI_SOCKADDR_IN6 ||
+			    i->addr_format == FI_SOCKADDR_IB)
+			<< "addr_format " << i->addr_format;
+}
+
 TEST_F(InfoTest, UnknownProviderReturnsENODATA)
 {
 	fi_info* hints = fi_allocinfo();

@@ -328,7 +328,7 @@ struct sim_op {
 	bool           in_use;
 	size_t         len;
 	void          *buf;
-	uint64_t       tag;
+	uint64_t       tag;      /* a receive's tag, as posted */
 	struct sim_ep *ep;
 	struct sim_op *next_free;
 };

@@ -302,6 +302,7 @@ ssize_t sim_recv_post(struct sim_ep *ep, const struct sim_recv_req *r)
 	}
 	recv.cookie = (uintptr_t)op;
 	recv.tag = r->tag;
+	op->tag = r->tag;
 	recv.ignore = r->ignore;
 	recv.sge_count = r->iov_count;
 	if (!fill_sges(ep, r->iov, r->desc, r->iov_count, recv.sge, &local_ok) ||
@@ -393,7 +394,9 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 		.len = c->len,
 		.buf = c->buf,
 		.data = c->imm,
-		.tag = c->tag,
+		/* Flushed (cancelled, or its endpoint gone): no message
+		 * landed, and the entry names the receive's own tag. */
+		.tag = c->status == NIC_WR_FLUSH_ERR ? op->tag : c->tag,
 		.src = source_of(ep, c->source),
 	};
 

@@ -349,6 +349,8 @@ TEST_F(EpTest, CancelPostedTaggedReceive)
 	Completion c = w.ExpectError(b.rx);
 	EXPECT_EQ(c.err, FI_ECANCELED) << Describe(c);
 	EXPECT_EQ(c.op_context, rc);
+	EXPECT_EQ(c.tag, 0x42u) << "the error names another tag than the "
+				   "receive's";
 }
 
 // fi_endpoint(3): cancelling an operation that already completed posts no

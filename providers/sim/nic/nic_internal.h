@@ -150,6 +150,8 @@ enum nic_thread_state {
  * (nic_proc.c). */
 struct nic_call;
 struct nic_timer;
+#define NIC_OUTSIDERS 8
+
 struct nic_proc {
 	pid_t             pid;
 	bool              gone;       /* left: calls for it are dropped */
@@ -157,10 +159,11 @@ struct nic_proc {
 	/* Trips out of time the trace does not hold yet: the clock has not
 	 * moved since (nic_sched.c, record_absences). */
 	uint32_t          aways_unrecorded;
-	/* A thread that ran without calling in for as long as a computing
-	 * one holds the clock: no thread on its way into the fabric
-	 * (nic_sched.c, unseen_thread_running). */
-	pid_t             outsider;
+	/* Threads that ran without calling in for as long as a computing
+	 * one holds the clock: none on its way into the fabric (nic_sched.c,
+	 * unseen_thread_running; the last NIC_OUTSIDERS found). */
+	pid_t             outsiders[NIC_OUTSIDERS];
+	uint32_t          outsiders_found;
 	/* Bumped when something its threads could see appears: a call on
 	 * its list, a completion or work of its own. Spinning pollers read
 	 * it: on a cache line that only such news writes. */

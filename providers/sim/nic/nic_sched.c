@@ -738,16 +738,17 @@ static bool jump_ahead(struct nic_world *world)
 }
 
 /* A thread of p that the kernel says is running or runnable and that has
- * never called in (nor is p's known outsider): its id, or 0. */
+ * never called in (nor is one of p's known outsiders): its id, or 0. */
 static pid_t unseen_runner(const struct nic_world *world,
 			   const struct nic_proc *p)
 {
-	pid_t known[64];
+	pid_t known[64 + NIC_OUTSIDERS];
 	size_t count = 0;
 
-	known[count++] = p->outsider;
+	for (int i = 0; i < NIC_OUTSIDERS; i++)
+		known[count++] = p->outsiders[i];
 	for (const struct nic_thread *t = world->threads; t; t = t->next)
-		if (t->pid == p->pid && t->tid && count < 64)
+		if (t->pid == p->pid && t->tid && count < 64 + NIC_OUTSIDERS)
 			known[count++] = t->tid;
 	return nic_kernel_other_thread_running(p->pid, known, count);
 }
@@ -760,7 +761,7 @@ static pid_t unseen_runner(const struct nic_world *world,
  * before asking again, jumped there and through its 15 resends (the
  * connection unreachable) whenever that thread took more than a couple of
  * milliseconds to call in. One that runs that long without calling in is
- * not on its way: it holds no more (p->outsider). */
+ * not on its way: it holds no more (p->outsiders). */
 static bool unseen_thread_running(struct nic_world *world)
 {
 	nm_time_ns now = nic_world_now(world);
@@ -782,7 +783,7 @@ static bool unseen_thread_running(struct nic_world *world)
 		if (ms_between(&world->unseen_since, &real) < NIC_COMPUTING_MS)
 			held = true;
 		else
-			p->outsider = tid;
+			p->outsiders[p->outsiders_found++ % NIC_OUTSIDERS] = tid;
 	}
 	return held;
 }

@@ -148,10 +148,24 @@ struct sv_channel {
 	struct sv_cq           *head, *tail; /* CQs with an event */
 };
 
+/* What reading a completion gives back to its QP, as a device frees queue
+ * entries when their completions are polled: the send queue slots of its
+ * request and of the unsignaled ones completed before it, or its receive
+ * queue slot. */
+struct sv_cq_slots {
+	struct sv_qp *qp; /* NULL: none, or the QP is gone or was reset */
+	uint32_t      sends, recvs;
+};
+
+struct sv_cqe {
+	struct ibv_wc      wc;
+	struct sv_cq_slots slots;
+};
+
 struct sv_cq {
 	struct ibv_cq       cq;
 	struct sv_channel  *channel;
-	struct ibv_wc      *ring;
+	struct sv_cqe      *ring;
 	size_t              size, head, count;
 	bool                armed, solicited_only;
 	bool                event_queued;
@@ -161,8 +175,13 @@ struct sv_cq {
 };
 
 /* A completion for the application (lock held). solicited: it may wake a
- * CQ armed for solicited completions only. */
-void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited);
+ * CQ armed for solicited completions only; slots (or NULL): what its
+ * reading frees. */
+void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited,
+		const struct sv_cq_slots *slots);
+/* The QP's slots are no longer given back by cq's entries: it is going,
+ * or reset (lock held). */
+void sv_cq_forget_qp(struct sv_cq *cq, const struct sv_qp *qp);
 
 /* ---- QPs (sv_qp.c, sv_post.c) ------------------------------------------------------ */
 
@@ -220,7 +239,10 @@ struct sv_qp {
 	int                  sq_sig_all;
 	struct ibv_qp_attr   attr;     /* what modify_qp set, for query_qp */
 	struct sv_wr        *sends, *recvs, *recvs_tail; /* outstanding */
-	uint32_t             send_count, recv_count;
+	uint32_t             send_count, recv_count; /* slots held */
+	/* Unsignaled sends completed since the last signaled one: their
+	 * slots go back with the next completion read (sv_cq_slots). */
+	uint32_t             sends_unreleased;
 };
 
 extern const struct nic_qp_ops sv_qp_nic_ops;

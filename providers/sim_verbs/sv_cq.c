@@ -195,7 +195,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct sv_cq *cq = SV_CONTAINER_OF(ibcq, struct sv_cq, cq);
-	struct ibv_wc *ring;
+	struct sv_cqe *ring;
 
 	if (cqe < 1 || cqe > SV_MAX_CQE)
 		return EINVAL;
@@ -219,8 +219,29 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return 0;
 }
 
-void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited)
+static void give_back(const struct sv_cq_slots *slots)
 {
+	if (!slots || !slots->qp)
+		return;
+	slots->qp->send_count -= slots->sends;
+	slots->qp->recv_count -= slots->recvs;
+}
+
+void sv_cq_forget_qp(struct sv_cq *cq, const struct sv_qp *qp)
+{
+	for (size_t i = 0; i < cq->count; i++) {
+		struct sv_cq_slots *s = &cq->ring[(cq->head + i) % cq->size].slots;
+
+		if (s->qp == qp)
+			s->qp = NULL;
+	}
+}
+
+void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited,
+		const struct sv_cq_slots *slots)
+{
+	struct sv_cqe *e;
+
 	if (cq->count == cq->size) {
 		struct ibv_async_event ev = {
 			.element.cq = &cq->cq,
@@ -230,9 +251,12 @@ void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited)
 		if (!cq->overrun)
 			sv_async_push(sv_ctx(cq->cq.context), &ev);
 		cq->overrun = true;
+		give_back(slots); /* lost: nobody will read it */
 		return;
 	}
-	cq->ring[(cq->head + cq->count) % cq->size] = *wc;
+	e = &cq->ring[(cq->head + cq->count) % cq->size];
+	e->wc = *wc;
+	e->slots = slots ? *slots : (struct sv_cq_slots){ 0 };
 	/* Read without the lock by sv_poll_cq. */
 	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELAXED);
 	if (cq->armed && cq->channel &&
@@ -261,7 +285,8 @@ int sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	if (!cq->count)
 		sv_poll_instant();
 	while (n < num_entries && cq->count) {
-		wc[n++] = cq->ring[cq->head];
+		wc[n++] = cq->ring[cq->head].wc;
+		give_back(&cq->ring[cq->head].slots);
 		cq->head = (cq->head + 1) % cq->size;
 		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 	}

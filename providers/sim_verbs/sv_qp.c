@@ -76,7 +76,7 @@ void sv_qp_local_error(struct sv_qp *qp, struct sv_wr *w,
 
 	wc_init(&wc, qp, w, status);
 	wc.vendor_err = status;
-	sv_cq_push(w->recv ? qp->rcq : qp->scq, &wc, true);
+	sv_cq_push(w->recv ? qp->rcq : qp->scq, &wc, true, NULL);
 	free(w);
 	qp->qp.state = IBV_QPS_ERR;
 	nic_qp_set_error(qp->nqp);
@@ -92,11 +92,18 @@ static void on_send_done(void *ctx, const struct nic_completion *c)
 
 	wc_init(&wc, qp, w, wc_status(c->status));
 	wc.vendor_err = c->status;
-	/* Failures are reported whether the request was signaled or not. */
-	if (c->status != NIC_OK || w->signaled)
-		sv_cq_push(qp->scq, &wc, false);
+	/* Failures are reported whether the request was signaled or not. The
+	 * request's slot, and those of the unsignaled ones before it, are
+	 * free once its completion is read. */
+	if (c->status != NIC_OK || w->signaled) {
+		struct sv_cq_slots slots = { qp, 1 + qp->sends_unreleased, 0 };
+
+		qp->sends_unreleased = 0;
+		sv_cq_push(qp->scq, &wc, false, &slots);
+	} else {
+		qp->sends_unreleased++;
+	}
 	sv_wr_unlink(w);
-	qp->send_count--;
 	free(w);
 }
 
@@ -124,13 +131,12 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 {
 	struct sv_qp *qp = ctx;
 	struct sv_wr *w = (struct sv_wr *)(uintptr_t)c->cookie;
+	struct sv_cq_slots slots = { 0 };
 	struct ibv_wc wc;
 
 	sv_wr_unlink(w);
 	if (w->srq)
 		sv_srq_taken(w->srq);
-	else
-		qp->recv_count--;
 	wc_init(&wc, qp, w, wc_status(c->status));
 	wc.vendor_err = c->status == NIC_OK ? 0 : c->status;
 	/* On a truncation, the whole message's length (what fitted and what
@@ -146,7 +152,10 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	}
 	if (qp->qp.qp_type == IBV_QPT_UD)
 		ud_received(qp, w, c, &wc);
-	sv_cq_push(qp->rcq, &wc, c->flags & NIC_CQ_SOLICITED);
+	/* A QP's own receive slot is free once its completion is read. */
+	slots.qp = w->srq ? NULL : qp;
+	slots.recvs = 1;
+	sv_cq_push(qp->rcq, &wc, c->flags & NIC_CQ_SOLICITED, &slots);
 	free(w);
 	if (c->status == NIC_TRUNCATED && qp->qp.qp_type != IBV_QPT_UD) {
 		/* A local length error is fatal to an RC queue pair. */
@@ -261,8 +270,11 @@ static void forget_nic_qp(struct sv_qp *qp)
 		free(w);
 	}
 	sv_wr_drop(qp);
+	sv_cq_forget_qp(qp->scq, qp);
+	sv_cq_forget_qp(qp->rcq, qp);
 	qp->send_count = 0;
 	qp->recv_count = 0;
+	qp->sends_unreleased = 0;
 }
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd,

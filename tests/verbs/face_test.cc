@@ -718,6 +718,47 @@ TEST_F(Face, SendQueueDepthIsEnforced)
 		  0);
 }
 
+// A device frees a send queue's slots as their completions are read, those
+// of unsignaled requests with the next signaled one's: however long the
+// writes take, a full queue stays full until then, so a CQ as deep as the
+// queue is never overrun (the slots used to come back as the writes
+// completed, and a program reading slowly lost completions).
+TEST_F(Face, SendQueueSlotsComeBackAsCompletionsAreRead)
+{
+	Connect();
+	ibv_qp_init_attr init{};
+	ibv_qp_attr attr{};
+	ASSERT_EQ(ibv_query_qp(a.qp, &attr, 0, &init), 0);
+	const int depth = (int)init.cap.max_send_wr;
+	auto write = [&](int id, unsigned flags) {
+		return Post(a, IBV_WR_RDMA_WRITE, 0, 8, id, RemoteAddr(b, 0),
+			    b.mr->rkey, flags);
+	};
+	for (int i = 0; i < depth; i++)
+		ASSERT_EQ(write(i, IBV_SEND_SIGNALED), 0);
+	// Each refusal is a poll: the writes complete meanwhile.
+	for (int k = 0; k < 1000; k++)
+		ASSERT_EQ(write(99, IBV_SEND_SIGNALED), ENOMEM) << "try " << k;
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(write(100, IBV_SEND_SIGNALED), 0) << "one read, one slot";
+	EXPECT_EQ(write(101, IBV_SEND_SIGNALED), ENOMEM);
+	for (int i = 0; i < depth; i++)
+		EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	// Unsignaled requests hold theirs until a later completion is read.
+	for (int i = 0; i < depth - 1; i++)
+		ASSERT_EQ(write(200 + i, 0), 0);
+	ASSERT_EQ(write(300, IBV_SEND_SIGNALED), 0);
+	for (int k = 0; k < 1000; k++)
+		ASSERT_EQ(write(99, 0), ENOMEM) << "try " << k;
+	ibv_wc wc = Wait(a);
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(wc.wr_id, 300u);
+	for (int i = 0; i < depth; i++)
+		EXPECT_EQ(write(400 + i, IBV_SEND_SIGNALED), 0) << i;
+	for (int i = 0; i < depth; i++)
+		EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+}
+
 // One thread posts and, refused for want of room, posts again without
 // reading the CQ; another thread reads it. The refused post counts as a
 // poll: the clock moves, the writes complete and make room (the retrying

@@ -388,8 +388,11 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 	switch (want) {
 	case IBV_QPS_INIT:
 		qp_attr->port_num = 1;
+		/* The kernel's: reads and atomics too when the connection
+		 * has responder resources (ours always has one). */
 		qp_attr->qp_access_flags = IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_WRITE;
+					   IBV_ACCESS_REMOTE_WRITE |
+					   IBV_ACCESS_REMOTE_ATOMIC;
 		*qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 		break;

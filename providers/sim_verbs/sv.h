@@ -128,7 +128,12 @@ struct sv_pd {
 	struct ibv_pd      pd;
 	struct sv_context *ctx;
 	int                refs;     /* MRs and QPs */
+	uint32_t           id;       /* the NIC's protection domain tag */
 };
+
+/* The NIC's remote access bits (NIC_ACCESS_REMOTE_*) of verbs' access
+ * flags. */
+uint32_t sv_remote_access(int access);
 
 struct sv_mr {
 	struct ibv_mr    mr;

@@ -22,10 +22,15 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
+	static uint32_t last_id;
+
 	pd->ctx = c;
 	pd->pd.context = context;
 	sv->lock();
 	c->refs++;
+	if (++last_id == 0)
+		++last_id; /* 0 is "none" */
+	pd->id = last_id;
 	sv->unlock();
 	return &pd->pd;
 }
@@ -120,9 +125,9 @@ static void table_del(struct sv_device *d, struct sv_mr *mr)
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                \
 	 IBV_ACCESS_RELAXED_ORDERING)
 
-static uint32_t nic_access(int access)
+uint32_t sv_remote_access(int access)
 {
-	uint32_t a = NIC_ACCESS_LOCAL;
+	uint32_t a = 0;
 
 	if (access & IBV_ACCESS_REMOTE_READ)
 		a |= NIC_ACCESS_REMOTE_READ;
@@ -157,10 +162,11 @@ static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
 		return NULL;
 	}
 	sv->lock();
-	ret = nic_mr_reg(d->nic, addr, length, nic_access(access), NIC_KEY_ANY,
+	ret = nic_mr_reg(d->nic, addr, length, NIC_ACCESS_LOCAL | sv_remote_access(access), NIC_KEY_ANY,
 			 true, &mr->nmr, &cost, &err);
 	if (!ret) {
 		mr->mr.lkey = mr->mr.rkey = (uint32_t)nic_mr_key(mr->nmr);
+		nic_mr_set_pd(mr->nmr, pd->id);
 		ret = table_add(d, mr);
 		if (ret)
 			nic_mr_dereg(mr->nmr);

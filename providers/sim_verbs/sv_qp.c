@@ -238,6 +238,12 @@ static int make_nic_qp(struct sv_qp *qp, enum ibv_qp_type type,
 
 	if (!ret && qp->srq && (ret = nic_qp_use_srq(*out, qp->srq->nsrq)))
 		nic_qp_destroy(*out);
+	if (!ret) {
+		/* Remote operations only as qp_access_flags enables them
+		 * (none until INIT sets them), through its own PD's regions. */
+		nic_qp_set_pd(*out, qp->pd->id);
+		nic_qp_set_remote_access(*out, 0);
+	}
 	if (!ret && type == IBV_QPT_RC)
 		nic_qp_nak_long_messages(*out);
 	/* A write with immediate data takes a receive, as in verbs. */
@@ -565,6 +571,11 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		ret = EINVAL;
 	else if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1)
 		ret = EINVAL;
+	else if ((attr_mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= 1)
+		ret = EINVAL; /* one P_Key in the table */
+	else if ((attr_mask & IBV_QP_AV) && attr->ah_attr.is_global &&
+		 attr->ah_attr.grh.sgid_index >= SV_GID_TABLE)
+		ret = EINVAL; /* no such GID: the kernel finds none */
 	else if (to == IBV_QPS_RESET)
 		ret = from == IBV_QPS_RESET ? 0 : reset(qp);
 	else if (to != IBV_QPS_ERR)
@@ -576,6 +587,10 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (!ret) {
 		if (ibqp->qp_type != IBV_QPT_UD)
 			set_timing(qp, attr, attr_mask);
+		if (ibqp->qp_type != IBV_QPT_UD &&
+		    (attr_mask & IBV_QP_ACCESS_FLAGS))
+			nic_qp_set_remote_access(
+				qp->nqp, sv_remote_access(attr->qp_access_flags));
 		keep_attrs(qp, attr, attr_mask);
 		if (to == IBV_QPS_ERR && from != IBV_QPS_ERR)
 			nic_qp_set_error(qp->nqp);

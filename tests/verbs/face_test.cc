@@ -635,6 +635,104 @@ TEST_F(Face, RemoteRightsAreEnforced)
 	EXPECT_EQ(ibv_dereg_mr(ro), 0);
 }
 
+// ibv_modify_qp(3): qp_access_flags is the "mask of enabled remote access
+// operations": one the responder's QP does not enable is refused, whatever
+// the region allows, and leaves its memory alone.
+TEST_F(Face, AQpAnswersOnlyTheRemoteOperationsItEnables)
+{
+	Connect();
+	ibv_qp_attr attr{};
+	attr.qp_access_flags = IBV_ACCESS_REMOTE_READ;
+	ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_ACCESS_FLAGS), 0);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_READ, 0, 64, 1, RemoteAddr(b, 0),
+		       b.mr->rkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	memset(&a.mem[0], 0x5a, 64);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 64, 2, RemoteAddr(b, 128),
+		       b.mr->rkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(b.mem[128], 0) << "the refused write landed";
+}
+
+// A region is reachable only through QPs of its own protection domain: an
+// R_Key of another PD is refused as a device refuses it.
+TEST_F(Face, ARegionOfAnotherPdIsOutOfReach)
+{
+	ibv_pd *other = ibv_alloc_pd(b.ctx);
+	ASSERT_NE(other, nullptr);
+	ibv_mr *mr = ibv_reg_mr(other, &b.mem[0], 4096,
+				IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+	ASSERT_NE(mr, nullptr);
+	Connect();
+	memset(&a.mem[0], 0x5a, 64);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 64, 1, RemoteAddr(b, 0),
+		       mr->rkey),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(b.mem[0], 0) << "the write through another PD landed";
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+	EXPECT_EQ(ibv_dealloc_pd(other), 0);
+}
+
+// IBA C9-88: a zero-length RDMA write or read checks neither key nor
+// address; a zero-byte write with immediate data is a notification that
+// takes a receive.
+TEST_F(Face, AZeroLengthWriteChecksNoKey)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 64, 7), 0);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 0, 1, 0, 0,
+		       IBV_SEND_SIGNALED, 0x1234),
+		  0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(r.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	EXPECT_EQ(r.byte_len, 0u);
+	EXPECT_EQ(ntohl(r.imm_data), 0x1234u);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_READ, 0, 0, 2, 0, 0x5555), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+}
+
+// Attribute values the device does not have are refused: a P_Key index
+// past its one-entry table, a source GID index past its GID table.
+TEST_F(Face, AttributesNamingMissingTableEntriesAreRefused)
+{
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_INIT;
+	attr.pkey_index = 1;
+	attr.port_num = 1;
+	attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+		  EINVAL);
+	ASSERT_EQ(ToInit(a), 0);
+	ibv_device_attr dev{};
+	ibv_port_attr port{};
+	ASSERT_EQ(ibv_query_device(a.ctx, &dev), 0);
+	ASSERT_EQ(ibv_query_port(a.ctx, 1, &port), 0);
+	attr = {};
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.dest_qp_num = b.qp->qp_num;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = b.gid;
+	attr.ah_attr.grh.sgid_index = (uint8_t)port.gid_tbl_len;
+	attr.ah_attr.grh.hop_limit = 1;
+	attr.ah_attr.port_num = 1;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+				IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER),
+		  EINVAL);
+	EXPECT_EQ(a.qp->state, IBV_QPS_INIT);
+}
+
 TEST_F(Face, RegistrationRules)
 {
 	// Remote write without local write: refused, as by verbs.

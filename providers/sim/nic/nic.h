@@ -538,6 +538,16 @@ int nic_qp_set_mtu(struct nic_qp *qp, uint32_t bytes);
 int nic_qp_set_qkey(struct nic_qp *qp, uint32_t qkey);
 #define NIC_DGRAM_QKEY 0x11111111u
 
+/* RC, UC: the remote operations (NIC_ACCESS_REMOTE_*) the QP answers, as
+ * verbs' qp_access_flags; a new QP answers all three. One it does not is
+ * refused as an access error. */
+void nic_qp_set_remote_access(struct nic_qp *qp, uint32_t access);
+/* A protection domain tag (0: none): a remote access through a region
+ * tagged with another domain than the QP's is refused, as a device refuses
+ * an R_Key of another PD. */
+void nic_qp_set_pd(struct nic_qp *qp, uint32_t pd);
+void nic_mr_set_pd(struct nic_mr *mr, uint32_t pd);
+
 /* RC: moves the QP to the error state, as verbs does on a fatal error or
  * a disconnect: posted work completes with NIC_WR_FLUSH_ERR, and so does
  * anything posted later. */

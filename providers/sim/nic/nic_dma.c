@@ -57,6 +57,8 @@ static bool owner_copy(const struct nic *nic, void *there, void *here,
 void nic_dma_read(const struct nic *nic, void *dst, const void *src,
 		  size_t len)
 {
+	if (!len)
+		return;
 	/* Bytes in the world's memory (a send's inline data) are at the
 	 * same address in every process. */
 	if (local(nic) || fs_arena_contains(nic->world->arena, src))
@@ -91,6 +93,8 @@ void nic_dma_read_ahead(const struct nic *nic, struct nic_read_ahead *ra,
 	const uint8_t *at = src;
 	size_t want = avail < NIC_READ_AHEAD ? avail : NIC_READ_AHEAD;
 
+	if (!len)
+		return;
 	if (local(nic) || fs_arena_contains(nic->world->arena, src)) {
 		nic_dma_read(nic, dst, src, len);
 		return;
@@ -150,6 +154,8 @@ void nic_read_ahead_free_all(struct nic_world *world)
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,
 		   size_t len)
 {
+	if (!len)
+		return; /* a zero-length write names no memory (C9-88) */
 	if (local(nic))
 		memcpy(dst, src, len);
 	else

@@ -446,11 +446,13 @@ struct nic_mr {
 	uint64_t    key;
 	bool        virt_addr;
 	uint32_t    busy;     /* operations in flight using it */
+	uint32_t    pd;       /* protection domain tag (0: none) */
 };
 
-/* Target-side check of a remote access: resolves [addr, addr+len) of
- * region `key` to local memory with the given access, or fails. */
-enum nic_status nic_mr_check_remote(struct nic *nic, uint64_t key,
+/* Target-side check of a remote access through qp: resolves [addr,
+ * addr+len) of region `key` to local memory with the given access, or
+ * fails. */
+enum nic_status nic_mr_check_remote(const struct nic_qp *qp, uint64_t key,
 				    uint64_t addr, size_t len,
 				    uint32_t access, uint8_t **out);
 
@@ -569,6 +571,8 @@ struct nic_qp {
 	bool                  in_error;
 	uint32_t              ud_psn;     /* UD: next send PSN (24 bits) */
 	uint32_t              qkey;       /* UD: what it accepts and sends */
+	uint32_t              remote_access; /* NIC_ACCESS_REMOTE_* answered */
+	uint32_t              pd;         /* protection domain tag (0: none) */
 	uint32_t              mtu;        /* payload bytes per packet (path MTU) */
 	/* Its timers and retry counts: the world's, or a connection's own
 	 * (nic_qp_set_timing). rnr_timeout_ns is what it asks of senders in

@@ -216,14 +216,31 @@ bool nic_mr_covers(const struct nic_mr *mr, const void *addr, size_t len)
 	       (size_t)(p - mr->addr) <= mr->len - len;
 }
 
-enum nic_status nic_mr_check_remote(struct nic *nic, uint64_t key,
+void nic_mr_set_pd(struct nic_mr *mr, uint32_t pd)
+{
+	mr->pd = pd;
+}
+
+enum nic_status nic_mr_check_remote(const struct nic_qp *qp, uint64_t key,
 				    uint64_t addr, size_t len,
 				    uint32_t access, uint8_t **out)
 {
-	struct nic_mr *mr = nic_find_mr(nic, key);
+	struct nic_mr *mr;
 	uint64_t offset;
 
-	if (!mr || (mr->access & access) != access)
+	/* An operation the QP does not enable (verbs' qp_access_flags). */
+	if ((qp->remote_access & access) != access)
+		return NIC_REM_ACCESS_ERR;
+	/* IBA C9-88: a zero-length RDMA read or write checks neither key
+	 * nor address (a zero-byte write with immediate data is a common
+	 * notification). */
+	if (!len && access != NIC_ACCESS_REMOTE_ATOMIC) {
+		*out = NULL;
+		return NIC_OK;
+	}
+	mr = nic_find_mr(qp->nic, key);
+	if (!mr || (mr->access & access) != access ||
+	    (qp->pd && mr->pd && mr->pd != qp->pd))
 		return NIC_REM_ACCESS_ERR;
 	offset = mr->virt_addr ? addr - (uintptr_t)mr->addr : addr;
 	if ((mr->virt_addr && addr < (uintptr_t)mr->addr) || len > mr->len ||

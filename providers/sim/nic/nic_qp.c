@@ -248,6 +248,8 @@ int nic_qp_create(struct nic *nic, enum nic_qp_type type,
 	qp->rq = &qp->matcher;
 	qp->gen = ++nic->qp_gen;
 	qp->qkey = NIC_DGRAM_QKEY;
+	qp->remote_access = NIC_ACCESS_REMOTE_READ | NIC_ACCESS_REMOTE_WRITE |
+			    NIC_ACCESS_REMOTE_ATOMIC;
 	qp->mtu = nic->world->mtu;
 	qp->tp = nic->world->transport;
 	ret = qpn_alloc(nic, qp);
@@ -648,4 +650,16 @@ int nic_status_errno(enum nic_status status)
 	case NIC_TRUNCATED: return FI_ETRUNC;
 	default: return FI_EIO;
 	}
+}
+
+void nic_qp_set_remote_access(struct nic_qp *qp, uint32_t access)
+{
+	qp->remote_access = access & (NIC_ACCESS_REMOTE_READ |
+				      NIC_ACCESS_REMOTE_WRITE |
+				      NIC_ACCESS_REMOTE_ATOMIC);
+}
+
+void nic_qp_set_pd(struct nic_qp *qp, uint32_t pd)
+{
+	qp->pd = pd;
 }

@@ -92,7 +92,7 @@ static bool answer_read(struct nic_qp *qp, struct nic_flow *flow,
 	struct nic_read_job *job;
 	uint8_t *src;
 
-	if (nic_mr_check_remote(qp->nic, req->reth_key, req->reth_va,
+	if (nic_mr_check_remote(qp, req->reth_key, req->reth_va,
 				req->reth_len, NIC_ACCESS_REMOTE_READ,
 				&src) != NIC_OK) {
 		refuse(qp, flow, req, NIC_AETH_NAK_REM_ACCESS);
@@ -223,7 +223,7 @@ static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 		memcpy(&orig, r->data, 8);
 	} else {
 		enum nic_status st = nic_mr_check_remote(
-			qp->nic, req->reth_key, req->reth_va, 8,
+			qp, req->reth_key, req->reth_va, 8,
 			NIC_ACCESS_REMOTE_ATOMIC, &dst);
 
 		if (st != NIC_OK) {
@@ -297,7 +297,7 @@ static void fabsim_atomic(struct nic_qp *qp, struct nic_flow *flow,
 	}
 	st = size && size <= NIC_ATOMIC_MAX_BYTES &&
 			     size * (compare ? 2 : 1) == req->payload_len ?
-		     nic_mr_check_remote(qp->nic, h->key, h->addr, size,
+		     nic_mr_check_remote(qp, h->key, h->addr, size,
 					 NIC_ACCESS_REMOTE_ATOMIC, &dst) :
 		     NIC_REM_INV_REQ_ERR;
 	if (st == NIC_OK) {
@@ -404,7 +404,7 @@ static enum write_result write_packet(struct nic_qp *qp,
 
 	if (nic_op_is_first(pkt->opcode)) {
 		abort_rx(qp, flow);
-		if (nic_mr_check_remote(qp->nic, pkt->reth_key, pkt->reth_va,
+		if (nic_mr_check_remote(qp, pkt->reth_key, pkt->reth_va,
 					pkt->reth_len, NIC_ACCESS_REMOTE_WRITE,
 					&rx->write_dst) != NIC_OK)
 			return WRITE_REFUSED;

@@ -240,9 +240,11 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context,
 {
 	size_t n = 0;
 
-	if (flags || entry_size < sizeof(*entries))
+	/* ibv_query_gid_table(3): the array must hold every valid entry,
+	 * else the call fails. */
+	if (flags || entry_size < sizeof(*entries) || max_entries < SV_GID_TABLE)
 		return -EINVAL;
-	for (; n < max_entries && n < SV_GID_TABLE; n++)
+	for (; n < SV_GID_TABLE; n++)
 		_ibv_query_gid_ex(context, 1, (uint32_t)n,
 				  (struct ibv_gid_entry *)((char *)entries +
 							   n * entry_size),

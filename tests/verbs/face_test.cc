@@ -697,6 +697,28 @@ TEST_F(Face, AZeroLengthWriteChecksNoKey)
 	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
 }
 
+// ibv_query_gid_table(3): "If there are more valid GID entries than the
+// provided value of max_entries ... the call will fail"; with room, every
+// entry, each as ibv_query_gid_ex gives it.
+TEST_F(Face, TheGidTableIsReadWholeOrNotAtAll)
+{
+	ibv_port_attr port{};
+	ASSERT_EQ(ibv_query_port(a.ctx, 1, &port), 0);
+	std::vector<ibv_gid_entry> table(port.gid_tbl_len + 1);
+	EXPECT_LT(ibv_query_gid_table(a.ctx, table.data(), 0, 0), 0);
+	EXPECT_LT(ibv_query_gid_table(a.ctx, table.data(),
+				      port.gid_tbl_len - 1, 0),
+		  0);
+	ssize_t n = ibv_query_gid_table(a.ctx, table.data(), table.size(), 0);
+	ASSERT_EQ(n, (ssize_t)port.gid_tbl_len);
+	for (ssize_t i = 0; i < n; i++) {
+		ibv_gid_entry one{};
+		ASSERT_EQ(ibv_query_gid_ex(a.ctx, 1, (uint32_t)i, &one, 0), 0);
+		EXPECT_EQ(memcmp(&one.gid, &table[i].gid, sizeof(one.gid)), 0);
+		EXPECT_EQ(table[i].gid_index, (uint32_t)i);
+	}
+}
+
 // Attribute values the device does not have are refused: a P_Key index
 // past its one-entry table, a source GID index past its GID table.
 TEST_F(Face, AttributesNamingMissingTableEntriesAreRefused)

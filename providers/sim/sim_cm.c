@@ -637,6 +637,7 @@ int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,
 {
 	struct sim_world *world = ep->domain->world;
 	struct cm_msg req = { .attr = CM_ATTR_REQ, .retry_count = 7,
+			      .responder_resources = 1, .initiator_depth = 1,
 			      .rnr_retry_count = 7 };
 	uint32_t host;
 	struct sim_conn *c;
@@ -708,7 +709,8 @@ uint32_t sim_cm_handle_host(fid_t handle)
 int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len)
 {
 	struct sim_conn *c = ep->conn;
-	struct cm_msg rep = { .attr = CM_ATTR_REP, .rnr_retry_count = 7 };
+	struct cm_msg rep = { .attr = CM_ATTR_REP, .rnr_retry_count = 7,
+			      .responder_resources = 1, .initiator_depth = 1 };
 
 	if (!c || c->state != CONN_REQ_RCVD)
 		return -FI_EOPBADSTATE;

@@ -94,8 +94,8 @@ int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
 		put64(cm + 8, m->service_id);
 		put32(cm + 28, 0); /* Q_Key: RC does not use it */
 		put24(cm + 32, m->qpn);
-		cm[35] = 1;                     /* responder resources */
-		cm[39] = 1;                     /* initiator depth */
+		cm[35] = m->responder_resources;
+		cm[39] = m->initiator_depth;
 		cm[43] = 0x10 << 3 | 0 << 1;    /* remote CM timeout; RC */
 		put24(cm + 44, m->start_psn);
 		cm[47] = 0x10 << 3 | (m->retry_count & 7); /* local CM timeout */
@@ -128,8 +128,8 @@ int cm_encode(const struct cm_msg *m, uint8_t mad[CM_MAD_SIZE])
 		put32(cm + 4, m->remote_comm_id);
 		put24(cm + 12, m->qpn);
 		put24(cm + 20, m->start_psn);
-		cm[24] = 1;
-		cm[25] = 1;
+		cm[24] = m->responder_resources;
+		cm[25] = m->initiator_depth;
 		cm[27] = (uint8_t)((m->rnr_retry_count & 7) << 5);
 		break;
 	case CM_ATTR_REJ:
@@ -174,6 +174,8 @@ int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *m)
 		m->service_id = get64(cm + 8);
 		m->qpn = get24(cm + 32);
 		m->start_psn = get24(cm + 44);
+		m->responder_resources = cm[35];
+		m->initiator_depth = cm[39];
 		m->retry_count = cm[47] & 7;
 		m->rnr_retry_count = cm[50] & 7;
 		cma_header_read(cm + REQ_PRIVATE, m);
@@ -194,6 +196,8 @@ int cm_decode(const uint8_t *mad, size_t len, struct cm_msg *m)
 	case CM_ATTR_REP:
 		m->qpn = get24(cm + 12);
 		m->start_psn = get24(cm + 20);
+		m->responder_resources = cm[24];
+		m->initiator_depth = cm[25];
 		m->rnr_retry_count = cm[27] >> 5;
 		break;
 	case CM_ATTR_REJ:

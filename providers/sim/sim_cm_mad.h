@@ -80,6 +80,10 @@ struct cm_msg {
 	 * requester's sends. 3 bits each; 7 RNR retries are unlimited. */
 	uint8_t  retry_count;
 	uint8_t  rnr_retry_count;
+	/* REQ, REP: the sender's RDMA read and atomic depths (rdma_cm's
+	 * responder_resources and initiator_depth). */
+	uint8_t  responder_resources;
+	uint8_t  initiator_depth;
 	uint8_t  data[224];       /* the application's private data */
 	size_t   data_len;
 };

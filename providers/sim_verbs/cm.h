@@ -81,6 +81,11 @@ struct cm_id {
 	 * requester's choice, for both sides) and RNR retries (each side's
 	 * from the other's conn_param; 7: unlimited). */
 	uint8_t             retry_count, rnr_retry_count;
+	/* RDMA reads and atomics: this side's depths (rdma_conn_param's
+	 * responder_resources and initiator_depth), and the peer's, from its
+	 * REQ or REP. */
+	uint8_t             responder_resources, initiator_depth;
+	uint8_t             peer_responder_resources, peer_initiator_depth;
 	struct in_addr      peer_ip;      /* where the peer is: the
 					   * destination, or for a loopback
 					   * address (127/8) the local NIC */

@@ -76,12 +76,14 @@ void cm_event_push(struct cm_id *id, enum rdma_cm_event_type type,
 		memcpy(e->data, data, len);
 	e->ev.param.conn.private_data = len ? e->data : NULL;
 	e->ev.param.conn.private_data_len = (uint8_t)len;
+	/* rdma_get_cm_event(3): what the peer gave, each depth as the other
+	 * side of it (the peer's initiator depth is what we answer), and the
+	 * peer's QP number. */
 	e->ev.param.conn.responder_resources = responder_resources;
 	e->ev.param.conn.initiator_depth = initiator_depth;
 	e->ev.param.conn.retry_count = id->retry_count;
 	e->ev.param.conn.rnr_retry_count = id->rnr_retry_count;
-	if (id->id.qp)
-		e->ev.param.conn.qp_num = id->id.qp->qp_num;
+	e->ev.param.conn.qp_num = id->remote_qpn;
 	if (ch->tail)
 		ch->tail->next = e;
 	else

@@ -215,6 +215,33 @@ static uint32_t qp_num_for(const struct cm_id *c,
 	return conn_param && !is_ud(c) ? conn_param->qp_num : 0;
 }
 
+/* rdma_connect(3), rdma_accept(3): this side's RDMA read and atomic
+ * depths, at most the device's (RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH,
+ * or no parameters: the device's); EINVAL past them, as librdmacm. */
+static int take_depths(struct cm_id *c, const struct rdma_conn_param *p)
+{
+	struct ibv_device_attr dev;
+	int ret = ibv_query_device(c->id.verbs, &dev);
+
+	if (ret)
+		return ret;
+	c->responder_resources = (uint8_t)dev.max_qp_rd_atom;
+	c->initiator_depth = (uint8_t)dev.max_qp_init_rd_atom;
+	if (!p)
+		return 0;
+	if (p->responder_resources != RDMA_MAX_RESP_RES) {
+		if (p->responder_resources > dev.max_qp_rd_atom)
+			return EINVAL;
+		c->responder_resources = p->responder_resources;
+	}
+	if (p->initiator_depth != RDMA_MAX_INIT_DEPTH) {
+		if (p->initiator_depth > dev.max_qp_init_rd_atom)
+			return EINVAL;
+		c->initiator_depth = p->initiator_depth;
+	}
+	return 0;
+}
+
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct cm_id *c = cm_of(id);
@@ -227,6 +254,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return fail(EINVAL);
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
 			data_len(conn_param, m.attr));
+	if (!ret && !is_ud(c))
+		ret = take_depths(c, conn_param);
 	if (ret)
 		return fail(ret);
 	cm_sv->lock();
@@ -249,6 +278,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	c->retry_count = conn_param ? conn_param->retry_count & 7 : 7;
 	m.retry_count = c->retry_count;
 	m.rnr_retry_count = conn_param ? conn_param->rnr_retry_count & 7 : 7;
+	m.responder_resources = c->responder_resources;
+	m.initiator_depth = c->initiator_depth;
 	c->state = CM_REQ_SENT;
 	send_msg(c, &m, true);
 	cm_sv->posted();
@@ -286,6 +317,8 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return fail(EINVAL);
 	ret = fill_data(&m, conn_param ? conn_param->private_data : NULL,
 			data_len(conn_param, m.attr));
+	if (!ret && !is_ud(c))
+		ret = take_depths(c, conn_param);
 	if (ret)
 		return fail(ret);
 	cm_sv->lock();
@@ -303,10 +336,13 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	/* The program's own QP it has moved to RTR itself (rdma_init_qp_attr). */
 	ret = id->qp ? cm_sv->qp_connect(id->qp, c->remote_host,
 					 c->remote_qpn, c->retry_count,
-					 c->rnr_retry_count) :
+					 c->rnr_retry_count, c->initiator_depth,
+					 c->responder_resources) :
 		       0;
 	if (!ret) {
 		m.qpn = qpn;
+		m.responder_resources = c->responder_resources;
+		m.initiator_depth = c->initiator_depth;
 		m.rnr_retry_count = conn_param ? conn_param->rnr_retry_count & 7
 					       : 7;
 		c->state = CM_REP_SENT;
@@ -403,7 +439,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 		}
 		qp_attr->path_mtu = IBV_MTU_4096;
 		qp_attr->dest_qp_num = c->remote_qpn;
-		qp_attr->max_dest_rd_atomic = 1;
+		qp_attr->max_dest_rd_atomic = c->responder_resources;
 		qp_attr->min_rnr_timer = 12;
 		qp_attr->ah_attr.is_global = 1;
 		qp_attr->ah_attr.port_num = 1;
@@ -423,7 +459,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 		qp_attr->timeout = 14;
 		qp_attr->retry_cnt = c->retry_count;
 		qp_attr->rnr_retry = c->rnr_retry_count;
-		qp_attr->max_rd_atomic = 1;
+		qp_attr->max_rd_atomic = c->initiator_depth;
 		*qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				IBV_QP_MAX_QP_RD_ATOMIC;
@@ -641,13 +677,19 @@ static void got_req(int dev, struct nic *nic, uint32_t host,
 	c->remote_qpn = m->qpn;
 	c->retry_count = m->retry_count;
 	c->rnr_retry_count = m->rnr_retry_count;
+	c->peer_responder_resources = m->responder_resources;
+	c->peer_initiator_depth = m->initiator_depth;
+	/* Until rdma_accept says otherwise: what the requester asked. */
+	c->responder_resources = m->initiator_depth;
+	c->initiator_depth = m->responder_resources;
 	c->listener = lst;
 	if (ud)
 		cm_event_push_ud(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst,
 				 m->data, m->data_len, NULL, 0, 0);
 	else {
 		cm_event_push(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, lst, m->data,
-			      m->data_len, 1, 1);
+			      m->data_len, m->initiator_depth,
+			      m->responder_resources);
 		acknowledge_req(c);
 	}
 }
@@ -700,15 +742,19 @@ static void got_rep(struct cm_id *c, const struct cm_msg *m)
 	c->remote_comm_id = m->local_comm_id;
 	c->remote_qpn = m->qpn;
 	c->rnr_retry_count = m->rnr_retry_count;
+	c->peer_responder_resources = m->responder_resources;
+	c->peer_initiator_depth = m->initiator_depth;
 	if (!c->id.qp) {
 		/* The program moves its own QP, then calls rdma_establish. */
 		c->state = CM_REP_RCVD;
 		cm_event_push(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, NULL,
-			      m->data, m->data_len, 1, 1);
+			      m->data, m->data_len, m->initiator_depth,
+			      m->responder_resources);
 		return;
 	}
 	if (cm_sv->qp_connect(c->id.qp, c->remote_host, m->qpn, c->retry_count,
-			      c->rnr_retry_count)) {
+			      c->rnr_retry_count, c->initiator_depth,
+			      c->responder_resources)) {
 		struct cm_msg rej = { .attr = CM_ATTR_REJ,
 				      .reason = CM_REJ_CONSUMER };
 
@@ -721,7 +767,7 @@ static void got_rep(struct cm_id *c, const struct cm_msg *m)
 	c->state = CM_ESTABLISHED;
 	send_msg(c, &rtu, false);
 	cm_event_push(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, m->data,
-		      m->data_len, 1, 1);
+		      m->data_len, m->initiator_depth, m->responder_resources);
 }
 
 static void got_rtu(struct cm_id *c)
@@ -730,7 +776,8 @@ static void got_rtu(struct cm_id *c)
 		return;
 	timer_stop(c);
 	c->state = CM_ESTABLISHED;
-	cm_event_push(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL, 0, 1, 1);
+	cm_event_push(c, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL, 0,
+		      c->peer_initiator_depth, c->peer_responder_resources);
 }
 
 static void got_rej(struct cm_id *c, const struct cm_msg *m)

@@ -284,7 +284,8 @@ bool sv_lkey_ok(struct sv_pd *pd, const struct ibv_sge *sge,
 		bool device_writes, struct nic_mr **out);
 /* For rdma_cm (sv_private.h), lock held. */
 int sv_qp_connect_locked(struct ibv_qp *qp, uint32_t host, uint32_t qpn,
-			 uint8_t retry_count, uint8_t rnr_retry);
+			 uint8_t retry_count, uint8_t rnr_retry,
+			 uint8_t rd_atomic, uint8_t dest_rd_atomic);
 void sv_qp_error_locked(struct ibv_qp *qp);
 
 /* ---- Address handles and GRHs (sv_ah.c) ---------------------------------------------- */

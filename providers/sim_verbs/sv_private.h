@@ -81,7 +81,8 @@ struct sv_private_ops {
 	 * with the lock held (the verbs calls take it): RTR then RTS toward
 	 * the peer's host and QP number; the error state. 0 or an errno. */
 	int (*qp_connect)(struct ibv_qp *qp, uint32_t host, uint32_t qpn,
-			  uint8_t retry_count, uint8_t rnr_retry);
+			  uint8_t retry_count, uint8_t rnr_retry,
+			  uint8_t rd_atomic, uint8_t dest_rd_atomic);
 	void (*qp_error)(struct ibv_qp *qp);
 };
 

@@ -627,7 +627,8 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 
 /* rdma_cm's transitions (sv_private.h), lock held. */
 int sv_qp_connect_locked(struct ibv_qp *ibqp, uint32_t host, uint32_t qpn,
-			 uint8_t retry_count, uint8_t rnr_retry)
+			 uint8_t retry_count, uint8_t rnr_retry,
+			 uint8_t rd_atomic, uint8_t dest_rd_atomic)
 {
 	struct sv_qp *qp = SV_CONTAINER_OF(ibqp, struct sv_qp, qp);
 	struct nic_peer peer = { host, qpn };
@@ -650,6 +651,8 @@ int sv_qp_connect_locked(struct ibv_qp *ibqp, uint32_t host, uint32_t qpn,
 	memcpy(&qp->attr.ah_attr.grh.dgid.raw[12], &ip.s_addr, 4);
 	qp->attr.retry_cnt = retry_count;
 	qp->attr.rnr_retry = rnr_retry;
+	qp->attr.max_rd_atomic = rd_atomic;
+	qp->attr.max_dest_rd_atomic = dest_rd_atomic;
 	set_timing(qp, &qp->attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY);
 	ibqp->state = IBV_QPS_RTS;
 	return 0;

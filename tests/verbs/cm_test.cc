@@ -399,6 +399,56 @@ TEST_F(Cm, TheRequestersRetryCountsReachTheServersQp)
 		<< ibv_wc_status_str(wc.status);
 }
 
+// rdma_connect(3), rdma_accept(3): the read and atomic depths may not exceed
+// the device's; rdma_get_cm_event(3): each side's event gives the peer's,
+// each as the other side of it ("initiator_depth ... matches the responder
+// resources specified by the remote node"), and qp_num "the remote QP
+// number"; each QP takes its own side's depths.
+TEST_F(Cm, ReadDepthsAndQpNumbersReachThePeer)
+{
+	Listen();
+	Resolve();
+	MakeQp(client, cq);
+	ibv_device_attr dev{};
+	ASSERT_EQ(ibv_query_device(client->verbs, &dev), 0);
+	rdma_conn_param p{};
+	p.responder_resources = (uint8_t)(dev.max_qp_rd_atom + 1);
+	p.initiator_depth = 2;
+	EXPECT_EQ(rdma_connect(client, &p), -1);
+	EXPECT_EQ(errno, EINVAL);
+	p.responder_resources = 4;
+	ASSERT_EQ(rdma_connect(client, &p), 0);
+	rdma_cm_event *ev = Expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->param.conn.responder_resources, 2);
+	EXPECT_EQ(ev->param.conn.initiator_depth, 4);
+	EXPECT_EQ(ev->param.conn.qp_num, client->qp->qp_num);
+	server = ev->id;
+	rdma_ack_cm_event(ev);
+	MakeQp(server, sq);
+	rdma_conn_param a{};
+	a.responder_resources = 3;
+	a.initiator_depth = 1;
+	ASSERT_EQ(rdma_accept(server, &a), 0);
+	ev = Expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->param.conn.responder_resources, 1);
+	EXPECT_EQ(ev->param.conn.initiator_depth, 3);
+	EXPECT_EQ(ev->param.conn.qp_num, server->qp->qp_num);
+	rdma_ack_cm_event(ev);
+	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	ibv_qp_attr attr{};
+	ibv_qp_init_attr init{};
+	ASSERT_EQ(ibv_query_qp(client->qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC |
+			       IBV_QP_MAX_DEST_RD_ATOMIC, &init), 0);
+	EXPECT_EQ(attr.max_rd_atomic, 2);
+	EXPECT_EQ(attr.max_dest_rd_atomic, 4);
+	ASSERT_EQ(ibv_query_qp(server->qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC |
+			       IBV_QP_MAX_DEST_RD_ATOMIC, &init), 0);
+	EXPECT_EQ(attr.max_rd_atomic, 1);
+	EXPECT_EQ(attr.max_dest_rd_atomic, 3);
+}
+
 TEST_F(Cm, NobodyListeningIsARejectForAnInvalidService)
 {
 	Listen(7471);

@@ -168,7 +168,11 @@ struct sv_cqe {
 };
 
 struct sv_cq {
-	struct ibv_cq       cq;
+	union {             /* the extended CQ begins as the plain one */
+		struct ibv_cq    cq;
+		struct ibv_cq_ex cqx;
+	};
+	struct ibv_wc       current;   /* ibv_start_poll's, ibv_next_poll's */
 	struct sv_channel  *channel;
 	struct sv_cqe      *ring;
 	size_t              size, head, count;
@@ -178,6 +182,17 @@ struct sv_cq {
 	struct sv_cq       *next_event;
 	int                 refs;      /* QPs */
 };
+
+/* A CQ of cqe entries; NULL with errno set (EINVAL, ENOMEM). */
+struct sv_cq *sv_cq_new(struct ibv_context *context, int cqe,
+			void *cq_context, struct ibv_comp_channel *channel,
+			int comp_vector);
+/* The context's poll_cq and req_notify_cq. */
+int sv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int sv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* ibv_create_cq_ex (sv_cq_ex.c). */
+struct ibv_cq_ex *sv_create_cq_ex(struct ibv_context *context,
+				  struct ibv_cq_init_attr_ex *attr);
 
 /* A completion for the application (lock held). solicited: it may wake a
  * CQ armed for solicited completions only; slots (or NULL): what its

@@ -137,6 +137,16 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 			     void *cq_context, struct ibv_comp_channel *channel,
 			     int comp_vector)
 {
+	struct sv_cq *cq = sv_cq_new(context, cqe, cq_context, channel,
+				     comp_vector);
+
+	return cq ? &cq->cq : NULL;
+}
+
+struct sv_cq *sv_cq_new(struct ibv_context *context, int cqe,
+			void *cq_context, struct ibv_comp_channel *channel,
+			int comp_vector)
+{
 	struct sv_context *c = sv_ctx(context);
 	struct sv_cq *cq;
 
@@ -167,7 +177,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 		channel->refcnt++;
 	c->refs++;
 	sv->unlock();
-	return &cq->cq;
+	return cq;
 }
 
 int ibv_destroy_cq(struct ibv_cq *ibcq)

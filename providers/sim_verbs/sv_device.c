@@ -288,9 +288,6 @@ static int no_dealloc_mw(struct ibv_mw *mw)
 	return EOPNOTSUPP;
 }
 
-int sv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
-int sv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct sv_context *c;
@@ -317,6 +314,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.query_port = sv_query_port;
 	c->vctx.query_device_ex = query_device_ex;
 	c->vctx.create_qp_ex = sv_create_qp_ex;
+	c->vctx.create_cq_ex = sv_create_cq_ex;
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->ops.poll_cq = sv_poll_cq;

@@ -697,6 +697,64 @@ TEST_F(Face, AZeroLengthWriteChecksNoKey)
 	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
 }
 
+// ibv_create_cq_ex(3): an extended CQ, read with ibv_start_poll,
+// ibv_next_poll and the ibv_wc_read_* calls (ibv_poll_cq reads it too);
+// fields the device cannot give are refused.
+TEST_F(Face, AnExtendedCqIsReadEntryByEntry)
+{
+	ibv_cq_init_attr_ex attr{};
+	attr.cqe = 16;
+	attr.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq_ex(b.ctx, &attr), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	attr.wc_flags = IBV_WC_STANDARD_FLAGS;
+	ibv_cq_ex *cqx = ibv_create_cq_ex(b.ctx, &attr);
+	ASSERT_NE(cqx, nullptr) << strerror(errno);
+	// b's QP is made again on the extended CQ.
+	ASSERT_EQ(ibv_destroy_qp(b.qp), 0);
+	ibv_qp_init_attr init{};
+	init.send_cq = ibv_cq_ex_to_cq(cqx);
+	init.recv_cq = ibv_cq_ex_to_cq(cqx);
+	init.cap = { 32, 32, 4, 4, 64 };
+	init.qp_type = IBV_QPT_RC;
+	b.qp = ibv_create_qp(b.pd, &init);
+	ASSERT_NE(b.qp, nullptr);
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 64, 7), 0);
+	ASSERT_EQ(PostRecv(b, 64, 64, 8), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND_WITH_IMM, 0, 16, 1, 0, 0,
+		       IBV_SEND_SIGNALED, 0xbeef),
+		  0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 24, 2), 0);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	ibv_poll_cq_attr pattr{};
+	int ret = ENOENT;
+	for (int i = 0; i < 100000 && ret == ENOENT; i++)
+		ret = ibv_start_poll(cqx, &pattr);
+	ASSERT_EQ(ret, 0);
+	EXPECT_EQ(cqx->wr_id, 7u);
+	EXPECT_EQ(cqx->status, IBV_WC_SUCCESS);
+	EXPECT_EQ(ibv_wc_read_opcode(cqx), IBV_WC_RECV);
+	EXPECT_EQ(ibv_wc_read_byte_len(cqx), 16u);
+	EXPECT_TRUE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
+	EXPECT_EQ(ntohl(ibv_wc_read_imm_data(cqx)), 0xbeefu);
+	EXPECT_EQ(ibv_wc_read_qp_num(cqx), b.qp->qp_num);
+	ret = ENOENT;
+	for (int i = 0; i < 100000 && ret == ENOENT; i++)
+		ret = ibv_next_poll(cqx);
+	ASSERT_EQ(ret, 0);
+	EXPECT_EQ(cqx->wr_id, 8u);
+	EXPECT_EQ(ibv_wc_read_byte_len(cqx), 24u);
+	EXPECT_FALSE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
+	EXPECT_EQ(ibv_next_poll(cqx), ENOENT);
+	ibv_end_poll(cqx);
+	ASSERT_EQ(ibv_destroy_qp(b.qp), 0);
+	b.qp = nullptr;
+	EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+}
+
 // ibv_query_gid_table(3): "If there are more valid GID entries than the
 // provided value of max_entries ... the call will fail"; with room, every
 // entry, each as ibv_query_gid_ex gives it.

@@ -74,6 +74,18 @@ class EpTest : public RdmTest {
 			EXPECT_EQ(fi_close(f), 0);
 		}
 	}
+	// Binds ep to av and cq, enables it and puts its name in *name.
+	static void EnableAndName(fid_ep* ep, fid* av, fid_cq* cq,
+				  std::vector<uint8_t>* name)
+	{
+		CONF_OK(fi_ep_bind(ep, av, 0));
+		CONF_OK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+		CONF_OK(fi_enable(ep));
+		name->resize(256);
+		size_t len = name->size();
+		CONF_OK(fi_getname(&ep->fid, name->data(), &len));
+		name->resize(len);
+	}
 };
 
 TEST_F(EpTest, EnableWithoutCqFailsWithENOCQ)
@@ -224,16 +236,14 @@ TEST_F(EpTest, SetnameAssignsTheAddress)
 		CONF_OK(fi_listen(pep));
 		CONF_OK(fi_getname(&pep->fid, addr.data(), &len));
 		Close(&pep->fid);
+		addr.resize(len);
 	} else {
 		fid_ep* old = NewEp();
 		ASSERT_NE(old, nullptr);
-		CONF_OK(fi_ep_bind(old, av0, 0));
-		CONF_OK(fi_ep_bind(old, &cq0->fid, FI_TRANSMIT | FI_RECV));
-		CONF_OK(fi_enable(old));
-		CONF_OK(fi_getname(&old->fid, addr.data(), &len));
+		ASSERT_NO_FATAL_FAILURE(EnableAndName(old, av0, cq0, &addr));
 		Close(&old->fid);
 	}
-	addr.resize(len);
+	len = addr.size();
 	// fi_cm(3): fi_getname returns a valid source address once the
 	// endpoint "has been enabled"; for an IP address that includes a
 	// port.
@@ -251,13 +261,8 @@ TEST_F(EpTest, SetnameAssignsTheAddress)
 		GTEST_SKIP() << "fi_setname is not supported: " << Err(r);
 	}
 	EXPECT_EQ(r, 0) << "fi_setname: " << Err(r);
-	CONF_OK(fi_ep_bind(ep, av0, 0));
-	CONF_OK(fi_ep_bind(ep, &cq0->fid, FI_TRANSMIT | FI_RECV));
-	CONF_OK(fi_enable(ep));
-	std::vector<uint8_t> got(256);
-	len = got.size();
-	CONF_OK(fi_getname(&ep->fid, got.data(), &len));
-	got.resize(len);
+	std::vector<uint8_t> got;
+	ASSERT_NO_FATAL_FAILURE(EnableAndName(ep, av0, cq0, &got));
 	EXPECT_EQ(got, addr);
 	Close(&ep->fid);
 	Close(&cq0->fid);
@@ -279,32 +284,22 @@ TEST_F(EpTest, AnEndpointTakesTheSourceAddressOfItsInfo)
 	// A free address of this node, with a port: a closed endpoint's.
 	fid_ep* old = NewEp();
 	ASSERT_NE(old, nullptr);
-	CONF_OK(fi_ep_bind(old, av, 0));
-	CONF_OK(fi_ep_bind(old, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CONF_OK(fi_enable(old));
-	std::vector<uint8_t> addr(256);
-	size_t len = addr.size();
-	CONF_OK(fi_getname(&old->fid, addr.data(), &len));
-	addr.resize(len);
+	std::vector<uint8_t> addr;
+	ASSERT_NO_FATAL_FAILURE(EnableAndName(old, av, cq, &addr));
 	Close(&old->fid);
 	fi_info* info = fi_dupinfo(w.node(0).info);
 	ASSERT_NE(info, nullptr);
 	free(info->src_addr);
-	info->src_addr = malloc(len);
+	info->src_addr = malloc(addr.size());
 	ASSERT_NE(info->src_addr, nullptr);
-	memcpy(info->src_addr, addr.data(), len);
-	info->src_addrlen = len;
+	memcpy(info->src_addr, addr.data(), addr.size());
+	info->src_addrlen = addr.size();
 	fid_ep* ep = nullptr;
 	int r = fi_endpoint(w.node(0).domain, info, &ep, nullptr);
 	fi_freeinfo(info);
 	ASSERT_EQ(r, 0) << Err(r);
-	CONF_OK(fi_ep_bind(ep, av, 0));
-	CONF_OK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CONF_OK(fi_enable(ep));
-	std::vector<uint8_t> got(256);
-	len = got.size();
-	CONF_OK(fi_getname(&ep->fid, got.data(), &len));
-	got.resize(len);
+	std::vector<uint8_t> got;
+	ASSERT_NO_FATAL_FAILURE(EnableAndName(ep, av, cq, &got));
 	EXPECT_EQ(got, addr);
 	Close(&ep->fid);
 	Close(&cq->fid);

@@ -7,7 +7,11 @@
  *           (snap length 128), and with a drop marker in front of every frame;
  *   read    tr_summary_file over the file just written (reader, parser, analyzer).
  * Times are wall-clock over N packets (best of 3 runs), on the page cache (the file is not
- * fsync'ed): the cost a simulation pays, not the disk's. */
+ * fsync'ed): the cost a simulation pays, not the disk's.
+ *   bazel run -c opt //traces:bench_record -- --flows N [--dir DIR]
+ * instead reads a trace of N flows of one 256-byte SEND each (another QP each) and prints the
+ * memory the summary took per flow (the growth of the peak resident size). */
+#include <sys/resource.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,9 +116,53 @@ static double bench_read(const char *path, long n)
 	return t;
 }
 
+static long peak_rss_kb(void)
+{
+	struct rusage u;
+
+	return getrusage(RUSAGE_SELF, &u) ? 0 : u.ru_maxrss;
+}
+
+/* A trace of `flows` one-packet flows, read back: memory per flow. */
+static int bench_flows(const char *path, long flows, const uint8_t *payload, uint8_t *buf)
+{
+	tr_where where = { TR_REASON_LOSS, 1, 2, 3 };
+	tr_packet p = packet(256, payload);
+	tr_writer *w;
+	tr_error err;
+
+	if (tr_writer_open(&w, path, 0, &err)) {
+		fprintf(stderr, "bench_record: %s\n", err.msg);
+		return 1;
+	}
+	for (long i = 0; i < flows; i++) {
+		int len;
+
+		p.dest_qp = (uint32_t)(0x100 + i) & 0xffffff;
+		p.udp_sport = tr_udp_sport_for_qp((uint32_t)(0x200 + i) & 0x3fff);
+		p.ip_src[1] = (uint8_t)(i >> 14);
+		len = tr_packet_build(&p, buf, TR_FRAME_MAX, NULL);
+		if (len < 0)
+			return 1;
+		tr_trace_write_packet(w, (uint64_t)i * 100, buf, (uint32_t)len, 0, &where, NULL);
+	}
+	if (tr_writer_close(w, &err)) {
+		fprintf(stderr, "bench_record: %s\n", err.msg);
+		return 1;
+	}
+	long before = peak_rss_kb();
+	double t = bench_read(path, flows);
+	long after = peak_rss_kb();
+	unlink(path);
+	printf("bench_record: %ld flows of one SEND: read + summary %.1f ns/packet, "
+	       "peak resident size +%ld KiB, %.0f bytes per flow\n",
+	       flows, t * 1e9, after - before, (double)(after - before) * 1024 / (double)flows);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	long n = 200000;
+	long n = 200000, flows = 0;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	static const uint32_t sizes[] = { 0, 256, 1024, 4096 };
 	uint8_t *payload = malloc(4096), *buf = malloc(TR_FRAME_MAX);
@@ -125,16 +173,20 @@ int main(int argc, char **argv)
 			n = atol(argv[++i]);
 		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
 			dir = argv[++i];
+		} else if (!strcmp(argv[i], "--flows") && i + 1 < argc) {
+			flows = atol(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: bench_record [--packets N] [--dir DIR]\n");
+			fprintf(stderr, "usage: bench_record [--packets N | --flows N] [--dir DIR]\n");
 			return 2;
 		}
 	}
-	if (!payload || !buf || n <= 0)
+	if (!payload || !buf || n <= 0 || flows < 0)
 		return 1;
 	for (int i = 0; i < 4096; i++)
 		payload[i] = (uint8_t)(i * 7 + 3);
 	snprintf(path, sizeof(path), "%s/bench_record_%d.pcap", dir, (int)getpid());
+	if (flows)
+		return bench_flows(path, flows, payload, buf);
 
 	printf("bench_record: %ld packets per case, best of 3, file %s\n\n", n, path);
 	printf("%-8s %-7s %-22s %10s %10s %12s %12s\n", "payload", "frame", "case", "ns/packet",

@@ -7,8 +7,11 @@
 #include "analyze.h"
 
 /* Requests remembered per flow so that a response can be matched to what it answers. PSNs are
- * sequential, so a ring indexed by PSN keeps the most recent ones at a fixed cost. */
+ * sequential, so a ring indexed by PSN keeps the most recent TR_SENT_RING of them. It starts
+ * small and doubles when a PSN would push out one still within that reach: a capture of many
+ * short flows (one request each) costs a few hundred bytes a flow, not 16 KiB. */
 #define TR_SENT_RING 1024u
+#define TR_SENT_FIRST 8u
 
 enum tr_sent_kind { TR_SENT_DATA = 1, TR_SENT_READ, TR_SENT_ATOMIC };
 
@@ -54,7 +57,9 @@ struct tr_flow {
 	uint32_t acked_psn; /* every PSN up to this one is acknowledged */
 	bool nak_seen;      /* a NAK came back since the last retransmission */
 	uint32_t pmtu;      /* payload of its FIRST/MIDDLE packets */
-	tr_sent *sent;      /* TR_SENT_RING entries, allocated with the first RC request */
+	tr_sent *sent;      /* sent_cap entries (a power of two up to TR_SENT_RING), allocated with
+			     * the first RC request */
+	uint32_t sent_cap;
 
 	/* responses this flow sends */
 	tr_msg_progress resp;

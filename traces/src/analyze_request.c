@@ -15,16 +15,47 @@ static uint32_t read_span(uint32_t dma_len)
 	return n ? n : 1;
 }
 
+/* Doubles f's ring, each entry going to its place in the larger one; false when out of memory
+ * (the ring stays as it was). */
+static bool grow_sent(tr_flow *f)
+{
+	uint32_t cap = f->sent_cap * 2;
+	tr_sent *ring = calloc(cap, sizeof(*ring));
+
+	if (!ring)
+		return false;
+	for (uint32_t i = 0; i < f->sent_cap; i++)
+		if (f->sent[i].kind)
+			ring[f->sent[i].psn & (cap - 1)] = f->sent[i];
+	free(f->sent);
+	f->sent = ring;
+	f->sent_cap = cap;
+	return true;
+}
+
 static void remember(tr_flow *f, const tr_record *rec, uint8_t kind)
 {
+	uint32_t psn = rec->pkt.psn;
 	tr_sent *e;
 
 	if (!f->sent) {
-		f->sent = calloc(TR_SENT_RING, sizeof(*f->sent));
+		f->sent = calloc(TR_SENT_FIRST, sizeof(*f->sent));
 		if (!f->sent)
 			return;
+		f->sent_cap = TR_SENT_FIRST;
 	}
-	e = &f->sent[rec->pkt.psn % TR_SENT_RING];
+	for (;;) {
+		int32_t reach;
+
+		e = &f->sent[psn & (f->sent_cap - 1)];
+		reach = tr_psn_diff(e->psn, psn);
+		if (reach < 0)
+			reach = -reach;
+		/* What a full ring would still hold is kept. */
+		if (!e->kind || e->psn == psn || f->sent_cap == TR_SENT_RING ||
+		    reach >= (int32_t)TR_SENT_RING || !grow_sent(f))
+			break;
+	}
 	e->psn = rec->pkt.psn;
 	e->kind = kind;
 	e->dropped = rec->mark.flags & TR_DROPPED;

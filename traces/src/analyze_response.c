@@ -12,7 +12,7 @@ static tr_sent *sent_at(tr_flow *g, uint32_t psn)
 
 	if (!g || !g->sent)
 		return NULL;
-	e = &g->sent[psn % TR_SENT_RING];
+	e = &g->sent[psn & (g->sent_cap - 1)];
 	return e->kind && e->psn == psn ? e : NULL;
 }
 

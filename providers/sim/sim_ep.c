@@ -218,7 +218,22 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 /* An endpoint's address is its NIC's IP and its queue pair number as the
  * port: a program may choose the port (any free number from 256 to 65535)
- * before the endpoint is enabled. */
+ * before the endpoint is enabled. Lock held; 0 or a fabric error, which
+ * the log explains as `who`'s. */
+static int take_port(struct sim_ep *ep, uint16_t port, const char *who)
+{
+	int ret = nic_qp_renumber(ep->qp, port);
+
+	if (ret == -EADDRINUSE)
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "%s: port %u is taken by "
+			"another endpoint\n", who, port);
+	else if (ret == -EINVAL)
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "%s: port %u is below 256: "
+			"an endpoint's port is its queue pair number (256 to "
+			"65535)\n", who, port);
+	return sim_errno(ret);
+}
+
 static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
 	struct sim_ep *ep = container_of(fid, struct sim_ep, ep_fid.fid);
@@ -241,11 +256,9 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 	else if (!sin->sin_port)
 		ret = 0;
 	else
-		ret = nic_qp_renumber(ep->qp, ntohs(sin->sin_port));
+		ret = take_port(ep, ntohs(sin->sin_port), "fi_setname");
 	sim_unlock(ep->domain->world);
-	if (ret == -EADDRINUSE)
-		return -FI_EADDRINUSE;
-	return ret == -EINVAL ? -FI_EINVAL : ret;
+	return ret;
 }
 
 /* ---- Connections (FI_EP_MSG) ---------------------------------------------------------- */
@@ -562,23 +575,12 @@ static enum nic_qp_type qp_type_of(enum fi_ep_type type)
 static int take_source_port(struct sim_ep *ep, const struct fi_info *info)
 {
 	const struct sockaddr_in *src = info->src_addr;
-	uint16_t port;
-	int ret;
 
 	if (!src || info->src_addrlen < sizeof(*src) ||
 	    src->sin_family != AF_INET || !src->sin_port)
 		return 0;
-	port = ntohs(src->sin_port);
-	ret = nic_qp_renumber(ep->qp, port);
-	if (ret == -EADDRINUSE)
-		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: port %u of "
-			"the source address is taken by another endpoint\n",
-			port);
-	else if (ret == -EINVAL)
-		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_endpoint: port %u of "
-			"the source address is below 256: an endpoint's port "
-			"is its queue pair number (256 to 65535)\n", port);
-	return ret;
+	return take_port(ep, ntohs(src->sin_port),
+			 "fi_endpoint (the source address)");
 }
 
 int sim_ep_open(struct fid_domain *domain, struct fi_info *info,

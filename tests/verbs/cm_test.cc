@@ -134,6 +134,17 @@ protected:
 		return id;
 	}
 
+	// The server (its id taken from the request) accepts with `a`;
+	// returns the client's ESTABLISHED event, the server's taken.
+	rdma_cm_event *AcceptWith(rdma_conn_param *a)
+	{
+		MakeQp(server, sq);
+		EXPECT_EQ(rdma_accept(server, a), 0);
+		rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+		rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+		return ev;
+	}
+
 	void Connect(const char *req_data = "req", const char *rep_data = "rep")
 	{
 		Listen();
@@ -375,12 +386,9 @@ TEST_F(Cm, TheRequestersRetryCountsReachTheServersQp)
 	EXPECT_EQ(ev->param.conn.rnr_retry_count, 3);
 	server = ev->id;
 	rdma_ack_cm_event(ev);
-	MakeQp(server, sq);
 	rdma_conn_param a{};
 	a.rnr_retry_count = 7;
-	ASSERT_EQ(rdma_accept(server, &a), 0);
-	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ESTABLISHED));
-	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(AcceptWith(&a));
 	ibv_qp_attr attr{};
 	ibv_qp_init_attr init{};
 	ASSERT_EQ(ibv_query_qp(server->qp, &attr, IBV_QP_RETRY_CNT |
@@ -425,18 +433,15 @@ TEST_F(Cm, ReadDepthsAndQpNumbersReachThePeer)
 	EXPECT_EQ(ev->param.conn.qp_num, client->qp->qp_num);
 	server = ev->id;
 	rdma_ack_cm_event(ev);
-	MakeQp(server, sq);
 	rdma_conn_param a{};
 	a.responder_resources = 3;
 	a.initiator_depth = 1;
-	ASSERT_EQ(rdma_accept(server, &a), 0);
-	ev = Expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	ev = AcceptWith(&a);
 	ASSERT_NE(ev, nullptr);
 	EXPECT_EQ(ev->param.conn.responder_resources, 1);
 	EXPECT_EQ(ev->param.conn.initiator_depth, 3);
 	EXPECT_EQ(ev->param.conn.qp_num, server->qp->qp_num);
 	rdma_ack_cm_event(ev);
-	rdma_ack_cm_event(Expect(sch, RDMA_CM_EVENT_ESTABLISHED));
 	ibv_qp_attr attr{};
 	ibv_qp_init_attr init{};
 	ASSERT_EQ(ibv_query_qp(client->qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC |

@@ -63,6 +63,8 @@ static int usage(FILE *out)
 		"  --node N          with --fabric: this process is host N\n"
 		"  --nodes N         with --fabric: the clock starts once N "
 		"processes joined\n"
+		"                    (or, with a warning, after 2 s of real "
+		"time)\n"
 		"  --pcap FILE       record the simulated wire into FILE\n"
 		"  --virtual-clock   the program's clock_gettime/gettimeofday "
 		"read virtual time\n"

@@ -390,6 +390,22 @@ static int reset(struct sv_qp *qp)
 	return 0;
 }
 
+/* Values the attributes' fields can hold on a device (IBA 9.7.5.2.8,
+ * 9.7.6.1.1: 3-bit retry counts, 5-bit timers) or that it grants
+ * (ibv_query_device's max_qp_rd_atom, max_qp_init_rd_atom): EINVAL past
+ * them, as the kernel says. */
+static bool attr_values_ok(const struct ibv_qp_attr *a, int mask)
+{
+	return !((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7) &&
+	       !((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7) &&
+	       !((mask & IBV_QP_TIMEOUT) && a->timeout > 31) &&
+	       !((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31) &&
+	       !((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+		 a->max_rd_atomic > SV_MAX_RD_ATOM) &&
+	       !((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+		 a->max_dest_rd_atomic > SV_MAX_RD_ATOM);
+}
+
 static bool transition_ok(enum ibv_qp_state from, enum ibv_qp_state to)
 {
 	switch (to) {
@@ -571,6 +587,8 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		ret = EINVAL;
 	else if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1)
 		ret = EINVAL;
+	else if (!attr_values_ok(attr, attr_mask))
+		ret = EINVAL;
 	else if ((attr_mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= 1)
 		ret = EINVAL; /* one P_Key in the table */
 	else if ((attr_mask & IBV_QP_AV) && attr->ah_attr.is_global &&
@@ -592,9 +610,13 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			nic_qp_set_remote_access(
 				qp->nqp, sv_remote_access(attr->qp_access_flags));
 		keep_attrs(qp, attr, attr_mask);
-		if (to == IBV_QPS_ERR && from != IBV_QPS_ERR)
-			nic_qp_set_error(qp->nqp);
 		ibqp->state = to;
+		if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
+			nic_qp_set_error(qp->nqp);
+			/* Its flushes are the world's work: a program that
+			 * waits for them in poll() on a channel must come in. */
+			sv->posted();
+		}
 	}
 	sv->unlock();
 	return ret;

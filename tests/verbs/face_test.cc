@@ -237,6 +237,82 @@ TEST_F(Face, DevicesAreSimulatedRoceNics)
 	EXPECT_EQ(b.gid.raw[15], 2);
 }
 
+// Fields the attributes cannot hold on a device (3-bit retry counts) or
+// beyond what ibv_query_device grants are refused, and nothing is kept.
+TEST_F(Face, AttributeValuesBeyondTheDevicesAreRefused)
+{
+	ibv_device_attr dev{};
+	ASSERT_EQ(ibv_query_device(a.ctx, &dev), 0);
+	ASSERT_EQ(ToInit(a), 0);
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.dest_qp_num = b.qp->qp_num;
+	attr.max_dest_rd_atomic = (uint8_t)(dev.max_qp_rd_atom + 1);
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = b.gid;
+	attr.ah_attr.grh.sgid_index = 1;
+	attr.ah_attr.port_num = 1;
+	const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, rtr), EINVAL);
+	EXPECT_EQ(a.qp->state, IBV_QPS_INIT);
+	attr.max_dest_rd_atomic = (uint8_t)dev.max_qp_rd_atom;
+	ASSERT_EQ(ibv_modify_qp(a.qp, &attr, rtr), 0);
+
+	ibv_qp_attr rts{};
+	rts.qp_state = IBV_QPS_RTS;
+	rts.timeout = 14;
+	rts.retry_cnt = 8;
+	rts.rnr_retry = 7;
+	rts.max_rd_atomic = 1;
+	const int to_rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			   IBV_QP_MAX_QP_RD_ATOMIC;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), EINVAL);
+	rts.retry_cnt = 7;
+	rts.rnr_retry = 8;
+	EXPECT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), EINVAL);
+	rts.rnr_retry = 7;
+	rts.max_rd_atomic = (uint8_t)(dev.max_qp_init_rd_atom + 1);
+	EXPECT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), EINVAL);
+	EXPECT_EQ(a.qp->state, IBV_QPS_RTR);
+	rts.max_rd_atomic = 1;
+	ASSERT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), 0);
+	ibv_qp_attr got{};
+	ibv_qp_init_attr init{};
+	ASSERT_EQ(ibv_query_qp(a.qp, &got, IBV_QP_RETRY_CNT, &init), 0);
+	EXPECT_EQ(got.retry_cnt, 7);
+	EXPECT_EQ(got.max_dest_rd_atomic, dev.max_qp_rd_atom);
+}
+
+// A QP moved to the error state before it was connected takes sends and
+// flushes them; a program blocked in poll() on its CQ's channel wakes
+// for the flushes.
+TEST_F(Face, AQpInErrorFlushesAndItsChannelWakes)
+{
+	ASSERT_EQ(ToInit(a), 0);
+	ASSERT_EQ(ibv_req_notify_cq(a.cq, 0), 0);
+	ASSERT_EQ(PostRecv(a, 0, 64, 1), 0);
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(a.qp, &attr, IBV_QP_STATE), 0);
+	EXPECT_EQ(Post(a, IBV_WR_SEND, 0, 8, 2), 0);
+	pollfd pfd = { a.ch->fd, POLLIN, 0 };
+	ASSERT_EQ(poll(&pfd, 1, 2000), 1) << "the channel never woke";
+	ibv_cq *ev_cq = nullptr;
+	void *ev_ctx = nullptr;
+	ASSERT_EQ(ibv_get_cq_event(a.ch, &ev_cq, &ev_ctx), 0);
+	EXPECT_EQ(ev_cq, a.cq);
+	ibv_ack_cq_events(a.cq, 1);
+	for (uint64_t id : { 1, 2 }) {
+		ibv_wc wc = Wait(a);
+		EXPECT_EQ(wc.wr_id, id);
+		EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	}
+}
+
 TEST_F(Face, QueuePairStatesFollowVerbs)
 {
 	ibv_qp_attr attr{};

@@ -449,7 +449,8 @@ static int check_wr(const struct nic_qp *qp, const struct nic_wr *wr)
 	if ((wr->opcode == NIC_WR_WRITE || wr->opcode == NIC_WR_READ) &&
 	    !wr->rma_count)
 		return -EINVAL;
-	if (nic_qp_connected_type(qp) && !qp->rc_connected)
+	/* A QP in error flushes what is posted, connected or not. */
+	if (nic_qp_connected_type(qp) && !qp->rc_connected && !qp->in_error)
 		return -ENOTCONN;
 	/* Unreliable connections carry sends and writes only. */
 	if (qp->type == NIC_QP_UC && wr->opcode != NIC_WR_SEND &&

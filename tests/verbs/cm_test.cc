@@ -264,6 +264,31 @@ TEST_F(Cm, RejectCarriesTheReasonAndData)
 	rdma_destroy_id(req);
 }
 
+// librdmacm moves the requester's QP to the error state as it hands out
+// REJECTED: what was posted before rdma_connect comes back flushed.
+TEST_F(Cm, ARejectedRequestersQpFlushesItsReceives)
+{
+	rdma_cm_id *req = Request();
+	ASSERT_NE(req, nullptr);
+	ibv_sge sge = { (uintptr_t)cq.buf, 64, cq.mr->lkey };
+	ibv_recv_wr rwr{}, *rbad;
+	rwr.wr_id = 5;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(client->qp, &rwr, &rbad), 0);
+	ASSERT_EQ(rdma_reject(req, nullptr, 0), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_REJECTED));
+	EXPECT_EQ(client->qp->state, IBV_QPS_ERR);
+	ibv_wc wc{};
+	int n = 0;
+	for (int i = 0; i < 1000 && !n; i++)
+		n = ibv_poll_cq(cq.cq, 1, &wc);
+	ASSERT_EQ(n, 1);
+	EXPECT_EQ(wc.wr_id, 5u);
+	EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	rdma_destroy_id(req);
+}
+
 // A REQ the client resent before the REJ reached it must not become a new
 // request once the first one is rejected and its id destroyed.
 TEST_F(Cm, AResentRequestOfARejectedConnectionIsRejectedAgain)

@@ -350,15 +350,13 @@ static int progress_ok(enum fi_progress asked, enum fi_progress offered)
 	       offered == FI_PROGRESS_AUTO;
 }
 
+/* From 1.5 on, the FI_LOCAL_MR mode bit is ignored (fi_getinfo(3)): only
+ * FI_MR_LOCAL in mr_mode says the application registers local buffers. An
+ * offer needs nothing the application did not offer; what it returns is
+ * then a subset of what was asked (fi_mr(3)). */
 static int match_mr_mode_bits(struct match *m, int asked, int required)
 {
-	int supported = asked;
-
-	/* FI_LOCAL_MR in the mode bits still says "I register local
-	 * buffers" for applications that set it. */
-	if (m->hints->mode & FI_LOCAL_MR)
-		supported |= FI_MR_LOCAL;
-	if (required & ~supported)
+	if (required & ~asked)
 		return NO_MATCH(m, "domain_attr->mr_mode: provider requires "
 				"0x%x, application supports 0x%x", required,
 				asked);

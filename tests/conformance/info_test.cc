@@ -115,6 +115,36 @@ TEST_F(InfoTest, ProgramWithoutModeBitsGetsNoModeBits)
 		EXPECT_EQ(i->mode, 0u);
 }
 
+// fi_mr(3): the mr_mode bits are the program's offer; a provider leaves set
+// those it needs and may clear the others, never adds one. fi_getinfo(3):
+// from 1.5 on the FI_LOCAL_MR mode bit is ignored, so a program that sets
+// every mode bit but leaves FI_MR_LOCAL out gets no FI_MR_LOCAL (fabtests'
+// getinfo_test, validate_mr_modes).
+TEST_F(InfoTest, EveryMrModeCombinationGetsOnlyItsOwnBits)
+{
+	const int bits[] = { FI_MR_LOCAL, FI_MR_RAW, FI_MR_VIRT_ADDR,
+			     FI_MR_ALLOCATED, FI_MR_PROV_KEY, FI_MR_MMU_NOTIFY,
+			     FI_MR_RMA_EVENT, FI_MR_ENDPOINT };
+	for (unsigned combo = 0; combo < 1u << 8; combo++) {
+		Options o;
+		o.mode = ~0ULL;
+		o.mr_mode = 0;
+		for (unsigned b = 0; b < 8; b++)
+			if (combo & (1u << b))
+				o.mr_mode |= bits[b];
+		fi_info* got = nullptr;
+		int r = GetInfo(o, &got);
+		if (r == -FI_ENODATA)
+			continue;
+		ASSERT_EQ(r, 0) << Err(r);
+		for (fi_info* i = got; i; i = i->next)
+			EXPECT_EQ(i->domain_attr->mr_mode & ~o.mr_mode, 0)
+				<< "asked 0x" << std::hex << o.mr_mode
+				<< ", got 0x" << i->domain_attr->mr_mode;
+		fi_freeinfo(got);
+	}
+}
+
 // fi_getinfo(3): with node and service NULL, the hints' destination
 // address is used: every offer carries it.
 TEST_F(InfoTest, HintedDestinationIsKeptWithoutNodeAndService)

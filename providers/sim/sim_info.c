@@ -231,6 +231,27 @@ static int hinted_addresses(struct fi_info *info, const char *node,
 	return ret;
 }
 
+/* fi_getinfo(3): "On output a provider shall return an address" as the
+ * source. One that neither node, service nor hints name is any of this
+ * process's NICs, port any: the wildcard, which opens an endpoint on a
+ * NIC of its own (a domain picks its host by a source address on the
+ * fabric, 10.0.0.0/8; sim_domain.c). */
+static int any_source(struct fi_info *info)
+{
+	struct sockaddr_in *sin;
+
+	if (info->src_addr)
+		return 0;
+	sin = calloc(1, sizeof(*sin));
+	if (!sin)
+		return -FI_ENOMEM;
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_ANY);
+	info->src_addr = sin;
+	info->src_addrlen = sizeof(*sin);
+	return 0;
+}
+
 /* Each endpoint type, first with the registration modes of a verbs NIC,
  * then (unless FI_SIM_MR_STRICT) without any. */
 int sim_getinfo(uint32_t version, const char *node, const char *service,
@@ -262,6 +283,8 @@ int sim_getinfo(uint32_t version, const char *node, const char *service,
 			if (!ret)
 				ret = hinted_addresses(o, node, service, flags,
 						       hints);
+			if (!ret)
+				ret = any_source(o);
 		}
 	}
 	if (ret) {

@@ -145,6 +145,35 @@ TEST_F(InfoTest, EveryMrModeCombinationGetsOnlyItsOwnBits)
 	}
 }
 
+// fi_getinfo(3), src_addr: "On output a provider shall return an address
+// that corresponds to the indicated fabric, domain, node, and/or service"
+// — without FI_SOURCE too, with or without a destination (fabtests'
+// getinfo_test, no_hints1 and src_dest1).
+TEST_F(InfoTest, EveryOfferHasASourceAddress)
+{
+	Options o;
+	fi_info* hints = MakeHints(o);
+	ASSERT_NE(hints, nullptr);
+	for (const char* node : { (const char*)nullptr, "127.0.0.1" }) {
+		SCOPED_TRACE(node ? node : "no node");
+		fi_info* got = nullptr;
+		int r = fi_getinfo(kApiVersion, node, node ? "9228" : nullptr,
+				   0, hints, &got);
+		if (r == -FI_ENODATA)
+			continue;
+		ASSERT_EQ(r, 0) << Err(r);
+		for (fi_info* i = got; i; i = i->next) {
+			EXPECT_NE(i->src_addr, nullptr);
+			EXPECT_GT(i->src_addrlen, 0u);
+			if (node) {
+				EXPECT_NE(i->dest_addr, nullptr);
+			}
+		}
+		fi_freeinfo(got);
+	}
+	fi_freeinfo(hints);
+}
+
 // fi_getinfo(3): with node and service NULL, the hints' destination
 // address is used: every offer carries it.
 TEST_F(InfoTest, HintedDestinationIsKeptWithoutNodeAndService)

@@ -295,6 +295,7 @@ struct sim_cq {
 	int                wait_fd;   /* eventfd (its wait set's), or -1 */
 	struct fid_wait   *wait_set;  /* FI_WAIT_SET */
 	uint64_t           signals;   /* fi_cq_signal calls: they end sreads */
+	uint64_t           signals_taken; /* ... up to the last sread's end */
 	/* Successes ever pushed and taken: an error entry is read in its
 	 * place among them (fi_cq(3): -FI_EAVAIL when it is the topmost). */
 	uint64_t           pushed, taken;

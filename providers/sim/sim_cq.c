@@ -267,7 +267,7 @@ static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf,
 struct sread_wait {
 	struct sim_cq *cq;
 	size_t         threshold;
-	uint64_t       signals; /* the CQ's, when the wait began */
+	uint64_t       signals; /* the CQ's that no sread has taken */
 };
 
 static bool sread_ready(void *ctx)
@@ -297,8 +297,12 @@ static ssize_t cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 	if (!w.threshold)
 		w.threshold = 1;
 	sim_lock(world);
-	w.signals = cq->signals;
+	/* A signal that came while no thread waited ends the next wait, as
+	 * the wait object stays signalled until a wait takes it (fabtests'
+	 * cq_test: fi_cq_signal, then fi_cq_sread returns at once). */
+	w.signals = cq->signals_taken;
 	ret = sim_progress_wait(world, sread_ready, &w, timeout);
+	cq->signals_taken = cq->signals;
 	if (!ret) {
 		/* -FI_EAGAIN: nothing, unblocked by fi_cq_signal. */
 		ret = readable(cq);

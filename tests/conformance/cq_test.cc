@@ -425,21 +425,13 @@ TEST_F(CqWaitTest, SreadReportsEAVAILForAnErrorEntry)
 	EXPECT_EQ(err.op_context, rc);
 }
 
-// fi_cq_signal wakes a thread blocked in fi_cq_sread, which then returns
-// -FI_EAGAIN (nothing to read). With no timeout, so that only the signal
-// can end the wait (a provider whose timeouts pass in virtual time would
-// otherwise return at its timeout all the same); a provider that ignores
-// the signal fails the test after 10 s rather than hanging it.
-TEST_F(CqWaitTest, SignalWakesABlockedSread)
+// fi_cq_sread with no timeout on `cq`, for tests where only fi_cq_signal
+// can end it (a provider whose timeouts pass in virtual time would
+// otherwise return at its timeout all the same); one that ignores the
+// signal fails after 10 s rather than hanging the suite.
+static ssize_t SreadOnlyASignalEnds(fid_cq* cq)
 {
-	CONF_SKIP_IF_DEVIATION("cq.signal_sread_eagain");
-	fid_cq* cq = w.node(1).rx.cq;
-	int signal_ret = 1;
 	std::atomic<bool> returned{false};
-	std::thread t([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(100));
-		signal_ret = fi_cq_signal(cq);
-	});
 	std::thread watchdog([&] {
 		for (int i = 0; i < 1000 && !returned; i++)
 			std::this_thread::sleep_for(
@@ -453,10 +445,35 @@ TEST_F(CqWaitTest, SignalWakesABlockedSread)
 	fi_cq_tagged_entry e;
 	ssize_t r = fi_cq_sread(cq, &e, 1, nullptr, -1);
 	returned = true;
-	t.join();
 	watchdog.join();
+	return r;
+}
+
+// fi_cq_signal wakes a thread blocked in fi_cq_sread, which then returns
+// -FI_EAGAIN (nothing to read).
+TEST_F(CqWaitTest, SignalWakesABlockedSread)
+{
+	CONF_SKIP_IF_DEVIATION("cq.signal_sread_eagain");
+	fid_cq* cq = w.node(1).rx.cq;
+	int signal_ret = 1;
+	std::thread t([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		signal_ret = fi_cq_signal(cq);
+	});
+	ssize_t r = SreadOnlyASignalEnds(cq);
+	t.join();
 	EXPECT_EQ(signal_ret, 0) << Err(signal_ret);
 	EXPECT_EQ(r, -FI_EAGAIN) << Err(r);
+}
+
+// A signal while no thread waits is kept: the next fi_cq_sread returns at
+// once (fabtests' cq_test, cq_signal: -FI_EAGAIN or -FI_ECANCELED).
+TEST_F(CqWaitTest, ASignalWithNobodyWaitingEndsTheNextSread)
+{
+	fid_cq* cq = w.node(1).rx.cq;
+	ASSERT_EQ(fi_cq_signal(cq), 0);
+	ssize_t r = SreadOnlyASignalEnds(cq);
+	EXPECT_TRUE(r == -FI_EAGAIN || r == -FI_ECANCELED) << Err(r);
 }
 
 // ---- Opening ----------------------------------------------------------------------

@@ -29,6 +29,11 @@ diff=$(( tod - virt / 1000 ))
 spin=$(field spin_virtual_ns "$out")
 [ "$spin" -ge 100000 ] && [ "$spin" -le 101000 ] ||
 	{ echo "FAIL: a 100 us delay read off gettimeofday took $spin ns of virtual time"; exit 1; }
+readings=$(field spin_readings "$out")
+[ "$readings" -le 1200 ] ||
+	{ echo "FAIL: a 100 us delay took $readings readings (1 us each past the first thousand)"; exit 1; }
+[ "$(field timezone_only "$out")" = 0 ] ||
+	{ echo "FAIL: gettimeofday(NULL, &tz) failed"; exit 1; }
 
 # The clocks start on a whole second: what the program reads in microseconds
 # is the same run after run, not only what it reads in nanoseconds.

@@ -102,7 +102,9 @@ static uint64_t virtual_ns(void)
 	void *ctx = source_ctx;
 	pthread_mutex_unlock(&lock);
 	if (fn && fn(ctx, SPIN_STEP_NS)) {
-		still_readings = 0;
+		/* The clock moved because this thread waited: the run of
+		 * still readings goes on, and the next one waits again. */
+		still_readings = STILL_READINGS - 1;
 		ns = read_virtual_ns();
 		last_reading = ns;
 	}
@@ -170,7 +172,12 @@ int gettimeofday(struct timeval *tv, void *tz)
 {
 	struct timespec ts;
 
-	(void)tz; /* obsolete */
+	/* The time zone is the kernel's (obsolete, but still filled in);
+	 * either argument may be NULL. */
+	if (tz && syscall(SYS_gettimeofday, NULL, tz))
+		return -1;
+	if (!tv)
+		return 0;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	tv->tv_sec = ts.tv_sec;
 	tv->tv_usec = ts.tv_nsec / 1000;

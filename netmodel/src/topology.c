@@ -12,6 +12,8 @@
 /* Node ids are engine priorities: hosts + leaves + spines must stay within
  * NM_ENGINE_PRIORITY_MAX (2^24 - 1); a fat-tree has at most 3x as many nodes as hosts. */
 #define MAX_HOSTS (UINT32_C(1) << 22)
+/* Each link has two ports, counted in 32 bits. */
+#define MAX_LINKS (UINT32_C(1) << 30)
 
 int nm_topology_params_check(const nm_topology_params *p, nm_error *err)
 {
@@ -47,6 +49,15 @@ int nm_topology_params_check(const nm_topology_params *p, nm_error *err)
 					    "topology.hosts_per_leaf %" PRIu32
 					    " (allowed: a multiple of hosts_per_leaf, 2 to %" PRIu32 ")",
 					    p->hosts, p->hosts_per_leaf, MAX_HOSTS);
+		uint64_t links = p->hosts + (uint64_t)(p->hosts / p->hosts_per_leaf) *
+						    p->uplinks_per_leaf;
+		if (links > MAX_LINKS)
+			return nm_error_set(err, -EINVAL,
+					    "topology: a fat-tree of %" PRIu32 " hosts, %" PRIu32
+					    " per leaf, with %" PRIu32 " uplinks per leaf has %" PRIu64
+					    " links (allowed: up to %" PRIu32 ")",
+					    p->hosts, p->hosts_per_leaf, p->uplinks_per_leaf, links,
+					    MAX_LINKS);
 		return 0;
 	}
 	return nm_error_set(err, -EINVAL, "topology.kind: %d is unknown (allowed: pair, star, fattree)",

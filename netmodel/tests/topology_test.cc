@@ -110,6 +110,11 @@ TEST(TopologyParams, BadShapesAreRejectedWithTheKeyName) {
   nm_topology_params no_uplinks{NM_TOPO_FATTREE, 32, 8, 0};
   EXPECT_EQ(-EINVAL, nm_topology_init(&t, &no_uplinks, &err));
   EXPECT_NE(nullptr, strstr(err.msg, "topology.uplinks_per_leaf: 0"));
+  // Every count in range, but 2^31 + 2^19 links: their ports overflowed
+  // 32 bits and the wiring wrote past its arrays.
+  nm_topology_params too_many_links{NM_TOPO_FATTREE, 1u << 19, 1, 4096};
+  EXPECT_EQ(-EINVAL, nm_topology_init(&t, &too_many_links, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "links (allowed: up to"));
 }
 
 }  // namespace

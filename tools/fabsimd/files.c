@@ -178,8 +178,15 @@ static int runtime_dir_path(char *buf, size_t len, const char **origin)
 	int n;
 
 	if (own && *own) {
+		char cwd[PATH_MAX] = "";
+
+		/* A relative one is taken from where the process started:
+		 * the coordinator runs from / and must find the same one. */
 		*origin = "$FABSIM_RUNTIME_DIR";
-		n = snprintf(buf, len, "%s", own);
+		if (*own != '/' && !getcwd(cwd, sizeof(cwd)))
+			return -1;
+		n = snprintf(buf, len, "%s%s%s", cwd,
+			     *own != '/' && strcmp(cwd, "/") ? "/" : "", own);
 		/* A trailing slash would make lstat() follow a symlink. */
 		while (n > 1 && (size_t)n < len && buf[n - 1] == '/')
 			buf[--n] = '\0';

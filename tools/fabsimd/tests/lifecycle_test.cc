@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // fabsimd: the coordinator's lifecycle — start on demand, membership,
 // deaths, the last member leaving, stale state, persistent start and stop.
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -491,6 +492,30 @@ TEST_F(FabricTest, PersistentStartStaysUntilStop)
 		  std::string::npos) << err;
 	EXPECT_EQ(fabsimd_stop(f, nullptr, err, sizeof(err)), -ENOENT);
 	EXPECT_FALSE(exists(file(f, ".sock")));
+}
+
+// A relative FABSIM_RUNTIME_DIR names a directory below where the command
+// runs; the coordinator, which runs from /, finds the same one and ends
+// when told (it could not find its files and never ended).
+TEST_F(FabricTest, ARelativeRuntimeDirectoryWorksFromWhereTheCommandRuns)
+{
+	const char *f = fabric("rel");
+	char old_cwd[PATH_MAX];
+	ASSERT_NE(getcwd(old_cwd, sizeof(old_cwd)), nullptr);
+	std::string parent = dir.substr(0, dir.rfind('/'));
+	ASSERT_EQ(chdir(parent.c_str()), 0);
+	setenv("FABSIM_RUNTIME_DIR", "run", 1);
+	pid_t pid = -1, stopped = -1;
+	char err[256] = "";
+	int started = fabsimd_start(f, true, &pid, err, sizeof(err));
+	EXPECT_TRUE(exists(file(f, ".sock")));
+	int stop = fabsimd_stop(f, &stopped, err, sizeof(err));
+	ASSERT_EQ(chdir(old_cwd), 0);
+	setenv("FABSIM_RUNTIME_DIR", dir.c_str(), 1);
+	ASSERT_EQ(started, 0) << err;
+	EXPECT_EQ(stop, 0) << err;
+	EXPECT_EQ(stopped, pid);
+	EXPECT_TRUE(gone(pid) || wait_until([&] { return gone(pid); }, 2000));
 }
 
 TEST_F(FabricTest, StartOnARunningOnDemandFabricMakesItPersistent)

@@ -162,7 +162,11 @@ static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
 		return NULL;
 	}
 	sv->lock();
-	ret = nic_mr_reg(d->nic, addr, length, NIC_ACCESS_LOCAL | sv_remote_access(access), NIC_KEY_ANY,
+	ret = nic_mr_reg(d->nic, addr, length,
+			 NIC_ACCESS_LOCAL | sv_remote_access(access) |
+				 ((access & IBV_ACCESS_LOCAL_WRITE) ?
+					  NIC_ACCESS_LOCAL_WRITE : 0),
+			 NIC_KEY_ANY,
 			 true, &mr->nmr, &cost, &err);
 	if (!ret) {
 		mr->mr.lkey = mr->mr.rkey = (uint32_t)nic_mr_key(mr->nmr);

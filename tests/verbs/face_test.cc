@@ -930,6 +930,38 @@ TEST_F(Face, RegisteringUnmappedMemoryIsAFault)
 	ASSERT_EQ(munmap(gone, page), 0);
 }
 
+// The kernel pins a region's pages for writing when the device may write
+// them: read-only memory is a fault with local write (a message landing in
+// it killed the process), fine without; no access at all is a fault.
+TEST_F(Face, RegisteringMemoryTheDeviceMayNotWriteIsAFault)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *ro = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(ro, MAP_FAILED);
+	ASSERT_EQ(mprotect((char *)ro + page, page, PROT_READ), 0);
+	errno = 0;
+	EXPECT_EQ(ibv_reg_mr(a.pd, ro, 2 * page, IBV_ACCESS_LOCAL_WRITE),
+		  nullptr);
+	EXPECT_EQ(errno, EFAULT);
+	errno = 0;
+	EXPECT_EQ(ibv_reg_mr(a.pd, (char *)ro + page, page,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+		  nullptr);
+	EXPECT_EQ(errno, EFAULT);
+	ibv_mr *readable = ibv_reg_mr(a.pd, ro, 2 * page,
+				      IBV_ACCESS_REMOTE_READ);
+	EXPECT_NE(readable, nullptr) << strerror(errno);
+	if (readable) {
+		EXPECT_EQ(ibv_dereg_mr(readable), 0);
+	}
+	ASSERT_EQ(mprotect(ro, 2 * page, PROT_NONE), 0);
+	errno = 0;
+	EXPECT_EQ(ibv_reg_mr(a.pd, ro, page, 0), nullptr);
+	EXPECT_EQ(errno, EFAULT);
+	ASSERT_EQ(munmap(ro, 2 * page), 0);
+}
+
 // A message longer than its receive: a local length error at the
 // receiver, a remote invalid request at the sender (IBA 9.9.2), both QPs
 // in error. Also for a message of several packets.

@@ -277,6 +277,9 @@ enum nic_access {
 	NIC_ACCESS_REMOTE_READ = 1u << 1,
 	NIC_ACCESS_REMOTE_WRITE = 1u << 2,
 	NIC_ACCESS_REMOTE_ATOMIC = 1u << 3,
+	/* the NIC writes into it for local operations (receives, read and
+	 * atomic results): its pages must be writable */
+	NIC_ACCESS_LOCAL_WRITE = 1u << 4,
 };
 
 /* Registers [addr, addr+len). key: NIC_KEY_ANY lets the NIC choose, else

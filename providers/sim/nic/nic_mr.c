@@ -2,9 +2,9 @@
  * Memory regions: registration (cost and limits from the preset), the key
  * table, and the checks a NIC makes on every remote access. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "nic_internal.h"
@@ -102,30 +102,44 @@ static uint64_t next_free_key(struct nic *nic)
 }
 
 /* True when every page of [addr, addr + len) is mapped in this process (the
- * registering one): a device pins the pages and fails with EFAULT for any
- * that is not, where the model would later copy into or out of nothing.
- * mincore answers ENOMEM for a range with an unmapped page, resident or
- * not; it looks at so many pages per call. */
-static bool mapped(const void *addr, size_t len)
+ * registering one) with the protection the NIC needs: a device pins the
+ * pages, for writing when it may write them, and fails with EFAULT for any
+ * it cannot (where the model would later copy into or out of nothing, or
+ * into read-only memory: the process would die in the middle of a step).
+ * The process's mappings come sorted by address. */
+static bool pages_allow(const void *addr, size_t len, bool write)
 {
-	static const size_t chunk_pages = 4096;
-	unsigned char vec[chunk_pages];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
+	uintptr_t at = (uintptr_t)addr & ~(uintptr_t)(page - 1);
 	uintptr_t end = (uintptr_t)addr + len;
+	char line[512];
+	FILE *maps;
 
 	if (end < (uintptr_t)addr)
 		return false; /* wraps around */
-	while (start < end) {
-		size_t span = end - start < chunk_pages * page ?
-				      end - start :
-				      chunk_pages * page;
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return false;
+	while (at < end && fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi;
+		char perms[5];
 
-		if (mincore((void *)start, span, vec) && errno == ENOMEM)
-			return false;
-		start += span;
+		if (!strchr(line, '\n')) {
+			/* A long path: the rest of the line is not ours. */
+			int c;
+
+			while ((c = fgetc(maps)) != EOF && c != '\n')
+				;
+		}
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 ||
+		    hi <= at)
+			continue;
+		if (lo > at || perms[0] != 'r' || (write && perms[1] != 'w'))
+			break; /* a hole, or pages it may not touch */
+		at = hi;
 	}
-	return true;
+	fclose(maps);
+	return at >= end;
 }
 
 int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
@@ -136,10 +150,15 @@ int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
 	int ret;
 
 	*cost_ns = 0;
-	if (len && !mapped(addr, len))
-		return nm_error_set(err, -EFAULT, "[%p, %p) is not all mapped "
+	bool writes = access & (NIC_ACCESS_LOCAL_WRITE |
+				NIC_ACCESS_REMOTE_WRITE |
+				NIC_ACCESS_REMOTE_ATOMIC);
+
+	if (len && !pages_allow(addr, len, writes))
+		return nm_error_set(err, -EFAULT, "[%p, %p) is not all %s "
 				    "memory of this process", addr,
-				    (void *)((uintptr_t)addr + len));
+				    (void *)((uintptr_t)addr + len),
+				    writes ? "writable" : "readable");
 	if (key != NIC_KEY_ANY && nic_find_mr(nic, key))
 		return nm_error_set(err, -EEXIST, "key %#llx is already in "
 				    "use on this NIC", (unsigned long long)key);

@@ -642,6 +642,26 @@ TEST_F(Face, AReceiveWithABadKeyFailsWhenAMessageLandsInIt)
 	EXPECT_EQ(b.qp->state, IBV_QPS_ERR);
 }
 
+// Deregistering a region takes its key from the receives posted on it:
+// the message that lands in one is a protection error, and nothing is
+// written into the memory (the program may unmap it at once).
+TEST_F(Face, ADeregisteredRegionsReceivesFailWhenAMessageLands)
+{
+	Connect();
+	ASSERT_EQ(PostRecv(b, 0, 64, 7), 0);
+	ASSERT_EQ(ibv_dereg_mr(b.mr), 0);
+	b.mr = nullptr;
+	b.mem[0] = 0x5a;
+	a.mem[0] = 0xa5;
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, 1), 0);
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.wr_id, 7u);
+	EXPECT_EQ(r.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(r.status);
+	ibv_wc s = Wait(a);
+	EXPECT_EQ(s.status, IBV_WC_REM_OP_ERR) << ibv_wc_status_str(s.status);
+	EXPECT_EQ(b.mem[0], 0x5a) << "written through a deregistered region";
+}
+
 TEST_F(Face, BufferOutsideTheRegionIsAProtectionError)
 {
 	Connect();

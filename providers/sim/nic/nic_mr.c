@@ -202,6 +202,12 @@ int nic_mr_dereg(struct nic_mr *mr)
 
 	if (mr->busy)
 		return -EBUSY;
+	for (uint32_t i = 0; i < mr->nic->qps.count; i++) {
+		struct nic_qp *qp = mr->nic->qps.slots[i];
+
+		if (qp && qp->rq)
+			nic_match_revoke_mr(qp->rq, mr);
+	}
 	table_remove(mr->nic, mr);
 	if (mr->len)
 		nm_mr_deregister(&mr->nic->ledger, mr->len, NULL);

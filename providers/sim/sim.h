@@ -342,6 +342,7 @@ struct sim_ep {
 	uint64_t           caps;
 	struct sim_eq     *eq;       /* connected endpoints */
 	struct sim_conn   *conn;     /* its connection, if any */
+	bool               dialled;  /* fi_connect was called: once only */
 	struct nic_qp     *qp;
 	struct sim_av     *av;
 	struct sim_cq     *tx_cq, *rx_cq;

@@ -645,6 +645,14 @@ int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,
 	if (ep->conn)
 		return ep->conn->state == CONN_ESTABLISHED ? -FI_EISCONN
 							   : -FI_EALREADY;
+	if (ep->dialled) {
+		/* Even after a refusal: a new attempt needs a new endpoint. */
+		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_connect: \"may only be "
+			"called on an endpoint once in its lifetime\" "
+			"(fi_cm(3))\n");
+		return -FI_EINVAL;
+	}
+	ep->dialled = true;
 	host = sim_host_of_addr(world, dest);
 	c = conn_new(world, ep->domain->nic);
 	if (!c)

@@ -300,6 +300,26 @@ TEST_F(CmTest, RejectReportsAnErrorToTheConnector)
 	Exchange(c2, 1, l2, 0, 7);
 }
 
+// fi_cm(3): "fi_connect may only be called on an endpoint once in its
+// lifetime" — a rejected one too (sim's sent a new request).
+TEST_F(CmTest, ARejectedEndpointDoesNotConnectAgain)
+{
+	CONF_SKIP_IF_DEVIATION("cm.connect_once");
+	Node& L = w.node(0);
+	Eq* cq = nullptr;
+	fid_ep* c = Active(1, &cq, "node 1's endpoint");
+	ASSERT_NE(c, nullptr);
+	CONF_OK(fi_enable(c));
+	CONF_OK(fi_connect(c, L.listen_name.data(), nullptr, 0));
+	ASSERT_TRUE(w.WaitEvent(L.listen_eq, &k_.req, &L.pep->fid));
+	ASSERT_EQ(k_.req.event, (uint32_t)FI_CONNREQ) << w.DescribeEvent(k_.req);
+	CONF_OK(fi_reject(L.pep, k_.req.info->handle, nullptr, 0));
+	EqEvent ev;
+	ASSERT_TRUE(w.WaitEvent(cq, &ev, &c->fid));
+	ASSERT_TRUE(ev.error) << w.DescribeEvent(ev);
+	EXPECT_LT(fi_connect(c, L.listen_name.data(), nullptr, 0), 0);
+}
+
 // fi_cm(3) NOTES: rejection data is "available ... as additional err_data to
 // fi_eq_err_entry, in the case of a rejected connection".
 TEST_F(CmTest, RejectDataReachesTheConnector)

@@ -59,6 +59,9 @@ const Known kKnown[] = {
 	{"sockets", kBoth, "cq.signal_sread_eagain",
 	 "fi_cq_sread woken by fi_cq_signal returns -FI_ECANCELED instead of "
 	 "-FI_EAGAIN"},
+	{"sockets", kMsg, "cm.connect_once",
+	 "a second fi_connect on an endpoint whose first was rejected returns "
+	 "0 and sends a new request (fi_cm(3): once in its lifetime)"},
 	{"sockets", kBoth, "cntr.wait_timeout_sign",
 	 "fi_cntr_wait returns +FI_ETIMEDOUT (110) on timeout instead of "
 	 "-FI_ETIMEDOUT"},

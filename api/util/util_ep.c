@@ -4,24 +4,33 @@
 
 #include <rdma/fi_endpoint.h>
 
+/* fi_endpoint(3), fi_control: "The control argument must include
+ * FI_TRANSMIT or FI_RECV (not both)". */
+static uint64_t *direction(uint64_t flags, uint64_t *tx_op_flags,
+			   uint64_t *rx_op_flags)
+{
+	switch (flags & (FI_TRANSMIT | FI_RECV)) {
+	case FI_TRANSMIT: return tx_op_flags;
+	case FI_RECV: return rx_op_flags;
+	default: return NULL;
+	}
+}
+
 int fabsim_ep_opsflag(int command, uint64_t *flags, uint64_t *tx_op_flags,
 		      uint64_t *rx_op_flags)
 {
+	uint64_t *ops;
+
 	switch (command) {
 	case FI_GETOPSFLAG:
-		if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)))
-			return -FI_EINVAL;
-		*flags = (*flags & FI_TRANSMIT) ? *tx_op_flags : *rx_op_flags;
-		return 0;
 	case FI_SETOPSFLAG:
-		if (!flags)
+		ops = flags ? direction(*flags, tx_op_flags, rx_op_flags) : NULL;
+		if (!ops)
 			return -FI_EINVAL;
-		if (*flags & FI_TRANSMIT)
-			*tx_op_flags = *flags & ~FI_TRANSMIT;
-		else if (*flags & FI_RECV)
-			*rx_op_flags = *flags & ~FI_RECV;
+		if (command == FI_GETOPSFLAG)
+			*flags = *ops;
 		else
-			return -FI_EINVAL;
+			*ops = *flags & ~(FI_TRANSMIT | FI_RECV);
 		return 0;
 	default:
 		return -FI_ENOSYS;

@@ -410,6 +410,32 @@ TEST_F(EpTest, GetOpsFlagReturnsTransmitFlags)
 	EXPECT_EQ(r, 0) << Err(r);
 }
 
+// fi_endpoint(3), fi_control: "The control argument must include
+// FI_TRANSMIT or FI_RECV (not both)"; what one direction sets is what it
+// reads back, and the other direction keeps its own.
+TEST_F(EpTest, OpsFlagsTakeExactlyOneDirection)
+{
+	fid* ep = &w.node(0).ep->fid;
+	uint64_t flags = FI_TRANSMIT;
+	if (fi_control(ep, FI_GETOPSFLAG, &flags) == -FI_ENOSYS)
+		GTEST_SKIP() << "fi_control(FI_GETOPSFLAG) is not implemented";
+	uint64_t rx_before = FI_RECV;
+	CONF_OK(fi_control(ep, FI_GETOPSFLAG, &rx_before));
+	flags = FI_TRANSMIT | FI_RECV | FI_COMPLETION;
+	EXPECT_EQ(fi_control(ep, FI_SETOPSFLAG, &flags), -FI_EINVAL);
+	flags = FI_TRANSMIT | FI_RECV;
+	EXPECT_EQ(fi_control(ep, FI_GETOPSFLAG, &flags), -FI_EINVAL);
+	flags = FI_TRANSMIT | FI_COMPLETION;
+	CONF_OK(fi_control(ep, FI_SETOPSFLAG, &flags));
+	flags = FI_TRANSMIT;
+	CONF_OK(fi_control(ep, FI_GETOPSFLAG, &flags));
+	EXPECT_TRUE(flags & FI_COMPLETION) << std::hex << flags;
+	EXPECT_FALSE(flags & (FI_TRANSMIT | FI_RECV)) << std::hex << flags;
+	flags = FI_RECV;
+	CONF_OK(fi_control(ep, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(flags, rx_before);
+}
+
 TEST_F(EpTest, EndpointIdentity)
 {
 	int ctx;

@@ -233,7 +233,6 @@ struct sim_mr {
 	struct sim_domain *domain;
 	struct nic_mr     *nic_mr;
 	uint64_t           access;
-	struct sim_cntr   *cntr;     /* FI_MR_RMA_EVENT / remote counter */
 	bool               enabled;
 	struct sim_ep     *bound_ep; /* FI_MR_ENDPOINT */
 	nm_event_id        reported; /* FI_REG_MR: its FI_MR_COMPLETE */

@@ -83,10 +83,13 @@ static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		mr->bound_ep = container_of(bfid, struct sim_ep, ep_fid.fid);
 		return 0;
 	case FI_CLASS_CNTR:
-		if (flags & ~FI_REMOTE_WRITE)
-			return -FI_EBADFLAGS;
-		mr->cntr = container_of(bfid, struct sim_cntr, cntr_fid.fid);
-		return 0;
+		/* fi_mr(3): -FI_ENOSYS "if the provider does not support
+		 * reporting events based on access to registered memory
+		 * regions"; counters bound to the endpoint count them. */
+		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_bind: counting remote "
+			"writes per region is not supported; bind the counter "
+			"to the endpoint with FI_REMOTE_WRITE\n");
+		return -FI_ENOSYS;
 	default:
 		return -FI_EINVAL;
 	}

@@ -232,6 +232,41 @@ TEST_F(CntrRmaTest, RemoteCountersNeedRmaEventAndCountTargetAccess)
 		<< "the initiator's remote counter moved";
 }
 
+// fi_mr(3), fi_mr_bind with FI_REMOTE_WRITE: the counter moves "whenever a
+// remote RMA write or atomic operation modifies the memory region" — or
+// the bind fails with -FI_ENOSYS, for a provider that does not count per
+// region. It must not succeed and then count nothing (sim did).
+TEST_F(CntrRmaTest, ARegionsCounterCountsWritesIntoItOrIsRefused)
+{
+	CONF_OPEN(RemoteCounters());
+	Node& a = w.node(0);
+	Buf* target = w.NewBuf(1, 64, kLocalAccess | kRemoteAccess);
+	Buf* local = w.NewBuf(0, 64);
+	ASSERT_NE(target->mr, nullptr);
+	fi_cntr_attr attr{};
+	attr.events = FI_CNTR_EVENTS_COMP;
+	attr.wait_obj = FI_WAIT_UNSPEC;
+	fid_cntr* cntr = nullptr;
+	CONF_OK(fi_cntr_open(w.node(1).domain, &attr, &cntr, nullptr));
+	int r = fi_mr_bind(target->mr, &cntr->fid, FI_REMOTE_WRITE);
+	if (r == -FI_ENOSYS) {
+		fi_close(&cntr->fid);
+		GTEST_SKIP() << Provider() << " refuses per-region counters "
+			     << "(fi_mr_bind: -FI_ENOSYS)";
+	}
+	ASSERT_EQ(r, 0) << Err(r);
+	r = fi_mr_enable(target->mr);
+	ASSERT_TRUE(r == 0 || r == -FI_ENOSYS) << Err(r);
+	CONF_POST(fi_write(a.ep, local->p, 64, local->desc, a.peer(1),
+			   target->raddr(), target->key, w.Ctx()));
+	EXPECT_TRUE(w.WaitCntr(cntr, 1));
+	ASSERT_TRUE(w.WaitFor(a.tx, 1));
+	// The region goes first: its counter is bound to it.
+	CONF_OK(fi_close(&target->mr->fid));
+	target->mr = nullptr;
+	CONF_OK(fi_close(&cntr->fid));
+}
+
 // One fi_writemsg or fi_readmsg with several target segments is one
 // operation: the target's counter moves once (fi_endpoint(3): it counts
 // "whenever an RMA write ... is initiated from a remote endpoint").

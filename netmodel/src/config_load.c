@@ -90,10 +90,17 @@ static int load(nm_config *cfg, const char *json_text, const char *json_path,
 	char env_name[ENV_NAME_MAX];
 	nm_config_env_name("preset", env_name, sizeof(env_name));
 	const char *preset = lookup ? lookup(env_ctx, env_name) : NULL;
-	if (!preset && root)
-		rc = config_json_preset(root, &preset, err);
+	const char *json_preset = NULL;
+	if (root)
+		rc = config_json_preset(root, &json_preset, err);
+	/* The file's preset is checked even when the environment's wins: a
+	 * bad value is an error wherever it is. */
+	if (!rc && json_preset && preset)
+		rc = nm_preset_load(cfg, json_preset, err);
+	if (!preset)
+		preset = json_preset ? json_preset : NM_PRESET_DEFAULT;
 	if (!rc)
-		rc = nm_preset_load(cfg, preset ? preset : NM_PRESET_DEFAULT, err);
+		rc = nm_preset_load(cfg, preset, err);
 	if (!rc && root)
 		rc = config_json_apply(cfg, root, err);
 	if (root)

@@ -106,6 +106,10 @@ TEST(ConfigPrecedence, EnvironmentOverJsonOverPreset) {
   EXPECT_STREQ("ib-ndr-400g", m.cfg.preset);
   EXPECT_EQ(400000000000ull, m.cfg.link.bandwidth_bps);
   EXPECT_EQ(777u, m.cfg.link.latency_ns);
+
+  // A bad preset in the file is an error even where the environment's wins.
+  ExpectRejected(Load(R"({"preset": "bogus"})", env), "preset", "bogus");
+  ExpectRejected(Load(R"({"preset": 5})", env), "preset", "5");
 }
 
 TEST(ConfigPrecedence, EnvironmentListsAndTopology) {

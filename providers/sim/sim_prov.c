@@ -75,13 +75,15 @@ static const struct sim_param {
 	{ "pcap_per_node", P_BOOL, 0,
 	  "with FI_SIM_PCAP: one file per host instead, FI_SIM_PCAP less a "
 	  "final .pcap then .<host>.pcap, with what the host sent and "
-	  "received (default: no)" },
+	  "received; also the JSON key \"pcap_per_node\" (default: no)" },
 	{ "pcap_snaplen", P_SNAPLEN, 0,
 	  "with FI_SIM_PCAP: bytes kept of each frame, 0 for whole frames or "
-	  "128 (every header) to 262144 (default 0)" },
+	  "128 (every header) to 262144; also the JSON key "
+	  "\"pcap_snaplen\" (default 0)" },
 	{ "pcap_log", P_STRING, 0,
 	  "with FI_SIM_PCAP: also this text file, one line per frame "
-	  "recorded, the NIC's own view of the packet (default: none)" },
+	  "recorded, the NIC's own view of the packet; also the JSON key "
+	  "\"pcap_log\" (default: none)" },
 	{ "fabric", P_STRING, 0,
 	  "join the simulated fabric of this name shared by the user's "
 	  "processes (started on demand; `fabsim fabric status` shows it) "

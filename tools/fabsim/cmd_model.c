@@ -13,6 +13,7 @@
 #include <netmodel/nm_preset.h>
 
 #include "commands.h"
+#include "sim_settings.h"
 
 static const char *preset_override;
 
@@ -86,8 +87,7 @@ int cmd_model(int argc, char **argv, FILE *out)
 		}
 		preset_override = optarg;
 	}
-	if (nm_config_load(&cfg, getenv("FI_SIM_CONFIG"), model_env, NULL,
-			   &err)) {
+	if (sim_settings_load(&cfg, model_env, NULL, &err)) {
 		fprintf(stderr, "fabsim model: %s\n", err.msg);
 		return 1;
 	}

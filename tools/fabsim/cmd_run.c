@@ -25,6 +25,7 @@
 #include "tools/fabsimd/fabsimd.h"
 
 #include "commands.h"
+#include "sim_settings.h"
 
 #define VCLOCK_LIB "libfabsim_vclock.so"
 /* The verbs face: PREFIX/lib/fabsim-verbs once installed, the build's
@@ -90,8 +91,7 @@ static int check_settings(void)
 	const char *source;
 	char *end;
 
-	if (nm_config_load(&cfg, getenv("FI_SIM_CONFIG"), nm_env_getenv, NULL,
-			   &err)) {
+	if (sim_settings_load(&cfg, nm_env_getenv, NULL, &err)) {
 		fprintf(stderr, "fabsim run: %s\n", err.msg);
 		return 2;
 	}

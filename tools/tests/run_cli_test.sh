@@ -31,6 +31,17 @@ refused 'outside the topology' --fabric ok --node 4000
 refused '--pcap /nonexistent/dir/x.pcap: cannot write' --pcap /nonexistent/dir/x.pcap
 echo '{"preset": "roce-25g", "link": {"mtu_bytes": 9000}}' >"$TEST_TMPDIR/bad.json"
 refused 'mtu' --config "$TEST_TMPDIR/bad.json"
+# A misspelt variable is refused as the provider refuses it.
+FI_SIM_LOSS_RATEE=0.5 refused 'FI_SIM_LOSS_RATEE is not a sim parameter'
+# The provider's own keys in the file are the provider's: the program runs
+# (and `fabsim model` shows the model of that file).
+echo '{"preset": "roce-25g", "pcap": "'"$TEST_TMPDIR"'/json.pcap"}' \
+	>"$TEST_TMPDIR/pcap.json"
+"$fabsim" run --config "$TEST_TMPDIR/pcap.json" -- true ||
+	fail "fabsim run refused a config file with \"pcap\""
+model=$(FI_SIM_CONFIG="$TEST_TMPDIR/pcap.json" "$fabsim" model) ||
+	fail "fabsim model refused a config file with \"pcap\""
+grep -q "preset roce-25g" <<<"$model" || fail "fabsim model showed: $model"
 
 out=$("$fabsim" run --preset roce-25g --loss 0.01 --seed 7 -- \
 	sh -c 'echo "$FI_PROVIDER $FI_SIM_PRESET $FI_SIM_LOSS_RATE $FI_SIM_SEED"')

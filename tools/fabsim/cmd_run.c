@@ -122,6 +122,21 @@ static int check_settings(void)
 			"1 to %d\n", nodes, FABSIMD_MEMBERS_MAX);
 		return 2;
 	}
+	static const struct { const char *var, *option; } per_fabric[] = {
+		{ "FI_SIM_NODE", "--node" },
+		{ "FI_SIM_NODES", "--nodes" },
+	};
+	for (size_t i = 0; i < sizeof(per_fabric) / sizeof(per_fabric[0]); i++) {
+		const char *set = getenv(per_fabric[i].var);
+
+		if (set && *set && !(fabric && *fabric)) {
+			/* Without a shared fabric nothing reads it. */
+			fprintf(stderr, "fabsim run: %s (%s=%s) needs "
+				"--fabric\n", per_fabric[i].option,
+				per_fabric[i].var, set);
+			return 2;
+		}
+	}
 	pcap = getenv("FI_SIM_PCAP");
 	if (pcap && *pcap) {
 		snprintf(dir, sizeof(dir), "%s", pcap);

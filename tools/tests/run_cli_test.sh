@@ -28,6 +28,8 @@ refused '--nodes 0: a process count is 1 to' --nodes 0
 refused 'fabric name "a/b"' --fabric a/b
 refused '--node: FI_SIM_NODE="abc"' --fabric ok --node abc
 refused 'outside the topology' --fabric ok --node 4000
+refused '--node (FI_SIM_NODE=abc) needs --fabric' --node abc
+refused '--nodes (FI_SIM_NODES=2) needs --fabric' --nodes 2
 refused '--pcap /nonexistent/dir/x.pcap: cannot write' --pcap /nonexistent/dir/x.pcap
 echo '{"preset": "roce-25g", "link": {"mtu_bytes": 9000}}' >"$TEST_TMPDIR/bad.json"
 refused 'mtu' --config "$TEST_TMPDIR/bad.json"

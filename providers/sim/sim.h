@@ -143,7 +143,8 @@ struct sim_world {
 struct shared_world;
 
 int sim_world_get(const char *name, struct sim_world **out);
-void sim_world_put(struct sim_world *world);
+/* -FI_EIO when the world's trace could not be written. */
+int sim_world_put(struct sim_world *world);
 
 /* Takes the world lock; the calling thread counts as running the program
  * (nic_sched.c) until it waits. */

@@ -86,6 +86,29 @@ static void watch_exit(void)
 	atexit(stop_wakers);
 }
 
+/* A program that ends without closing its fabric gets its trace all the
+ * same (what is buffered goes out as the process exits), but would not
+ * hear that the disk was full: it is told here. */
+static void report_unwritten_trace(void)
+{
+	nm_error err;
+
+	if (nic_record_flush_process(&err))
+		FI_WARN(&sim_prov, FI_LOG_FABRIC, "at exit: %s\n", err.msg);
+}
+
+static void watch_trace_exit(void)
+{
+	atexit(report_unwritten_trace);
+}
+
+static void report_trace_at_exit(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, watch_trace_exit);
+}
+
 int sim_world_watch_fds(struct sim_world *world)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -201,6 +224,7 @@ int sim_world_get(const char *name, struct sim_world **out)
 		}
 		FI_INFO(&sim_prov, FI_LOG_FABRIC, "fabric %s: recording to %s%s\n",
 			name, record.path, record.per_node ? " (per node)" : "");
+		report_trace_at_exit();
 	}
 named:
 	snprintf(w->name, sizeof(w->name), "%s", name);
@@ -221,11 +245,12 @@ out:
 
 /* Lets the world go: the others of a shared one go on with it (the last
  * one out completes its trace files); a world of this process ends, and
- * its trace files are complete. */
-static void world_end(struct sim_world *world)
+ * its trace files are complete. -FI_EIO when writing them failed. */
+static int world_end(struct sim_world *world)
 {
 	char why[256];
 	nm_error err;
+	int ret = 0;
 
 	sim_cm_end(world);
 	if (world->shared) {
@@ -233,16 +258,21 @@ static void world_end(struct sim_world *world)
 					sizeof(why)))
 			FI_WARN(&sim_prov, FI_LOG_FABRIC, "fabric %s: %s\n",
 				world->name, why);
-		return;
+		return 0;
 	}
-	if (nic_world_record_stop(world->nic, &err))
+	if (nic_world_record_stop(world->nic, &err)) {
 		FI_WARN(&sim_prov, FI_LOG_FABRIC, "fabric %s: %s\n",
 			world->name, err.msg);
+		ret = -FI_EIO;
+	}
 	nic_world_destroy(world->nic);
+	return ret;
 }
 
-void sim_world_put(struct sim_world *world)
+int sim_world_put(struct sim_world *world)
 {
+	int ret = 0;
+
 	pthread_mutex_lock(&worlds_lock);
 	if (--world->refs == 0) {
 		struct sim_world **p = &worlds;
@@ -252,11 +282,12 @@ void sim_world_put(struct sim_world *world)
 		*p = world->next;
 		sim_vclock_detach(world);
 		waker_stop(world);
-		world_end(world);
+		ret = world_end(world);
 		free(world->armed);
 		free(world);
 	}
 	pthread_mutex_unlock(&worlds_lock);
+	return ret;
 }
 
 void sim_lock(struct sim_world *world)

@@ -828,7 +828,7 @@ int OpenWith(const std::map<std::string, std::string> &env, std::string *logged)
 		fid_fabric *fab = nullptr;
 		ret = fi_fabric(info->fabric_attr, &fab, nullptr);
 		if (!ret)
-			fi_close(&fab->fid);
+			ret = fi_close(&fab->fid);
 	}
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
@@ -870,6 +870,19 @@ TEST(RecordConfig, BadValuesAreRejectedNamingTheKey)
 		EXPECT_NE(std::string::npos, logged.find(c.names))
 			<< "the message should name " << c.names << ": " << logged;
 	}
+	unsetenv("FI_LOG_LEVEL");
+}
+
+// A trace that cannot be written (a full disk) is the fabric's close's
+// error, named in the log, rather than a close that says all went well.
+TEST(RecordConfig, ATraceTheDiskCannotTakeFailsTheFabricsClose)
+{
+	if (access("/dev/full", W_OK))
+		GTEST_SKIP() << "no /dev/full here";
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	std::string logged;
+	EXPECT_EQ(-FI_EIO, OpenWith({{"FI_SIM_PCAP", "/dev/full"}}, &logged));
+	EXPECT_NE(std::string::npos, logged.find("disk full")) << logged;
 	unsetenv("FI_LOG_LEVEL");
 }
 

@@ -198,6 +198,13 @@ void tr_writer_get_stats(const tr_writer *w, tr_writer_stats *out)
 	out->written_bytes += 24; /* the file header */
 }
 
+int tr_writer_flush(tr_writer *w, tr_error *err)
+{
+	if (w && w->dumper && pcap_dump_flush(w->dumper) != 0)
+		return tr_error_set(err, -EIO, "writing the trace failed (disk full?)");
+	return 0;
+}
+
 int tr_writer_close(tr_writer *w, tr_error *err)
 {
 	int ret = 0;

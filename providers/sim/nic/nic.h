@@ -217,6 +217,10 @@ bool nic_world_others_present(struct nic_world *world);
 void nic_world_record_leave(struct nic_world *world);
 /* The first error recording met so far (0: none). */
 int nic_world_record_error(const struct nic_world *world, nm_error *err);
+/* Pushes what this process buffered for any world's trace to its files:
+ * 0, or the first error recording met (a full disk), with its message.
+ * No lock needed: for a process on its way out. */
+int nic_record_flush_process(nm_error *err);
 
 /* ---- NICs ------------------------------------------------------------------ */
 

@@ -262,6 +262,27 @@ static void handles_close(struct nic_recorder *rec, const struct rec_file *file,
 	pthread_mutex_unlock(&handles_lock);
 }
 
+int nic_record_flush_process(nm_error *err)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&handles_lock);
+	for (struct local_handle *h = handles; h && !ret; h = h->next) {
+		tr_error terr;
+
+		if (h->w && tr_writer_flush(h->w, &terr))
+			ret = nm_error_set(err, -EIO, "recording: %s",
+					   terr.msg);
+		else if (h->log && fflush(h->log))
+			ret = nm_error_set(err, -EIO, "recording: the log: %s",
+					   strerror(errno));
+		else if (h->rec->error.code)
+			ret = (*err = h->rec->error, h->rec->error.code);
+	}
+	pthread_mutex_unlock(&handles_lock);
+	return ret;
+}
+
 /* ---- Frames ------------------------------------------------------------------- */
 
 void nic_rec_frame_put(struct nic_rec_frame *frame)

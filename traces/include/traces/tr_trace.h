@@ -67,6 +67,8 @@ void tr_writer_get_stats(const tr_writer *w, tr_writer_stats *out);
 
 /* Flushes and closes; -EIO with a message if any write failed. Frees w even then. */
 int tr_writer_close(tr_writer *w, tr_error *err);
+/* Pushes what is buffered to the file: -EIO when that fails (disk full). */
+int tr_writer_flush(tr_writer *w, tr_error *err);
 
 /* ---- reading ---- */
 

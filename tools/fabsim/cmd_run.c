@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -139,6 +140,13 @@ static int check_settings(void)
 	}
 	pcap = getenv("FI_SIM_PCAP");
 	if (pcap && *pcap) {
+		struct stat st;
+
+		if (!stat(pcap, &st) && S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "fabsim run: --pcap %s: is a directory, "
+				"not a file name\n", pcap);
+			return 2;
+		}
 		snprintf(dir, sizeof(dir), "%s", pcap);
 		if (access(dirname(dir), W_OK | X_OK)) {
 			fprintf(stderr, "fabsim run: --pcap %s: cannot write in "

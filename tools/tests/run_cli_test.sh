@@ -31,6 +31,7 @@ refused 'outside the topology' --fabric ok --node 4000
 refused '--node (FI_SIM_NODE=abc) needs --fabric' --node abc
 refused '--nodes (FI_SIM_NODES=2) needs --fabric' --nodes 2
 refused '--pcap /nonexistent/dir/x.pcap: cannot write' --pcap /nonexistent/dir/x.pcap
+refused "--pcap $TEST_TMPDIR: is a directory" --pcap "$TEST_TMPDIR"
 echo '{"preset": "roce-25g", "link": {"mtu_bytes": 9000}}' >"$TEST_TMPDIR/bad.json"
 refused 'mtu' --config "$TEST_TMPDIR/bad.json"
 # A misspelt variable is refused as the provider refuses it.

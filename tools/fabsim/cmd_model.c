@@ -26,15 +26,66 @@ static const char *model_env(void *ctx, const char *name)
 	return getenv(name);
 }
 
+static void print_topology(FILE *out, const nm_topology_params *t)
+{
+	switch (t->kind) {
+	case NM_TOPO_PAIR:
+		fprintf(out, "  topology pair: 2 hosts, one link\n");
+		break;
+	case NM_TOPO_STAR:
+		fprintf(out, "  topology star: %" PRIu32 " hosts on one switch\n",
+			t->hosts);
+		break;
+	case NM_TOPO_FATTREE:
+		fprintf(out, "  topology fat-tree: %" PRIu32 " hosts, %" PRIu32
+			" per leaf, %" PRIu32 " uplinks per leaf\n", t->hosts,
+			t->hosts_per_leaf, t->uplinks_per_leaf);
+		break;
+	}
+}
+
+/* Every impairment in force, or "none". */
+static void print_impairments(FILE *out, const nm_impair_params *im)
+{
+	const char *sep = " ";
+
+	fprintf(out, "  loss    ");
+	if (!nm_impair_params_active(im)) {
+		fprintf(out, " none\n");
+		return;
+	}
+	if (im->loss_rate) {
+		fprintf(out, "%s%g per packet per link", sep, im->loss_rate);
+		sep = "; ";
+	}
+	if (im->burst_loss_rate) {
+		fprintf(out, "%sbursts %g (mean %g packets)", sep,
+			im->burst_loss_rate, im->burst_mean_length);
+		sep = "; ";
+	}
+	if (im->corrupt_rate) {
+		fprintf(out, "%scorruption %g", sep, im->corrupt_rate);
+		sep = "; ";
+	}
+	if (im->duplicate_rate) {
+		fprintf(out, "%sduplicates %g", sep, im->duplicate_rate);
+		sep = "; ";
+	}
+	if (im->reorder_rate)
+		fprintf(out, "%sreordering %g (held %" PRIu64 " ns)", sep,
+			im->reorder_rate, (uint64_t)im->reorder_delay_ns);
+	fprintf(out, "\n");
+}
+
 static void print_config(FILE *out, const nm_config *cfg)
 {
-	double gbps = cfg->link.bandwidth_bps / 1e9;
-
 	fprintf(out, "network model: preset %s, seed %" PRIu64 "\n",
 		cfg->preset, cfg->seed);
+	print_topology(out, &cfg->topology);
 	if (cfg->link.bandwidth_bps)
-		fprintf(out, "  links    %.0f Gb/s, %" PRIu64 " ns, MTU %u B, "
-			"%u B headers per packet\n", gbps,
+		fprintf(out, "  links    %g Gb/s, %" PRIu64 " ns, MTU %u B, "
+			"%u B headers per packet\n",
+			cfg->link.bandwidth_bps / 1e9,
 			(uint64_t)cfg->link.latency_ns, cfg->link.mtu_bytes,
 			cfg->link.header_bytes);
 	else
@@ -47,7 +98,7 @@ static void print_config(FILE *out, const nm_config *cfg)
 		" ns receive, %" PRIu64 " ns DMA\n",
 		(uint64_t)cfg->nic.tx_delay_ns, (uint64_t)cfg->nic.rx_delay_ns,
 		(uint64_t)cfg->nic.dma_latency_ns);
-	fprintf(out, "  loss     %g per packet per link\n", cfg->impair.loss_rate);
+	print_impairments(out, &cfg->impair);
 }
 
 static void print_table(FILE *out, const nm_network *net)
@@ -57,8 +108,12 @@ static void print_table(FILE *out, const nm_network *net)
 	for (uint64_t size = 1; size <= (16u << 20); size *= 4) {
 		nm_time_ns ns = nm_network_message_latency_ns(net, 0, 1, 0, size);
 
-		fprintf(out, "  %10" PRIu64 "  %12.3f  %12.2f\n", size, ns / 1e3,
-			ns ? size * 8.0 / ns : 0.0);
+		if (ns)
+			fprintf(out, "  %10" PRIu64 "  %12.3f  %12.2f\n", size,
+				ns / 1e3, size * 8.0 / ns);
+		else /* no time at all: no rate to speak of */
+			fprintf(out, "  %10" PRIu64 "  %12.3f  %12s\n", size,
+				0.0, "unlimited");
 	}
 }
 

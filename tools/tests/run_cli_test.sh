@@ -45,6 +45,15 @@ echo '{"preset": "roce-25g", "pcap": "'"$TEST_TMPDIR"'/json.pcap"}' \
 model=$(FI_SIM_CONFIG="$TEST_TMPDIR/pcap.json" "$fabsim" model) ||
 	fail "fabsim model refused a config file with \"pcap\""
 grep -q "preset roce-25g" <<<"$model" || fail "fabsim model showed: $model"
+# `fabsim model` shows the model in force: fractional rates, every kind of
+# loss, the topology, and no rate where a message takes no time.
+model=$(FI_SIM_LINK_BANDWIDTH_GBPS=0.5 FI_SIM_LOSS_BURST_RATE=0.3 \
+	FI_SIM_TOPOLOGY_KIND=pair FI_SIM_TOPOLOGY_HOSTS=2 "$fabsim" model)
+for want in "0.5 Gb/s" "bursts 0.3" "topology pair"; do
+	grep -qF "$want" <<<"$model" || fail "fabsim model: no \"$want\" in: $model"
+done
+FI_SIM_PRESET=ideal "$fabsim" model | grep -q "unlimited$" ||
+	fail "fabsim model --preset ideal: a rate for messages that take no time"
 
 out=$("$fabsim" run --preset roce-25g --loss 0.01 --seed 7 -- \
 	sh -c 'echo "$FI_PROVIDER $FI_SIM_PRESET $FI_SIM_LOSS_RATE $FI_SIM_SEED"')

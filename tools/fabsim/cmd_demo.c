@@ -13,7 +13,8 @@
 /* examples/walkthrough.c, built without its main(). */
 int walkthrough(int argc, char **argv);
 
-int cmd_demo(int argc, char **argv, FILE *out)
+/* The steps, in order; the first that fails ends the tour. */
+static int demo_steps(FILE *out)
 {
 	char *model_args[] = { "model", NULL, NULL, NULL };
 	char preset_flag[] = "--preset";
@@ -52,4 +53,18 @@ int cmd_demo(int argc, char **argv, FILE *out)
 		     "--virtual-clock -- YOUR_PROGRAM, or fi_info -v with "
 		     "LD_LIBRARY_PATH pointing at fabsim's lib (README.md).\n");
 	return ret;
+}
+
+int cmd_demo(int argc, char **argv, FILE *out)
+{
+	int ret;
+
+	if (argc > 1) {
+		fprintf(stderr, "fabsim demo: unexpected argument \"%s\" "
+			"(usage: fabsim demo)\n", argv[1]);
+		return 2;
+	}
+	ret = demo_steps(out);
+	/* An exit status, not an errno a step may have returned. */
+	return ret < 0 ? 1 : ret;
 }

@@ -56,6 +56,11 @@ int cmd_info(int argc, char **argv, FILE *out)
 	struct fi_info *provs = NULL;
 	int ret;
 
+	if (argc > 1) {
+		fprintf(stderr, "fabsim info: unexpected argument \"%s\" "
+			"(usage: fabsim info)\n", argv[1]);
+		return 2;
+	}
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, FI_PROV_ATTR_ONLY,
 			 NULL, &provs);
 	if (ret) {

@@ -117,6 +117,20 @@ static void print_table(FILE *out, const nm_network *net)
 	}
 }
 
+static int usage(FILE *to, int rc)
+{
+	size_t n;
+	const char *const *names = nm_preset_names(&n);
+
+	fprintf(to, "usage: fabsim model [--preset NAME]\n\npresets:");
+	for (size_t i = 0; i < n; i++)
+		fprintf(to, " %s%s", names[i],
+			strcmp(names[i], NM_PRESET_DEFAULT) ? "" :
+							      " (default)");
+	fprintf(to, "\n");
+	return rc;
+}
+
 int cmd_model(int argc, char **argv, FILE *out)
 {
 	static const struct option opts[] = {
@@ -132,15 +146,16 @@ int cmd_model(int argc, char **argv, FILE *out)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
-		if (opt == 'h') {
-			fprintf(out, "usage: fabsim model [--preset NAME]\n");
-			return 0;
-		}
-		if (opt != 'p') {
-			fprintf(stderr, "usage: fabsim model [--preset NAME]\n");
-			return 2;
-		}
+		if (opt == 'h')
+			return usage(out, 0);
+		if (opt != 'p')
+			return usage(stderr, 2);
 		preset_override = optarg;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fabsim model: unexpected argument \"%s\" "
+			"(a preset is given with --preset)\n", argv[optind]);
+		return usage(stderr, 2);
 	}
 	if (sim_settings_load(&cfg, model_env, NULL, &err)) {
 		fprintf(stderr, "fabsim model: %s\n", err.msg);

@@ -54,7 +54,8 @@ static int usage(FILE *out)
 	fprintf(out,
 		"usage: fabsim run [OPTIONS] [--] PROGRAM [ARGS]\n\n"
 		"Runs PROGRAM on fabsim's libfabric, provider sim.\n\n"
-		"  --preset NAME     network preset (fabsim model lists them)\n"
+		"  --preset NAME     network preset (fabsim model --help lists "
+		"them)\n"
 		"  --config FILE     JSON network configuration\n"
 		"  --seed N          seed of the simulation's randomness\n"
 		"  --loss RATE       packet loss rate on every link, 0..1\n"

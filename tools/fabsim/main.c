@@ -19,7 +19,7 @@ static const struct fabsim_command commands[] = {
 	{ "run", "[OPTIONS] [--] PROGRAM [ARGS]",
 	  "runs a libfabric program on the simulated NIC (run --help)",
 	  cmd_run },
-	{ "trace", "summary|check FILE [--json]",
+	{ "trace", "summary FILE [--json] | check FILE",
 	  "what a pcap trace holds (ours or a real capture); its problems",
 	  cmd_trace },
 };
@@ -28,7 +28,7 @@ static int usage(FILE *out)
 {
 	fprintf(out, "usage: fabsim COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-6s %-28s %s\n", commands[i].name,
+		fprintf(out, "  %-6s %-36s %s\n", commands[i].name,
 			commands[i].args, commands[i].summary);
 	fprintf(out, "\nThe model reads FI_SIM_* variables and FI_SIM_CONFIG "
 		     "(see `fabsim info`).\n");

@@ -30,7 +30,13 @@ for sub in summary check; do
 done
 help=$("$fabsim" model --help) || { echo "FAIL: model --help failed"; exit 1; }
 grep -q "usage: fabsim model" <<<"$help" || { echo "FAIL: model --help: $help"; exit 1; }
+grep -q "presets: .*roce-25g" <<<"$help" || { echo "FAIL: model --help lists no presets: $help"; exit 1; }
 set +e
 "$fabsim" trace frobnicate "$capture" 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: a usage error is status 2"; exit 1; }
+# An argument a command does not take is a usage error, not ignored.
+for cmd in "model roce-25g" "info x" "demo x"; do
+	"$fabsim" $cmd >/dev/null 2>&1
+	[ $? -eq 2 ] || { echo "FAIL: fabsim $cmd: not a usage error"; exit 1; }
+done
 echo PASS

@@ -200,7 +200,7 @@ int fi_param_get(struct fi_provider *provider, const char *param_name,
 	ret = parse_value(def, str, value);
 	if (ret)
 		FI_WARN(provider, FI_LOG_CORE,
-			"%s=\"%s\" ignored: the value must be %s\n", env_name,
+			"%s=\"%s\": the value must be %s\n", env_name,
 			str, type_words(def->type));
 	else
 		FI_INFO(provider, FI_LOG_CORE, "read %s=%s\n", env_name, str);

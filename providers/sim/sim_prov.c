@@ -31,8 +31,8 @@ struct fi_provider sim_prov = {
 };
 
 /* The provider's own parameters (the model's come from netmodel). */
-enum param_kind { P_CONFIG, P_BOOL, P_NS, P_COUNT, P_RETRY, P_BYTES, P_STRING,
-		  P_SNAPLEN };
+enum param_kind { P_CONFIG, P_BOOL, P_NS, P_NS_POSITIVE, P_COUNT, P_RETRY,
+		  P_BYTES, P_STRING, P_SNAPLEN };
 
 static const struct sim_param {
 	const char *name;
@@ -46,7 +46,7 @@ static const struct sim_param {
 	  "serve only programs that register local buffers "
 	  "(FI_MR_LOCAL|VIRT_ADDR|ALLOCATED|PROV_KEY), as a bare verbs NIC "
 	  "does (default: no)" },
-	{ "ack_timeout_ns", P_NS,
+	{ "ack_timeout_ns", P_NS_POSITIVE,
 	  offsetof(struct nic_transport_params, ack_timeout_ns),
 	  "no acknowledgement for this long: retransmit (default 100000)" },
 	{ "retry_count", P_COUNT,
@@ -158,23 +158,33 @@ static int read_transport(struct nic_transport_params *tp)
 		void *field = (char *)tp + p->offset;
 		size_t v = 0;
 		int iv = 0, ret;
+		char upper[64];
 
 		if (p->kind == P_CONFIG || p->kind == P_BOOL ||
 		    p->kind == P_STRING || p->kind == P_SNAPLEN)
 			continue;
+		param_upper(p->name, upper, sizeof(upper));
 		if (p->kind == P_RETRY) {
 			ret = fi_param_get_int(&sim_prov, p->name, &iv);
 			if (!ret)
 				*(int32_t *)field = iv < 0 ? -1 : iv;
 		} else {
 			ret = fi_param_get_size_t(&sim_prov, p->name, &v);
-			if (!ret && p->kind == P_NS)
+			if (!ret && p->kind == P_NS_POSITIVE && !v) {
+				/* No time to wait for an ACK: every send
+				 * would time out. */
+				FI_WARN(&sim_prov, FI_LOG_CORE,
+					"FI_SIM_%s=0: must be at least 1\n",
+					upper);
+				return -FI_EINVAL;
+			}
+			if (!ret && (p->kind == P_NS || p->kind == P_NS_POSITIVE))
 				*(nm_time_ns *)field = v;
 			else if (!ret && p->kind == P_COUNT) {
 				if (!v || v > UINT32_MAX) {
 					FI_WARN(&sim_prov, FI_LOG_CORE,
 						"FI_SIM_%s=%zu: must be 1 to "
-						"%u\n", p->name, v, UINT32_MAX);
+						"%u\n", upper, v, UINT32_MAX);
 					return -FI_EINVAL;
 				}
 				*(uint32_t *)field = (uint32_t)v;
@@ -316,7 +326,7 @@ int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
 	struct nic_transport_params tp;
 	char *json_path = NULL, *rest = NULL;
 	nm_error err;
-	int ret;
+	int ret, strict;
 
 	ret = check_variables();
 	if (ret)
@@ -334,6 +344,10 @@ int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
 			rest ? "config file " : "", rest ? json_path : "",
 			rest ? ": " : "", err.msg);
 		ret = ret == -ENOMEM ? -FI_ENOMEM : -FI_EINVAL;
+		goto out;
+	}
+	if (fi_param_get_bool(&sim_prov, "mr_strict", &strict) == -FI_EINVAL) {
+		ret = -FI_EINVAL; /* fi_param_get logged why */
 		goto out;
 	}
 	nic_transport_defaults(&tp);

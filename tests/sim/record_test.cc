@@ -873,6 +873,27 @@ TEST(RecordConfig, BadValuesAreRejectedNamingTheKey)
 	unsetenv("FI_LOG_LEVEL");
 }
 
+// The provider's own settings refuse what they cannot mean, naming the
+// variable: an ACK timeout of 0 (every send would time out), a yes/no
+// setting that is neither (it was ignored with a warning).
+TEST(ProviderConfig, ValuesASettingCannotTakeAreRefused)
+{
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	for (auto env : std::vector<std::map<std::string, std::string>>{
+		     {{"FI_SIM_ACK_TIMEOUT_NS", "0"}},
+		     {{"FI_SIM_MR_STRICT", "perhaps"}}}) {
+		std::string logged;
+		const std::string &name = env.begin()->first;
+		EXPECT_NE(0, OpenWith(env, &logged)) << name;
+		EXPECT_NE(std::string::npos, logged.find(name)) << logged;
+	}
+	std::string logged;
+	EXPECT_EQ(0, OpenWith({{"FI_SIM_ACK_TIMEOUT_NS", "1"},
+			       {"FI_SIM_MR_STRICT", "no"}}, &logged))
+		<< logged;
+	unsetenv("FI_LOG_LEVEL");
+}
+
 // A trace that cannot be written (a full disk) is the fabric's close's
 // error, named in the log, rather than a close that says all went well.
 TEST(RecordConfig, ATraceTheDiskCannotTakeFailsTheFabricsClose)

@@ -255,9 +255,11 @@ static int parse_fields(const char *item, uint64_t *fields, int max)
 	if (strlen(item) >= sizeof(buf))
 		return -1;
 	strcpy(buf, item);
+	/* strsep, not strtok: "0::5" has an empty field, which is an error,
+	 * not one field less. */
 	int n = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+	char *rest = buf;
+	for (char *tok; (tok = strsep(&rest, ":"));) {
 		if (n == max || !parse_u64(tok, &fields[n]))
 			return -1;
 		n++;
@@ -276,8 +278,8 @@ static int set_list_text(nm_config *cfg, const key_spec *spec, const char *text,
 		return nm_error_set(err, -EINVAL, "%s: value too long (allowed: %s)", spec->info.key,
 				    spec->info.allowed);
 	strcpy(buf, text);
-	char *save = NULL;
-	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+	char *rest = *buf ? buf : NULL; /* "": no entries */
+	for (char *item; (item = strsep(&rest, ","));) {
 		uint64_t f[3];
 		int n = parse_fields(item, f, 3);
 		if (count == max_entries)

@@ -244,6 +244,21 @@ TEST(ConfigErrors, OutOfRange) {
   env.vars.clear();
   env.vars["FI_SIM_LOSS_DROP"] = "1:2:3";
   ExpectRejected(Load("", env), "loss.drop", "1:2:3");
+  // An empty field or entry is malformed, not one less (0::5 was "down at
+  // 5, never up").
+  env.vars.clear();
+  env.vars["FI_SIM_FAULTS_LINK_DOWN"] = "0::5";
+  ExpectRejected(Load("", env), "faults.link_down", "0::5");
+  for (const char* drop : {"1:2:", "1:2,", ":1:2", "1:2,,3:4"}) {
+    env.vars.clear();
+    env.vars["FI_SIM_LOSS_DROP"] = drop;
+    Loaded l = Load("", env);
+    EXPECT_EQ(-EINVAL, l.rc) << drop;
+    EXPECT_NE(std::string::npos, l.msg.find("malformed")) << drop << ": " << l.msg;
+  }
+  env.vars.clear();
+  env.vars["FI_SIM_LOSS_DROP"] = "";
+  EXPECT_EQ(0, Load("", env).rc) << "an empty list";
 }
 
 TEST(ConfigErrors, UnknownNames) {

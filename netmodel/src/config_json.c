@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config_internal.h"
 
@@ -235,11 +236,17 @@ int config_json_parse(const char *json_text, const char *path, struct json_t **r
 				 : json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		if (!json_text) {
+			struct stat st;
 			FILE *probe = fopen(path, "r");
 			if (!probe)
 				return nm_error_set(err, -ENOENT, "config file %s: cannot be opened",
 						    path);
 			fclose(probe);
+			if (!stat(path, &st) && !S_ISREG(st.st_mode))
+				return nm_error_set(err, -EINVAL,
+						    "config file %s: is a directory or device, not "
+						    "a JSON file",
+						    path);
 		}
 		return nm_error_set(err, -EINVAL, "config %s%s: line %d, column %d: %s",
 				    json_text ? "JSON" : "file ", json_text ? "" : path, jerr.line,

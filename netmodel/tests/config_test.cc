@@ -173,6 +173,10 @@ TEST(ConfigFile, LoadsFromAFileAndReportsMissingOnes) {
   remove(path);
   EXPECT_EQ(-ENOENT, nm_config_load(&cfg, path, nullptr, nullptr, &err));
   EXPECT_NE(std::string::npos, std::string(err.msg).find(path));
+  // A directory opens for reading but is no file: said so, not a parse
+  // error "near end of file".
+  EXPECT_EQ(-EINVAL, nm_config_load(&cfg, "/tmp", nullptr, nullptr, &err));
+  EXPECT_NE(std::string::npos, std::string(err.msg).find("is a directory")) << err.msg;
 }
 
 TEST(ConfigErrors, UnparsableJsonGivesLineAndColumn) {

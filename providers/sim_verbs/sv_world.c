@@ -285,11 +285,17 @@ static void sv_unlock(void)
 	nic_world_unlock(sv_world.nic);
 }
 
+/* A descriptor is also readable while the world has work to run and
+ * nobody else runs it: a program blocked in poll() on it must come back
+ * in (ibv_get_cq_event, rdma_get_cm_event) for time to move. A shared
+ * world's waker runs it for the process (waker_start below), so there
+ * a descriptor is readable only when an event is there: a program whose
+ * descriptor is O_NONBLOCK would otherwise spin on EAGAIN. */
 static bool world_busy(void)
 {
 	nm_time_ns when;
 
-	return nic_world_next_event(sv_world.nic, &when);
+	return !sv_world.waker && nic_world_next_event(sv_world.nic, &when);
 }
 
 static void waitable_set(struct sv_waitable *w, bool readable)

@@ -7,6 +7,7 @@
 #    program's Q_Key) and passes `fabsim trace check`;
 #  - Debian's rping (also with -q, its own QPs), ucmatose, udaddy,
 #    rdma_server and rdma_client (rdmacm-utils) over the librdmacm face;
+#  - programs waiting in poll() on O_NONBLOCK channels (quiet_channel);
 #  - a QP that fails while the other process runs the model, and a send
 #    retried without limit to a peer that gets killed (rnr_peer);
 #  - Debian's fi_pingpong -e msg, every size, on FI_PROVIDER=verbs (fabsim's
@@ -231,6 +232,15 @@ for i in 1 2 3 4; do
 	pair rnr$i "$root/tests/verbs/rnr_peer" server $rnrport -- \
 		"$root/tests/verbs/rnr_peer" client $rnrport
 done
+
+# Programs that wait in poll() on O_NONBLOCK rdma_cm and completion
+# channels are woken when an event is there, not whenever the fabric has
+# work (each wake-up found EAGAIN: thousands per connection).
+export FI_SIM_FABRIC="quiet$$"
+quietport=$(free_port)
+pair quiet "$root/tests/verbs/quiet_channel" server $quietport -- \
+	"$root/tests/verbs/quiet_channel" client $quietport
+cat quiet.server quiet.client
 
 # The same send with unlimited RNR retries, to a client killed meanwhile:
 # found dead, its connection ends and the send is flushed, or fails for

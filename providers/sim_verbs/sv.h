@@ -263,6 +263,7 @@ struct sv_qp {
 	/* Unsignaled sends completed since the last signaled one: their
 	 * slots go back with the next completion read (sv_cq_slots). */
 	uint32_t             sends_unreleased;
+	bool                 heard_peer; /* a packet came: COMM_EST is said */
 };
 
 extern const struct nic_qp_ops sv_qp_nic_ops;

@@ -84,6 +84,24 @@ void sv_qp_local_error(struct sv_qp *qp, struct sv_wr *w,
 
 /* ---- The NIC's callbacks --------------------------------------------------------------- */
 
+/* The first packet a connected QP receives while in RTR raises the
+ * affiliated asynchronous event IBV_EVENT_COMM_EST (IBA chapter 11): a
+ * program that waits for its peer's first message before it moves to RTS
+ * learns of it so. */
+static void heard_peer(struct sv_qp *qp)
+{
+	struct ibv_async_event ev = {
+		.element.qp = &qp->qp,
+		.event_type = IBV_EVENT_COMM_EST,
+	};
+
+	if (qp->heard_peer || qp->qp.qp_type == IBV_QPT_UD)
+		return;
+	qp->heard_peer = true;
+	if (qp->qp.state == IBV_QPS_RTR)
+		sv_async_push(qp->pd->ctx, &ev);
+}
+
 static void on_send_done(void *ctx, const struct nic_completion *c)
 {
 	struct sv_qp *qp = ctx;
@@ -137,6 +155,8 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 	sv_wr_unlink(w);
 	if (w->srq)
 		sv_srq_taken(w->srq);
+	if (c->status == NIC_OK)
+		heard_peer(qp);
 	wc_init(&wc, qp, w, wc_status(c->status));
 	wc.vendor_err = c->status == NIC_OK ? 0 : c->status;
 	/* On a truncation, the whole message's length (what fitted and what
@@ -168,8 +188,8 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
  * RMA without it leaves nothing for the program. */
 static void on_remote_done(void *ctx, const struct nic_completion *c)
 {
-	(void)ctx;
 	(void)c;
+	heard_peer(ctx);
 }
 
 static void on_qp_fatal(void *ctx, enum nic_status why)
@@ -387,6 +407,7 @@ static int reset(struct sv_qp *qp)
 	if (nic_qp_renumber(fresh, qp->qp.qp_num))
 		abort();
 	memset(&qp->attr, 0, sizeof(qp->attr));
+	qp->heard_peer = false;
 	return 0;
 }
 

@@ -1204,6 +1204,34 @@ TEST_F(Face, AResizedCqKeepsItsEntriesAndAnOverrunIsOneEvent)
 	EXPECT_EQ(errno, EAGAIN);
 }
 
+// The first packet a QP in RTR receives raises COMM_EST (an affiliated
+// asynchronous event of IBA chapter 11), once; a QP in RTS raises none.
+TEST_F(Face, TheFirstPacketAQpInRtrReceivesIsCommunicationEstablished)
+{
+	ASSERT_EQ(ToInit(a), 0);
+	ASSERT_EQ(ToInit(b), 0);
+	ASSERT_EQ(ToRtr(a, b), 0);
+	ASSERT_EQ(ToRtr(b, a), 0);
+	ASSERT_EQ(ToRts(a), 0); // b stays in RTR: it can receive, not send
+	for (Side *s : { &a, &b }) {
+		int fl = fcntl(s->ctx->async_fd, F_GETFL);
+		ASSERT_EQ(fcntl(s->ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+	}
+	for (uint64_t id : { 1, 2 }) {
+		ASSERT_EQ(PostRecv(b, 0, 64, 10 + id), 0);
+		ASSERT_EQ(Post(a, IBV_WR_SEND, 0, 8, id), 0);
+		EXPECT_EQ(Wait(b).status, IBV_WC_SUCCESS);
+		EXPECT_EQ(Wait(a).status, IBV_WC_SUCCESS);
+	}
+	ibv_async_event ev{};
+	ASSERT_EQ(ibv_get_async_event(b.ctx, &ev), 0);
+	EXPECT_EQ(ev.event_type, IBV_EVENT_COMM_EST);
+	EXPECT_EQ(ev.element.qp, b.qp);
+	ibv_ack_async_event(&ev);
+	EXPECT_EQ(ibv_get_async_event(b.ctx, &ev), -1) << "once";
+	EXPECT_EQ(ibv_get_async_event(a.ctx, &ev), -1) << "a was in RTS";
+}
+
 TEST_F(Face, ReceiverNotReadyRetriesUntilAReceiveIsPosted)
 {
 	Connect();

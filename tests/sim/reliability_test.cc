@@ -264,6 +264,50 @@ INSTANTIATE_TEST_SUITE_P(
 		       type_name(std::get<1>(p.param));
 	});
 
+// Many atomics in flight to one peer under loss: each is applied once and
+// completes successfully. A retransmitted atomic is answered with the
+// result the responder remembers, and a requester keeps no more unanswered
+// than it remembers: with more than 8 in flight, retransmitted ones went
+// unanswered and timed out although they had been applied.
+TEST(Reliability, ManyAtomicsInFlightUnderLossApplyOnceAndSucceed)
+{
+	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"},
+		       {"FI_SIM_SEED", "1"},
+		       {"FI_SIM_LOSS_RATE", "0.01"}},
+		   kStrictMr);
+	ASSERT_EQ(s.failure, "");
+	const size_t kOps = 1000;
+	static const uint64_t one = 1;
+	uint64_t target = 0;
+	std::vector<uint64_t> fetched(kOps, UINT64_MAX);
+	fid_mr *tmr = s.reg(1, &target, 8, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	fid_mr *omr = s.reg(0, (void *)&one, 8, FI_WRITE);
+	fid_mr *rmr = s.reg(0, fetched.data(), kOps * 8, FI_READ);
+	ASSERT_TRUE(tmr && omr && rmr);
+	std::vector<Completion> done;
+	for (size_t k = 0; k < kOps; k++) {
+		ssize_t ret;
+		while ((ret = fi_fetch_atomic(s.ep(0, 1), &one, 1, s.desc(omr),
+					      &fetched[k], s.desc(rmr),
+					      s.addr(0, 1),
+					      (uint64_t)(uintptr_t)&target,
+					      fi_mr_key(tmr), FI_UINT64, FI_SUM,
+					      &fetched[k])) == -FI_EAGAIN)
+			ASSERT_TRUE(s.collect(done.size() + 1, &done));
+		ASSERT_EQ(ret, 0) << k;
+	}
+	ASSERT_TRUE(s.collect(kOps, &done)) << done.size() << " of " << kOps;
+	for (const Completion &c : done)
+		ASSERT_FALSE(c.error) << fi_strerror(c.err);
+	EXPECT_EQ(target, kOps);
+	std::sort(fetched.begin(), fetched.end());
+	for (size_t k = 0; k < kOps; k++)
+		ASSERT_EQ(fetched[k], k) << "applied twice, or answered wrong";
+	fabsim_stats st = {};
+	ASSERT_EQ(s.ext()->stats(&s.node(0).domain->fid, &st), 0);
+	EXPECT_GT(st.retransmits, 0u);
+}
+
 // A link down for longer than the retry budget: the operations that need
 // it fail with FI_ETIMEDOUT; the rest of the fabric is not disturbed.
 TEST(Reliability, LinkDownPastTheRetryBudget)

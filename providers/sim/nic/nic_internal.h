@@ -66,6 +66,9 @@ struct nic_fabsim_hdr {
 };
 #define NIC_TAG_HDR_WIRE         16 /* TR_TAG_LEN */
 #define NIC_ATOMIC_HDR_WIRE      24 /* TR_ATOMIC_LEN */
+/* Atomic packets a requester keeps unanswered per peer, and the results a
+ * responder remembers (nic_flow.atomic_replay); verbs' max_qp_rd_atom. */
+#define NIC_ATOMIC_DEPTH         16
 #define NIC_ATOMIC_RESP_HDR_WIRE 12 /* TR_ATOMIC_RESP_LEN */
 
 /* An event of the fabric (a process away, back, dead) into the trace, at
@@ -484,6 +487,7 @@ struct nic_swqe {
 	struct nic_swqe *next;
 	struct nic_read_ahead ahead;   /* its data, when another process's */
 	bool             recycled;     /* no atomic values: back to the pool */
+	uint32_t         atomics_sent; /* its packets counted in atomics_out */
 	uint8_t          atomic_values[]; /* operand, then compare values */
 };
 
@@ -532,13 +536,20 @@ struct nic_flow {
 	uint32_t         msn;
 	bool             nak_sent;     /* one sequence NAK per gap */
 	struct nic_rx_msg rx;
-	/* Recent atomic results, to answer a retransmitted request alike. */
+	/* The results of the last NIC_ATOMIC_DEPTH atomic packets run, to
+	 * answer a retransmitted request alike: a requester keeps no more
+	 * than that many atomic packets unanswered (as a verbs requester
+	 * keeps to its responder's resources), so a duplicate's result is
+	 * always among them. */
 	struct nic_atomic_replay {
 		uint32_t psn;
 		bool     valid;
 		uint32_t len;
 		uint8_t *data;
-	} atomic_replay[8];
+	} atomic_replay[NIC_ATOMIC_DEPTH];
+	uint32_t         replay_next;  /* the entry the next result takes */
+	/* Requester: atomic packets sent whose request has not completed */
+	uint32_t         atomics_out;
 };
 
 /* The receive side's matching state (nic_match.c). */

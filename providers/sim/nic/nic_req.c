@@ -154,6 +154,12 @@ static void complete_wqe(struct nic_flow *flow, struct nic_swqe *w,
 	};
 
 	mr_hold(w, -1);
+	if (w->atomics_sent) {
+		/* Room for atomics that waited for their turn. */
+		flow->atomics_out -= w->atomics_sent;
+		w->atomics_sent = 0;
+		nic_flow_wants_tx(flow);
+	}
 	nic_complete_later(flow->qp, NIC_PENDING_SEND, &c,
 			   flow_world(flow)->recv_overhead_ns);
 }
@@ -500,8 +506,18 @@ struct nic_pkt *nic_req_next(struct nic_flow *flow)
 	/* A fenced request waits for everything before it. */
 	if ((w->wr.flags & NIC_WR_FENCE) && flow->acked_psn != w->psn_first)
 		return NULL;
-	pkt = build_psn(flow, flow->send_psn,
-			(int32_t)(flow->send_psn - flow->high_psn) < 0);
+	bool first_time = (int32_t)(flow->send_psn - flow->high_psn) >= 0;
+
+	/* A new atomic packet waits while NIC_ATOMIC_DEPTH are unanswered:
+	 * the responder remembers no more results to answer a retransmitted
+	 * one with (nic_resp.c), and would have to run it twice. */
+	if (first_time && is_atomic(w)) {
+		if (flow->atomics_out >= NIC_ATOMIC_DEPTH)
+			return NULL;
+		flow->atomics_out++;
+		w->atomics_sent++;
+	}
+	pkt = build_psn(flow, flow->send_psn, !first_time);
 	flow->send_psn += psns_covered(flow, flow->send_psn);
 	if (flow->qp->type == NIC_QP_UC) {
 		uc_sent(flow);
@@ -539,6 +555,7 @@ void nic_req_post(struct nic_flow *flow, struct nic_swqe *w)
 	struct nic_world *world = flow_world(flow);
 
 	w->flow = flow;
+	w->atomics_sent = 0;
 	w->psn_first = flow->next_psn;
 	w->psn_count = packets_of_wqe(flow, w);
 	flow->next_psn += w->psn_count;

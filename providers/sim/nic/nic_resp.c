@@ -166,8 +166,10 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 static void remember(struct nic_flow *flow, uint32_t psn, const void *data,
 		     uint32_t len)
 {
-	struct nic_atomic_replay *r =
-		&flow->atomic_replay[psn % NIC_ARRAY_LEN(flow->atomic_replay)];
+	struct nic_atomic_replay *r = &flow->atomic_replay[flow->replay_next];
+
+	flow->replay_next = (flow->replay_next + 1) %
+			    NIC_ARRAY_LEN(flow->atomic_replay);
 	uint8_t *buf = fs_mem_realloc(flow->qp->nic->world->arena, r->data, len ? len : 1);
 
 	if (!buf) {
@@ -184,10 +186,13 @@ static void remember(struct nic_flow *flow, uint32_t psn, const void *data,
 static const struct nic_atomic_replay *recall(const struct nic_flow *flow,
 					      uint32_t psn)
 {
-	const struct nic_atomic_replay *r =
-		&flow->atomic_replay[psn % NIC_ARRAY_LEN(flow->atomic_replay)];
+	for (size_t i = 0; i < NIC_ARRAY_LEN(flow->atomic_replay); i++) {
+		const struct nic_atomic_replay *r = &flow->atomic_replay[i];
 
-	return r->valid && r->psn == psn ? r : NULL;
+		if (r->valid && r->psn == psn)
+			return r;
+	}
+	return NULL;
 }
 
 /* A peer's atomic changed our memory: the glue hears of it, as a read when

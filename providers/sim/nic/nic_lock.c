@@ -45,21 +45,27 @@ static bool holder_here(const struct nic_world *world)
 		       sched_getcpu();
 }
 
-static bool trylock(struct nic_world *world)
+/* The mutex itself, whatever `locked` says: a holder that died left it
+ * set, and only the mutex tells (EOWNERDEAD). */
+static bool trylock_mutex(struct nic_world *world)
 {
-	int ret;
+	int ret = pthread_mutex_trylock(&world->lock);
 
-	/* Look before trying: a failed try still claims the cache line
-	 * that the holder is using. */
-	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED))
-		return false;
-	ret = pthread_mutex_trylock(&world->lock);
 	if (ret == EOWNERDEAD)
 		nic_world_owner_died(world);
 	if (ret != 0 && ret != EOWNERDEAD)
 		return false;
 	nic_world_held(world);
 	return true;
+}
+
+static bool trylock(struct nic_world *world)
+{
+	/* Look before trying: a failed try still claims the cache line
+	 * that the holder is using. */
+	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED))
+		return false;
+	return trylock_mutex(world);
 }
 
 /* Turns a waiting process spends on a held lock before it sleeps: the
@@ -272,10 +278,21 @@ static void missed(const struct nic_world *world)
 	}
 }
 
+/* Polls that find the lock held, in a row, before one tries the mutex all
+ * the same: its holder may have died in the middle of a step. */
+#define NIC_STALE_LOCK_MISSES 4096
+
 bool nic_world_poll_lock(struct nic_world *world)
 {
 	if (!world->version.shared) {
 		nic_world_lock(world);
+		return true;
+	}
+	if (poller.misses % NIC_STALE_LOCK_MISSES == NIC_STALE_LOCK_MISSES - 1 &&
+	    __atomic_load_n(&world->locked, __ATOMIC_RELAXED) &&
+	    trylock_mutex(world)) {
+		unless_departed(world);
+		poller.misses = 0;
 		return true;
 	}
 	/* Held: what the holder is changing is not worth a look yet, and

@@ -165,4 +165,26 @@ TEST_F(NicExit, AThreadOfAProcessThatLeftOnItsWayOutDoesNotRunTheWorld)
 	StillUsable();
 }
 
+// A process dies holding the world's lock (in the middle of a long run):
+// a thread of another that only polls (fi_cq_read in a loop) finds it out
+// and gets the lock. Its polls looked at the holder's flag only, which the
+// dead holder left set, and spun for ever.
+TEST_F(NicExit, APollerGetsTheLockOfAProcessThatDiedHoldingIt)
+{
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		nic_world_lock(world);
+		_exit(0);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	bool got = false;
+	for (int i = 0; i < 100000 && !got; i++)
+		got = nic_world_poll_lock(world);
+	ASSERT_TRUE(got) << "100000 polls never took the dead holder's lock";
+	EXPECT_TRUE(nic_world_broken(world));
+	nic_world_unlock(world);
+}
+
 }  // namespace

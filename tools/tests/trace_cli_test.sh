@@ -9,6 +9,18 @@ capture="$TEST_SRCDIR/fabsim/traces/testdata/oferby_proxy_roce.pcap"
 out=$("$fabsim" trace summary "$capture")
 grep -q "105 IB packets" <<<"$out" || { echo "$out"; echo "FAIL: summary count"; exit 1; }
 "$fabsim" trace summary "$capture" --json | python3 -c 'import json,sys; json.load(sys.stdin)'
+# A file name is bytes: one that is not UTF-8 is still named in the JSON
+# (each stray byte as U+FFFD), found or not; it was left out, or nothing
+# was printed at all.
+odd="$TEST_TMPDIR/$(printf 'odd\xff\xfename')"
+cp "$capture" "$odd.pcap"
+for f in "$odd.pcap" "$odd-missing.pcap"; do
+	set +e
+	"$fabsim" trace summary "$f" --json >"$TEST_TMPDIR/odd.json" 2>/dev/null
+	set -e
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "odd\ufffd\ufffdname" in d.get("file", d.get("error", "")), d' \
+		"$TEST_TMPDIR/odd.json" || { echo "FAIL: --json of a non-UTF-8 name"; exit 1; }
+done
 bad="$TEST_TMPDIR/not_a_capture.pcap"
 echo "hello" >"$bad"
 if "$fabsim" trace check "$bad" 2>"$TEST_TMPDIR/err.txt" >&2; then

@@ -4,9 +4,12 @@
  * trace marks as corrupted is expected to fail its CRCs: it is counted, not reported. */
 #include "analyze_internal.h"
 
+/* The IBA's path MTUs: 256, 512, 1024, 2048 and 4096 bytes. */
+#define TR_MTU_MAX 4096u
+
 static bool is_pow2_mtu(uint32_t n)
 {
-	return n >= 256 && n <= 4096 && (n & (n - 1)) == 0;
+	return n >= 256 && n <= TR_MTU_MAX && (n & (n - 1)) == 0;
 }
 
 static void integrity(tr_analyzer *a, const tr_record *rec)
@@ -30,7 +33,8 @@ static void integrity(tr_analyzer *a, const tr_record *rec)
 			      p->ip_csum);
 }
 
-/* Payload sizes: FIRST and MIDDLE carry exactly one path MTU and no pad; LAST carries 1..MTU. */
+/* Payload sizes: FIRST and MIDDLE carry exactly one path MTU and no pad; LAST carries 1..MTU,
+ * ONLY 0..MTU; no packet more than the largest path MTU. */
 static void sizes(tr_analyzer *a, tr_flow *f, const tr_record *rec, uint32_t payload)
 {
 	const tr_packet *p = &rec->pkt;
@@ -58,13 +62,17 @@ static void sizes(tr_analyzer *a, tr_flow *f, const tr_record *rec, uint32_t pay
 				      "%u", op->name, payload, f->pmtu);
 		else
 			f->pmtu = payload;
-	} else if (op->pos == TR_POS_LAST) {
-		if (!payload)
+	} else {
+		if (op->pos == TR_POS_LAST && !payload)
 			tr_an_problem(a, rec, p->payload_off, "%s carries no payload", op->name);
 		else if (f->pmtu && payload > f->pmtu)
 			tr_an_problem(a, rec, p->payload_off,
 				      "%s carries %u bytes, more than the flow's MTU of %u",
 				      op->name, payload, f->pmtu);
+		else if (payload > TR_MTU_MAX)
+			tr_an_problem(a, rec, p->payload_off,
+				      "%s carries %u bytes, more than the largest path MTU (%u)",
+				      op->name, payload, TR_MTU_MAX);
 	}
 }
 

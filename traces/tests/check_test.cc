@@ -110,6 +110,13 @@ TEST(Check, PayloadSizesAndPadding) {
             "more than the flow's MTU of 1024");
   ExpectOne("last_empty.pcap", {Make(From(0x00, 1), 1024, 0), Make(From(0x02, 2), 0, 1)}, 2,
             "RC SEND_LAST carries no payload");
+  // an ONLY is held to the flow's MTU too, and none may pass the largest path MTU
+  ExpectOne("only_too_big.pcap",
+            {Make(From(0x00, 1), 1024, 0), Make(From(0x02, 2), 8, 1), Make(From(0x04, 3), 3000, 2)},
+            3, "RC SEND_ONLY carries 3000 bytes, more than the flow's MTU of 1024");
+  ExpectOne("only_huge.pcap", {Make(From(0x04, 1), 8000, 0)}, 1,
+            "RC SEND_ONLY carries 8000 bytes, more than the largest path MTU (4096)");
+  ExpectClean("only_full.pcap", {Make(From(0x04, 1), 4096, 0)});
   // PadCnt on a FIRST: 1024 bytes of payload declared as 1021 + 3 of pad
   Written w = Make(From(0x00, 1), 1024, 0);
   w.frame[43] |= 0x30;

@@ -487,13 +487,19 @@ static void tell(struct nic_world *world, struct nic_proc *p,
 		 enum tr_event_kind kind)
 {
 	uint32_t node = node_of(world, p);
+	char who[64];
 
+	if (node == TR_WHERE_UNKNOWN) /* its NICs closed, or none opened */
+		snprintf(who, sizeof(who), "process %d (no NIC open)",
+			 (int)p->pid);
+	else
+		snprintf(who, sizeof(who), "node %u (process %d)", node,
+			 (int)p->pid);
 	if (kind == TR_EVENT_AWAY)
 		p->times_away++;
 	if (kind == TR_EVENT_DIED || p->times_away <= NIC_AWAY_TOLD)
-		fprintf(stderr, "fabsim: at %llu ns, node %d (process %d): "
-			"%s%s\n", (unsigned long long)nic_world_now(world),
-			node == TR_WHERE_UNKNOWN ? -1 : (int)node, (int)p->pid,
+		fprintf(stderr, "fabsim: at %llu ns, %s: %s%s\n",
+			(unsigned long long)nic_world_now(world), who,
 			event_text[kind],
 			kind == TR_EVENT_BACK &&
 					p->times_away == NIC_AWAY_TOLD ?

@@ -43,7 +43,7 @@ enum {
 	SV_MAX_PD = 1 << 16,
 	SV_MAX_SGE = NIC_MAX_SGE,
 	SV_MAX_INLINE = NIC_INLINE_MAX,
-	SV_MAX_RD_ATOM = 16,
+	SV_MAX_RD_ATOM = NIC_ATOMIC_DEPTH,
 	SV_GID_TABLE = 2,    /* link-local, then the IPv4-mapped RoCEv2 GID */
 };
 #define SV_MAX_MSG_SIZE (1u << 31)

@@ -356,6 +356,11 @@ enum nic_wr_flags {
 };
 
 #define NIC_MAX_SGE 4
+/* Atomic packets a requester keeps unanswered per peer, and the results a
+ * responder remembers to answer their retransmissions with; the verbs
+ * face's max_qp_rd_atom. An atomic request (one packet per target
+ * segment) must fit, or it would wait for room it holds itself. */
+#define NIC_ATOMIC_DEPTH 16
 #define NIC_INLINE_MAX 64
 /* Largest operand of one atomic operation (all elements together). */
 #define NIC_ATOMIC_MAX_BYTES 512

@@ -66,9 +66,7 @@ struct nic_fabsim_hdr {
 };
 #define NIC_TAG_HDR_WIRE         16 /* TR_TAG_LEN */
 #define NIC_ATOMIC_HDR_WIRE      24 /* TR_ATOMIC_LEN */
-/* Atomic packets a requester keeps unanswered per peer, and the results a
- * responder remembers (nic_flow.atomic_replay); verbs' max_qp_rd_atom. */
-#define NIC_ATOMIC_DEPTH         16
+
 #define NIC_ATOMIC_RESP_HDR_WIRE 12 /* TR_ATOMIC_RESP_LEN */
 
 /* An event of the fabric (a process away, back, dead) into the trace, at

@@ -61,6 +61,9 @@ static bool is_native_atomic(const struct nic_wr *wr)
 	return wr->opcode == NIC_WR_FETCH_ATOMIC && a->op == FI_SUM;
 }
 
+_Static_assert(NIC_MAX_SGE <= NIC_ATOMIC_DEPTH,
+	       "an atomic request's packets fit in the atomic depth");
+
 static bool is_atomic(const struct nic_swqe *w)
 {
 	return w->wr.opcode == NIC_WR_ATOMIC ||
@@ -628,8 +631,12 @@ static void new_epoch(struct nic_flow *flow)
 	flow->epoch++;
 	flow->cursor = NULL;
 	flow->gap_asked = false;
+	/* What was sent in the old epoch gets no answer: the requests go
+	 * again from the start, their atomics counted again as they do. */
+	flow->atomics_out = 0;
 	for (struct nic_swqe *w = flow->sq_head; w; w = w->next) {
 		w->psn_first = psn;
+		w->atomics_sent = 0;
 		psn += w->psn_count;
 	}
 	flow->acked_psn = flow->send_psn = flow->high_psn = 0;

@@ -657,11 +657,15 @@ void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
 	if (pkt->epoch != flow->resp_epoch) {
 		if ((int32_t)(pkt->epoch - flow->resp_epoch) < 0)
 			return; /* from before the peer's last failure */
-		/* The peer gave up on its old requests: start over. */
+		/* The peer gave up on its old requests: start over. PSNs
+		 * start from 0 again, so the old atomics' results must not
+		 * answer new requests of the same PSNs. */
 		abort_rx(qp, flow);
 		flow->resp_epoch = pkt->epoch;
 		flow->epsn = 0;
 		flow->nak_sent = false;
+		for (size_t i = 0; i < NIC_ARRAY_LEN(flow->atomic_replay); i++)
+			flow->atomic_replay[i].valid = false;
 	}
 	if ((int32_t)(pkt->psn - flow->epsn) > 0) {
 		if (!flow->nak_sent) {

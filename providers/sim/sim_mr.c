@@ -21,6 +21,9 @@ static uint32_t nic_access_of(uint64_t access)
 
 	if (access & (FI_SEND | FI_RECV | FI_READ | FI_WRITE))
 		a |= NIC_ACCESS_LOCAL;
+	/* Received bytes and read results land in it. */
+	if (access & (FI_RECV | FI_READ))
+		a |= NIC_ACCESS_LOCAL_WRITE;
 	if (access & FI_REMOTE_READ)
 		a |= NIC_ACCESS_REMOTE_READ;
 	if (access & FI_REMOTE_WRITE)

@@ -71,18 +71,6 @@ static void timer_stop(struct cm_id *c)
 	}
 }
 
-/* A connection attempt that ends before it is established: librdmacm
- * moves the id's QP to the error state as it hands out REJECTED or
- * UNREACHABLE (rdma_get_cm_event), so receives posted before
- * rdma_connect come back flushed. */
-static void attempt_failed(struct cm_id *c, enum rdma_cm_event_type event,
-			   int status, const void *data, size_t data_len)
-{
-	c->state = CM_IDLE;
-	if (c->id.qp)
-		cm_sv->qp_error(c->id.qp);
-	cm_event_push(c, event, status, NULL, data, data_len, 0, 0);
-}
 
 static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg);
 
@@ -161,8 +149,9 @@ static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg)
 	if (++c->retries > CM_RETRIES) {
 		switch (c->state) {
 		case CM_REQ_SENT:
-			attempt_failed(c, RDMA_CM_EVENT_UNREACHABLE,
-				       -ETIMEDOUT, NULL, 0);
+			c->state = CM_IDLE;
+			cm_event_push(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT,
+				      NULL, NULL, 0, 0, 0);
 			break;
 		case CM_REP_SENT:
 			c->state = CM_IDLE;
@@ -807,8 +796,14 @@ static void got_rej(struct cm_id *c, const struct cm_msg *m)
 	if (c->state != CM_REQ_SENT && c->state != CM_REP_SENT)
 		return;
 	timer_stop(c);
-	attempt_failed(c, RDMA_CM_EVENT_REJECTED, m->reason, m->data,
-		       m->data_len);
+	c->state = CM_IDLE;
+	/* librdmacm moves the id's QP to the error state as it hands out
+	 * REJECTED (rdma_get_cm_event): receives posted before rdma_connect
+	 * come back flushed. */
+	if (c->id.qp)
+		cm_sv->qp_error(c->id.qp);
+	cm_event_push(c, RDMA_CM_EVENT_REJECTED, m->reason, NULL, m->data,
+		      m->data_len, 0, 0);
 }
 
 static void got_dreq(int dev, struct nic *nic, uint32_t host,

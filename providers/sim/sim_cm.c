@@ -652,11 +652,11 @@ int sim_cm_connect(struct sim_ep *ep, const struct sockaddr_in *dest,
 			"(fi_cm(3))\n");
 		return -FI_EINVAL;
 	}
-	ep->dialled = true;
 	host = sim_host_of_addr(world, dest);
 	c = conn_new(world, ep->domain->nic);
 	if (!c)
 		return -FI_ENOMEM;
+	ep->dialled = true;
 	c->ep = ep;
 	ep->conn = c;
 	watch(world, ep->domain->nic);

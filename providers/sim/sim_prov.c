@@ -67,6 +67,9 @@ static const struct sim_param {
 	  offsetof(struct nic_transport_params, unexpected_bytes),
 	  "buffer for messages that arrive before their receive "
 	  "(default 67108864)" },
+	/* "also the JSON key \"...\"" in a help text is what tells `fabsim
+	 * model` and `fabsim run` that the key is ours, not the model's
+	 * (tools/fabsim/sim_settings.c): keep the words. */
 	{ "pcap", P_STRING, 0,
 	  "record everything the simulated NICs put on the wire into this "
 	  "pcap file: RoCEv2 frames, virtual time in nanoseconds, drops and "

@@ -86,9 +86,10 @@ static void watch_exit(void)
 	atexit(stop_wakers);
 }
 
-/* A program that ends without closing its fabric gets its trace all the
- * same (what is buffered goes out as the process exits), but would not
- * hear that the disk was full: it is told here. */
+/* A program that ends without closing its fabric: what was written of its
+ * trace so far reaches the disk as the process exits (records the recorder
+ * still holds back in its queues are lost), but it would not hear that the
+ * disk was full: it is told here. */
 static void report_unwritten_trace(void)
 {
 	nm_error err;

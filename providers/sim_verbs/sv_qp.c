@@ -411,10 +411,10 @@ static int reset(struct sv_qp *qp)
 	return 0;
 }
 
-/* Values the attributes' fields can hold on a device (IBA 9.7.5.2.8,
- * 9.7.6.1.1: 3-bit retry counts, 5-bit timers) or that it grants
- * (ibv_query_device's max_qp_rd_atom, max_qp_init_rd_atom): EINVAL past
- * them, as the kernel says. */
+/* Values the attributes' fields can hold (ibv_modify_qp(3): retry counts
+ * of 3 bits, timers of 5) or that the device grants (ibv_query_device's
+ * max_qp_rd_atom, max_qp_init_rd_atom): EINVAL past them, as devices
+ * refuse them (rxe and mlx5 do the read depths). */
 static bool attr_values_ok(const struct ibv_qp_attr *a, int mask)
 {
 	return !((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7) &&

@@ -148,7 +148,8 @@ void nic_world_give_way(struct nic_world *world)
 void nic_world_owner_died(struct nic_world *world)
 {
 	/* A process died in the middle of a step: the state may be half
-	 * changed. Nobody may run it any more. */
+	 * changed. The world is marked so (nic_world_broken) and goes on:
+	 * nothing refuses a broken world yet (MULTIPROCESS.md). */
 	pthread_mutex_consistent(&world->lock);
 	world->broken = true;
 }

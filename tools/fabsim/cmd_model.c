@@ -45,14 +45,25 @@ static void print_topology(FILE *out, const nm_topology_params *t)
 }
 
 /* Every impairment in force, or "none". */
-static void print_impairments(FILE *out, const nm_impair_params *im)
+static void print_impairments(FILE *out, const nm_config *cfg)
 {
+	const nm_impair_params *im = &cfg->impair;
 	const char *sep = " ";
 
 	fprintf(out, "  loss    ");
-	if (!nm_impair_params_active(im)) {
+	if (!nm_impair_params_active(im) && !cfg->drop_count &&
+	    !cfg->fault_count) {
 		fprintf(out, " none\n");
 		return;
+	}
+	if (cfg->drop_count) {
+		fprintf(out, "%sscripted drops %zu", sep, (size_t)cfg->drop_count);
+		sep = "; ";
+	}
+	if (cfg->fault_count) {
+		fprintf(out, "%slink faults %zu", sep,
+			(size_t)cfg->fault_count);
+		sep = "; ";
 	}
 	if (im->loss_rate) {
 		fprintf(out, "%s%g per packet per link", sep, im->loss_rate);
@@ -98,7 +109,7 @@ static void print_config(FILE *out, const nm_config *cfg)
 		" ns receive, %" PRIu64 " ns DMA\n",
 		(uint64_t)cfg->nic.tx_delay_ns, (uint64_t)cfg->nic.rx_delay_ns,
 		(uint64_t)cfg->nic.dma_latency_ns);
-	print_impairments(out, &cfg->impair);
+	print_impairments(out, cfg);
 }
 
 static void print_table(FILE *out, const nm_network *net)

@@ -143,7 +143,11 @@ static int check_settings(void)
 	if (pcap && *pcap) {
 		struct stat st;
 
-		if (!stat(pcap, &st) && S_ISDIR(st.st_mode)) {
+		const char *per_node = getenv("FI_SIM_PCAP_PER_NODE");
+
+		/* One file per node is PREFIX.<host>.pcap: any prefix will do. */
+		if (!(per_node && *per_node) && !stat(pcap, &st) &&
+		    S_ISDIR(st.st_mode)) {
 			fprintf(stderr, "fabsim run: --pcap %s: is a directory, "
 				"not a file name\n", pcap);
 			return 2;

@@ -170,7 +170,8 @@ static bool xdg_usable(const char *xdg)
 }
 
 /* The runtime directory's path, and which setting gave it; its length, or
- * -1 when it does not fit. */
+ * -1 when it does not fit, or -2 when the current directory (a relative
+ * one's base) cannot be told (errno says why). */
 static int runtime_dir_path(char *buf, size_t len, const char **origin)
 {
 	const char *own = getenv("FABSIM_RUNTIME_DIR");
@@ -180,11 +181,11 @@ static int runtime_dir_path(char *buf, size_t len, const char **origin)
 	if (own && *own) {
 		char cwd[PATH_MAX] = "";
 
-		/* A relative one is taken from where the process started:
-		 * the coordinator runs from / and must find the same one. */
+		/* A relative one is taken from the current directory: the
+		 * coordinator runs from / and must find the same one. */
 		*origin = "$FABSIM_RUNTIME_DIR";
 		if (*own != '/' && !getcwd(cwd, sizeof(cwd)))
-			return -1;
+			return -2;
 		n = snprintf(buf, len, "%s%s%s", cwd,
 			     *own != '/' && strcmp(cwd, "/") ? "/" : "", own);
 		/* A trailing slash would make lstat() follow a symlink. */
@@ -203,8 +204,17 @@ static int runtime_dir_path(char *buf, size_t len, const char **origin)
 int fabsimd_runtime_dir(char *buf, size_t len, char *err, size_t errlen)
 {
 	const char *origin;
+	int n = runtime_dir_path(buf, len, &origin);
 
-	if (runtime_dir_path(buf, len, &origin) < 0) {
+	if (n == -2) {
+		int why = errno;
+
+		fabsimd_seterr(err, errlen, "runtime directory (%s) is relative "
+			       "and the current directory cannot be told: %s",
+			       origin, strerror(why));
+		return -why;
+	}
+	if (n < 0) {
 		fabsimd_seterr(err, errlen, "runtime directory (%s) is longer "
 			       "than %zu characters", origin, len - 1);
 		return -ENAMETOOLONG;

@@ -12,14 +12,22 @@
  * summary fail rather than print without what it would have held. */
 static void set(bool *bad, json_t *obj, const char *key, json_t *value)
 {
-	if (!obj || !value || json_object_set_new(obj, key, value))
+	if (!obj) {
+		json_decref(value);
 		*bad = true;
+	} else if (!value || json_object_set_new(obj, key, value)) {
+		*bad = true; /* json_object_set_new let go of value */
+	}
 }
 
 static void append(bool *bad, json_t *array, json_t *value)
 {
-	if (!array || !value || json_array_append_new(array, value))
+	if (!array) {
+		json_decref(value);
 		*bad = true;
+	} else if (!value || json_array_append_new(array, value)) {
+		*bad = true;
+	}
 }
 
 /* The length of the well-formed UTF-8 sequence at c (at most avail bytes),

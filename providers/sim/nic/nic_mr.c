@@ -101,13 +101,14 @@ static uint64_t next_free_key(struct nic *nic)
 	return nic->next_key;
 }
 
-/* True when every page of [addr, addr + len) is mapped in this process (the
+/* 0 when every page of [addr, addr + len) is mapped in this process (the
  * registering one) with the protection the NIC needs: a device pins the
  * pages, for writing when it may write them, and fails with EFAULT for any
  * it cannot (where the model would later copy into or out of nothing, or
  * into read-only memory: the process would die in the middle of a step).
  * The process's mappings come sorted by address. */
-static bool pages_allow(const void *addr, size_t len, bool write)
+static int pages_allow(const void *addr, size_t len, bool write,
+		       nm_error *err)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t at = (uintptr_t)addr & ~(uintptr_t)(page - 1);
@@ -116,10 +117,12 @@ static bool pages_allow(const void *addr, size_t len, bool write)
 	FILE *maps;
 
 	if (end < (uintptr_t)addr)
-		return false; /* wraps around */
+		goto refused; /* wraps around */
 	maps = fopen("/proc/self/maps", "re");
 	if (!maps)
-		return false;
+		return nm_error_set(err, -errno, "cannot read the process's "
+				    "mappings (/proc/self/maps): %s",
+				    strerror(errno));
 	while (at < end && fgets(line, sizeof(line), maps)) {
 		unsigned long lo, hi;
 		char perms[5];
@@ -139,7 +142,12 @@ static bool pages_allow(const void *addr, size_t len, bool write)
 		at = hi;
 	}
 	fclose(maps);
-	return at >= end;
+	if (at >= end)
+		return 0;
+refused:
+	return nm_error_set(err, -EFAULT, "[%p, %p) is not all %s memory of "
+			    "this process", addr, (void *)end,
+			    write ? "writable" : "readable");
 }
 
 int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
@@ -154,11 +162,8 @@ int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
 				NIC_ACCESS_REMOTE_WRITE |
 				NIC_ACCESS_REMOTE_ATOMIC);
 
-	if (len && !pages_allow(addr, len, writes))
-		return nm_error_set(err, -EFAULT, "[%p, %p) is not all %s "
-				    "memory of this process", addr,
-				    (void *)((uintptr_t)addr + len),
-				    writes ? "writable" : "readable");
+	if (len && (ret = pages_allow(addr, len, writes, err)))
+		return ret;
 	if (key != NIC_KEY_ANY && nic_find_mr(nic, key))
 		return nm_error_set(err, -EEXIST, "key %#llx is already in "
 				    "use on this NIC", (unsigned long long)key);

@@ -41,6 +41,21 @@ class CmTest : public RdmTest {
 		*eq = w.NewEq(what + "'s EQ");
 		return *eq ? w.NewEp(i, *eq, nullptr, what) : nullptr;
 	}
+	// Node 1's new endpoint (*c, its EQ *eq) asks node 0's listener for
+	// a connection, which node 0 refuses (fi_reject).
+	void RequestRejected(Eq** eq, fid_ep** c)
+	{
+		Node& L = w.node(0);
+		*c = Active(1, eq, "node 1's endpoint");
+		ASSERT_NE(*c, nullptr);
+		CONF_OK(fi_enable(*c));
+		CONF_OK(fi_connect(*c, L.listen_name.data(), nullptr, 0));
+		ASSERT_TRUE(w.WaitEvent(L.listen_eq, &k_.req, &L.pep->fid));
+		ASSERT_EQ(k_.req.event, (uint32_t)FI_CONNREQ)
+			<< w.DescribeEvent(k_.req);
+		ASSERT_NE(k_.req.info, nullptr);
+		CONF_OK(fi_reject(L.pep, k_.req.info->handle, nullptr, 0));
+	}
 	// Waits for the next event for ep on eq and checks it is `event`.
 	void ExpectEvent(Eq* eq, fid_ep* ep, uint32_t event, EqEvent* out)
 	{
@@ -265,14 +280,8 @@ TEST_F(CmTest, RejectReportsAnErrorToTheConnector)
 {
 	Node& L = w.node(0);
 	Eq* cq = nullptr;
-	fid_ep* c = Active(1, &cq, "node 1's endpoint");
-	ASSERT_NE(c, nullptr);
-	CONF_OK(fi_enable(c));
-	CONF_OK(fi_connect(c, L.listen_name.data(), nullptr, 0));
-	ASSERT_TRUE(w.WaitEvent(L.listen_eq, &k_.req, &L.pep->fid));
-	ASSERT_EQ(k_.req.event, (uint32_t)FI_CONNREQ) << w.DescribeEvent(k_.req);
-	ASSERT_NE(k_.req.info, nullptr);
-	CONF_OK(fi_reject(L.pep, k_.req.info->handle, nullptr, 0));
+	fid_ep* c = nullptr;
+	ASSERT_NO_FATAL_FAILURE(RequestRejected(&cq, &c));
 	EqEvent ev;
 	::testing::AssertionResult ok = w.WaitEvent(cq, &ev, &c->fid);
 	ASSERT_TRUE(ok) << "no event at the rejected side: " << ok.message();
@@ -307,13 +316,8 @@ TEST_F(CmTest, ARejectedEndpointDoesNotConnectAgain)
 	CONF_SKIP_IF_DEVIATION("cm.connect_once");
 	Node& L = w.node(0);
 	Eq* cq = nullptr;
-	fid_ep* c = Active(1, &cq, "node 1's endpoint");
-	ASSERT_NE(c, nullptr);
-	CONF_OK(fi_enable(c));
-	CONF_OK(fi_connect(c, L.listen_name.data(), nullptr, 0));
-	ASSERT_TRUE(w.WaitEvent(L.listen_eq, &k_.req, &L.pep->fid));
-	ASSERT_EQ(k_.req.event, (uint32_t)FI_CONNREQ) << w.DescribeEvent(k_.req);
-	CONF_OK(fi_reject(L.pep, k_.req.info->handle, nullptr, 0));
+	fid_ep* c = nullptr;
+	ASSERT_NO_FATAL_FAILURE(RequestRejected(&cq, &c));
 	EqEvent ev;
 	ASSERT_TRUE(w.WaitEvent(cq, &ev, &c->fid));
 	ASSERT_TRUE(ev.error) << w.DescribeEvent(ev);

@@ -112,14 +112,15 @@ protected:
 				     IBV_QP_ACCESS_FLAGS);
 	}
 
-	static int ToRtr(Side &s, const Side &peer)
+	static int ToRtr(Side &s, const Side &peer,
+			 uint8_t max_dest_rd_atomic = 1)
 	{
 		ibv_qp_attr attr{};
 		attr.qp_state = IBV_QPS_RTR;
 		attr.path_mtu = IBV_MTU_1024;
 		attr.dest_qp_num = peer.qp->qp_num;
 		attr.rq_psn = 0;
-		attr.max_dest_rd_atomic = 1;
+		attr.max_dest_rd_atomic = max_dest_rd_atomic;
 		attr.min_rnr_timer = 12;
 		attr.ah_attr.is_global = 1;
 		attr.ah_attr.grh.dgid = peer.gid;
@@ -244,22 +245,9 @@ TEST_F(Face, AttributeValuesBeyondTheDevicesAreRefused)
 	ibv_device_attr dev{};
 	ASSERT_EQ(ibv_query_device(a.ctx, &dev), 0);
 	ASSERT_EQ(ToInit(a), 0);
-	ibv_qp_attr attr{};
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.dest_qp_num = b.qp->qp_num;
-	attr.max_dest_rd_atomic = (uint8_t)(dev.max_qp_rd_atom + 1);
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = b.gid;
-	attr.ah_attr.grh.sgid_index = 1;
-	attr.ah_attr.port_num = 1;
-	const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	EXPECT_EQ(ibv_modify_qp(a.qp, &attr, rtr), EINVAL);
+	EXPECT_EQ(ToRtr(a, b, (uint8_t)(dev.max_qp_rd_atom + 1)), EINVAL);
 	EXPECT_EQ(a.qp->state, IBV_QPS_INIT);
-	attr.max_dest_rd_atomic = (uint8_t)dev.max_qp_rd_atom;
-	ASSERT_EQ(ibv_modify_qp(a.qp, &attr, rtr), 0);
+	ASSERT_EQ(ToRtr(a, b, (uint8_t)dev.max_qp_rd_atom), 0);
 
 	ibv_qp_attr rts{};
 	rts.qp_state = IBV_QPS_RTS;

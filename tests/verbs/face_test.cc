@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -648,6 +649,29 @@ TEST_F(Face, ADeregisteredRegionsReceivesFailWhenAMessageLands)
 	ibv_wc s = Wait(a);
 	EXPECT_EQ(s.status, IBV_WC_REM_OP_ERR) << ibv_wc_status_str(s.status);
 	EXPECT_EQ(b.mem[0], 0x5a) << "written through a deregistered region";
+}
+
+// The same while a message of many packets is landing: what comes after
+// the deregistration is not written, and the receive fails.
+TEST_F(Face, ADeregistrationStopsAMessageLandingInItsRegion)
+{
+	Connect();
+	std::fill(b.mem.begin(), b.mem.end(), 0x5a);
+	std::fill(a.mem.begin(), a.mem.end(), 0xa5);
+	ASSERT_EQ(PostRecv(b, 0, kBuf, 7), 0);
+	ASSERT_EQ(Post(a, IBV_WR_SEND, 0, kBuf, 1), 0);
+	ibv_wc wc[1];
+	int polls = 0;
+	while (b.mem[0] != 0xa5 && polls++ < 100000) // its first packet
+		ASSERT_EQ(ibv_poll_cq(b.cq, 1, wc), 0);
+	ASSERT_EQ(b.mem[0], 0xa5) << "no packet landed";
+	ASSERT_EQ(b.mem[kBuf - 1], 0x5a) << "the whole message landed at once";
+	ASSERT_EQ(ibv_dereg_mr(b.mr), 0);
+	b.mr = nullptr;
+	ibv_wc r = Wait(b);
+	EXPECT_EQ(r.wr_id, 7u);
+	EXPECT_EQ(r.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(r.status);
+	EXPECT_EQ(b.mem[kBuf - 1], 0x5a) << "written after its deregistration";
 }
 
 TEST_F(Face, BufferOutsideTheRegionIsAProtectionError)

@@ -711,8 +711,10 @@ struct nic_rmatch {
 	struct nic_rmatch *next;
 };
 
-/* Receives posted on mr, which is going, fail when a message lands. */
+/* Receives posted on mr, which is going, fail when a message lands (or
+ * lands further, for one taken by a message on its way). */
 void nic_match_revoke_mr(struct nic_matcher *mt, const struct nic_mr *mr);
+void nic_match_revoke_recv(struct nic_rmatch *m, const struct nic_mr *mr);
 /* Where the payload of a new incoming send goes. NULL: no room (RNR). */
 struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 				      bool tagged, uint64_t tag);

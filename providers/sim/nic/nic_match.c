@@ -579,17 +579,22 @@ static void free_list(struct nic_matcher *mt, struct nic_rmatch_list *l)
 
 /* The region is going: a receive posted on it finds its key gone when a
  * message lands in it, as on a device, where the key is checked then. */
+void nic_match_revoke_recv(struct nic_rmatch *m, const struct nic_mr *mr)
+{
+	for (size_t i = 0; i < m->recv.sge_count; i++)
+		if (m->recv.sge[i].mr == mr) {
+			m->recv.sge[i].mr = NULL;
+			m->recv.flags |= NIC_RECV_BAD_KEY;
+		}
+}
+
 void nic_match_revoke_mr(struct nic_matcher *mt, const struct nic_mr *mr)
 {
 	struct nic_rmatch_list *lists[] = { &mt->posted_msg, &mt->posted_tag };
 
 	for (size_t l = 0; l < NIC_ARRAY_LEN(lists); l++)
 		for (struct nic_rmatch *m = lists[l]->head; m; m = m->next)
-			for (size_t i = 0; i < m->recv.sge_count; i++)
-				if (m->recv.sge[i].mr == mr) {
-					m->recv.sge[i].mr = NULL;
-					m->recv.flags |= NIC_RECV_BAD_KEY;
-				}
+			nic_match_revoke_recv(m, mr);
 }
 
 void nic_match_release(struct nic_matcher *mt)

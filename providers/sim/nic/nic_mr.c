@@ -210,8 +210,16 @@ int nic_mr_dereg(struct nic_mr *mr)
 	for (uint32_t i = 0; i < mr->nic->qps.count; i++) {
 		struct nic_qp *qp = mr->nic->qps.slots[i];
 
-		if (qp && qp->rq)
-			nic_match_revoke_mr(qp->rq, mr);
+		if (!qp || !qp->rq)
+			continue;
+		nic_match_revoke_mr(qp->rq, mr);
+		/* Receives a message is landing in, packet by packet. */
+		for (size_t s = 0; s < qp->flow_slots; s++)
+			for (struct nic_flow *f = qp->flows[s]; f;
+			     f = f->hash_next)
+				if (f->rx.active && f->rx.kind == 0 &&
+				    f->rx.match)
+					nic_match_revoke_recv(f->rx.match, mr);
 	}
 	table_remove(mr->nic, mr);
 	if (mr->len)

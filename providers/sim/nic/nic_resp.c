@@ -371,6 +371,11 @@ static enum send_result send_packet(struct nic_qp *qp, struct nic_flow *flow,
 		rx->offset = 0;
 	} else if (!rx->active || rx->kind != 0) {
 		return SEND_OK; /* the start was stepped over: nothing to place */
+	} else if (nic_match_bad_key(rx->match)) {
+		/* Its region was deregistered while the message landed. */
+		nic_match_fail_taken(qp, rx->match, NIC_LOC_PROT_ERR);
+		memset(rx, 0, sizeof(*rx));
+		return SEND_BAD_KEY;
 	}
 	nic_match_place(qp, rx->match, rx->offset, pkt->payload,
 			pkt->payload_len);

@@ -130,7 +130,9 @@ static json_t *flow(const tr_flow_summary *f, bool *bad)
 	return o;
 }
 
-static json_t *build(const tr_summary *s, bool *bad)
+/* The summary's tree; its flows too when with_flows (else the caller
+ * writes them one at a time: a capture may hold hundreds of thousands). */
+static json_t *build(const tr_summary *s, bool with_flows, bool *bad)
 {
 	json_t *root = json_object(), *other = json_object(), *ops = json_array(),
 	       *flows = json_array(), *lat = json_object(), *reasons = json_object();
@@ -146,7 +148,7 @@ static json_t *build(const tr_summary *s, bool *bad)
 						     (json_int_t)s->opcode_packets[op], "bytes",
 						     (json_int_t)s->opcode_bytes[op]));
 	}
-	for (size_t i = 0; i < s->n_flows; i++)
+	for (size_t i = 0; with_flows && i < s->n_flows; i++)
 		append(bad, flows, flow(&s->flows[i], bad));
 	for (int k = 0; k < TR_LAT_KINDS; k++) {
 		const tr_latency *l = &s->latency[k];
@@ -192,14 +194,17 @@ static json_t *build(const tr_summary *s, bool *bad)
 	set(bad, root, "tagged_messages", json_integer((json_int_t)s->tagged_messages));
 	set(bad, root, "latency", lat);
 	set(bad, root, "problems", json_integer((json_int_t)s->problems));
-	set(bad, root, "flows", flows);
+	if (with_flows)
+		set(bad, root, "flows", flows);
+	else
+		json_decref(flows);
 	return root;
 }
 
 char *tr_summary_json(const tr_summary *s)
 {
 	bool bad = false;
-	json_t *root = build(s, &bad);
+	json_t *root = build(s, true, &bad);
 	char *text = root && !bad ?
 			     json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) :
 			     NULL;
@@ -208,25 +213,72 @@ char *tr_summary_json(const tr_summary *s)
 	return text;
 }
 
+/* text, each line after the first indented by `by` spaces. */
+static int print_indented(FILE *out, const char *text, int by)
+{
+	for (const char *c = text; *c; c++)
+		if (fputc(*c, out) == EOF || (*c == '\n' && fprintf(out, "%*s", by, "") < 0))
+			return -1;
+	return 0;
+}
+
+/* The flows as the members of the "flows" array that closes the object,
+ * one built, written and freed at a time. */
+static int print_flows(const tr_summary *s, FILE *out, tr_error *err)
+{
+	if (fprintf(out, ",\n  \"flows\": [") < 0)
+		goto io;
+	for (size_t i = 0; i < s->n_flows; i++) {
+		bool bad = false;
+		json_t *f = flow(&s->flows[i], &bad);
+		char *text = f && !bad ? json_dumps(f, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+				       : NULL;
+		int ret;
+
+		json_decref(f);
+		if (!text)
+			return tr_error_set(err, -ENOMEM, "out of memory for the JSON summary");
+		ret = fprintf(out, "%s\n    ", i ? "," : "") < 0 ? -1 : print_indented(out, text, 4);
+		free(text);
+		if (ret)
+			goto io;
+	}
+	if (fprintf(out, s->n_flows ? "\n  ]" : "]") < 0)
+		goto io;
+	return 0;
+io:
+	return tr_error_set(err, -EIO, "cannot write the JSON summary");
+}
+
 int tr_summary_print_json(const tr_summary *s, const char *error, FILE *out,
 			  tr_error *err)
 {
 	bool bad = false;
-	json_t *root = s ? build(s, &bad) : json_object();
+	json_t *root = s ? build(s, false, &bad) : json_object();
 	char *text = NULL;
+	size_t len;
+	int ret = 0;
 
 	if (error)
 		set(&bad, root, "error", utf8_string(error));
 	if (root && !bad)
 		text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
-
 	if (!text)
 		return tr_error_set(err, -ENOMEM, "out of memory for the JSON summary");
-	if (fprintf(out, "%s\n", text) < 0) {
-		free(text);
-		return tr_error_set(err, -EIO, "cannot write the JSON summary");
+	/* The object without its flows ends "\n}": they go in before that. */
+	len = strlen(text);
+	if (s && len >= 2 && !strcmp(text + len - 2, "\n}")) {
+		text[len - 2] = '\0';
+		if (fprintf(out, "%s", text) < 0)
+			ret = tr_error_set(err, -EIO, "cannot write the JSON summary");
+		if (!ret)
+			ret = print_flows(s, out, err);
+		if (!ret && fprintf(out, "\n}\n") < 0)
+			ret = tr_error_set(err, -EIO, "cannot write the JSON summary");
+	} else if (fprintf(out, "%s\n", text) < 0) {
+		ret = tr_error_set(err, -EIO, "cannot write the JSON summary");
 	}
 	free(text);
-	return 0;
+	return ret;
 }

@@ -260,6 +260,27 @@ TEST(Summary, RetransmissionsGapsNaksDropsTags) {
   EXPECT_EQ(11u * 8 + TR_TAG_LEN, x.flows[0].payload_bytes);  // every packet, tag header included
 }
 
+// `trace summary --json` writes its flows one at a time: the text is the
+// whole tree's, byte for byte.
+TEST(Summary, PrintedJsonIsTheWholeTreesText) {
+  auto list = trtest::Conversation();
+  Sum s;
+  Summarize("printed.pcap", list, &s);
+  ASSERT_GT(s.s->n_flows, 1u);
+  char* tree = tr_summary_json(s.s);
+  ASSERT_NE(nullptr, tree);
+  char* printed = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&printed, &len);
+  ASSERT_NE(nullptr, out);
+  tr_error err;
+  ASSERT_EQ(0, tr_summary_print_json(s.s, nullptr, out, &err)) << err.msg;
+  fclose(out);
+  EXPECT_EQ(std::string(tree) + "\n", std::string(printed, len));
+  free(tree);
+  free(printed);
+}
+
 TEST(Summary, JsonCarriesTheSameFigures) {
   auto list = trtest::Conversation();
   Sum s;

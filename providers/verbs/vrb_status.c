@@ -229,8 +229,11 @@ int vrb_cm_pack(const void *data, size_t len, size_t max, uint8_t *buf,
 {
 	struct vrb_cm_hdr hdr = { .size = (uint8_t)len };
 
-	if (max < sizeof(hdr) || len > max - sizeof(hdr) || len > UINT8_MAX ||
-	    (len && !data))
+	/* FI_OPT_CM_DATA_SIZE is the limit fi_connect, fi_accept and
+	 * fi_reject all keep to (fi_endpoint(3)), though a REP or a REJ would
+	 * carry more. */
+	if (max < sizeof(hdr) || len > max - sizeof(hdr) ||
+	    len > VRB_CM_DATA_SIZE || (len && !data))
 		return -FI_EINVAL;
 	memcpy(buf, &hdr, sizeof(hdr));
 	if (len)

@@ -309,6 +309,28 @@ TEST_F(CmTest, RejectReportsAnErrorToTheConnector)
 	Exchange(c2, 1, l2, 0, 7);
 }
 
+// fi_endpoint(3): FI_OPT_CM_DATA_SIZE "limits the amount of data that
+// applications can exchange between peer endpoints using the fi_connect,
+// fi_accept, and fi_reject operations": one byte more is refused.
+TEST_F(CmTest, ConnectAndRejectKeepToTheCmDataSize)
+{
+	CONF_SKIP_IF_DEVIATION("cm.reject_data_size");
+	Node& L = w.node(0);
+	size_t max = 0, optlen = sizeof(max);
+	CONF_OK(fi_getopt(&L.pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE,
+			  &max, &optlen));
+	std::vector<char> big(max + 1, 'x');
+	Eq* cq = nullptr;
+	fid_ep* c = Active(1, &cq, "node 1's endpoint");
+	ASSERT_NE(c, nullptr);
+	EXPECT_LT(fi_connect(c, L.listen_name.data(), big.data(), max + 1), 0);
+	CONF_OK(fi_connect(c, L.listen_name.data(), nullptr, 0));
+	ASSERT_TRUE(w.WaitEvent(L.listen_eq, &k_.req, &L.pep->fid));
+	ASSERT_EQ(k_.req.event, (uint32_t)FI_CONNREQ) << w.DescribeEvent(k_.req);
+	EXPECT_LT(fi_reject(L.pep, k_.req.info->handle, big.data(), max + 1), 0);
+	CONF_OK(fi_reject(L.pep, k_.req.info->handle, big.data(), max));
+}
+
 // fi_cm(3): "fi_connect may only be called on an endpoint once in its
 // lifetime" — a rejected one too (sim's sent a new request).
 TEST_F(CmTest, ARejectedEndpointDoesNotConnectAgain)

@@ -59,6 +59,12 @@ const Known kKnown[] = {
 	{"sockets", kBoth, "cq.signal_sread_eagain",
 	 "fi_cq_sread woken by fi_cq_signal returns -FI_ECANCELED instead of "
 	 "-FI_EAGAIN"},
+	{"tcp", kMsg, "cm.reject_data_size",
+	 "fi_reject takes more private data than FI_OPT_CM_DATA_SIZE, and the "
+	 "request's later fi_reject then double-frees"},
+	{"sockets", kMsg, "cm.reject_data_size",
+	 "fi_reject takes more private data than FI_OPT_CM_DATA_SIZE, and the "
+	 "request's later fi_reject then double-frees"},
 	{"sockets", kMsg, "cm.connect_once",
 	 "a second fi_connect on an endpoint whose first was rejected returns "
 	 "0 and sends a new request (fi_cm(3): once in its lifetime)"},

@@ -70,6 +70,16 @@ ssize_t vrb_post_send(struct vrb_ep *ep, const struct vrb_send *s)
 	if (s->count > ep->info->tx_attr->iov_limit || s->count > VRB_MAX_SGE ||
 	    (s->count && !s->iov))
 		return -FI_EINVAL;
+	/* Remote CQ data rides immediate data, which takes a receive at the
+	 * target: only a program that accepted FI_RX_CQ_DATA was offered it
+	 * (cq_data_size 0 otherwise). */
+	if ((s->flags & FI_REMOTE_CQ_DATA) &&
+	    !ep->info->domain_attr->cq_data_size) {
+		FI_WARN(&vrb_prov, FI_LOG_EP_DATA, "remote CQ data: the "
+			"domain's cq_data_size is 0 (the program did not "
+			"accept the FI_RX_CQ_DATA mode)\n");
+		return -FI_EINVAL;
+	}
 	ret = fill_sges(s->iov, s->desc, s->count, sge, &total);
 	if (ret)
 		return ret;

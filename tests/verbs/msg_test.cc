@@ -515,6 +515,31 @@ TEST_F(Msg, VectorsAndRemoteCqData)
 	EXPECT_EQ(fi_sendv(client.ep, five, nullptr, 5, 0, nullptr), -FI_EINVAL);
 }
 
+// A program that did not accept FI_RX_CQ_DATA was offered no remote CQ
+// data (cq_data_size 0): an operation carrying some is refused, rather
+// than take a receive the program posted for a message.
+TEST_F(Msg, RemoteCqDataWithoutRxCqDataModeIsRefused)
+{
+	opt.mode = FI_CONTEXT;
+	Connect();
+	fi_context rctx;
+	ASSERT_EQ(fi_recv(server.ep, &server.mem[0], 64, server.desc, 0, &rctx),
+		  0);
+	EXPECT_EQ(fi_senddata(client.ep, &client.mem[0], 8, client.desc, 7, 0,
+			      nullptr),
+		  -FI_EINVAL);
+	EXPECT_EQ(fi_writedata(client.ep, &client.mem[0], 8, client.desc, 7, 0,
+			       (uintptr_t)&server.mem[512], fi_mr_key(server.mr),
+			       nullptr),
+		  -FI_EINVAL);
+	ASSERT_EQ(fi_send(client.ep, &client.mem[0], 8, client.desc, 0,
+			  nullptr), 0);
+	Completion r = Wait(server, server.rx);
+	ASSERT_FALSE(r.error) << r.text;
+	EXPECT_EQ(r.e.op_context, &rctx);
+	EXPECT_EQ(r.e.flags, FI_RECV | FI_MSG);
+}
+
 TEST_F(Msg, InjectCopiesAtOnceAndCompletesSilently)
 {
 	Connect();

@@ -192,6 +192,10 @@ struct vrb_ep {
 	uint64_t                   sq_posted;   /* requests posted */
 	uint64_t                   sq_done;     /* of those, retired */
 	uint32_t                   unsignaled;  /* in a row since a signaled one */
+	/* The contexts of unsignaled requests (selective completion), by
+	 * queue position modulo tx_size: one that fails names its
+	 * operation. Made at the first such request. */
+	void                     **unsignaled_ctx;
 	size_t                     rx_posted;
 	/* Target of plain fi_atomic sums (the device returns the old value). */
 	uint64_t                   scratch;

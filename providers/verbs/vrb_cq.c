@@ -156,15 +156,28 @@ static void pop(struct vrb_cq *cq)
 
 /* Retires the head completion's request: credits back to its endpoint,
  * its record back to the pool. Returns the endpoint (NULL: it is closed
- * and the completion is dropped) and copies out what the record said. */
+ * and the completion is dropped) and copies out what the record said;
+ * *known says whether there was one (an unsignaled request has its
+ * context kept by position, when it had one). */
 static struct vrb_ep *retire(struct vrb_cq *cq, const struct ibv_wc *wc,
-			     struct vrb_op_info *info, bool *silent)
+			     struct vrb_op_info *info, bool *silent,
+			     bool *known)
 {
 	struct vrb_ep *ep = ep_of(cq, wc->qp_num);
 	struct vrb_op *op = vrb_wr_id_is_record(wc->wr_id) ?
 				    (struct vrb_op *)(uintptr_t)wc->wr_id : NULL;
 
+	void **ring = ep ? __atomic_load_n(&ep->unsignaled_ctx,
+					   __ATOMIC_ACQUIRE) : NULL;
+
 	*silent = false;
+	*known = op != NULL;
+	if (!op && wc->wr_id && ring) {
+		memset(info, 0, sizeof(*info));
+		info->kind = (uint8_t)vrb_wr_id_kind(wc->wr_id);
+		info->context = ring[vrb_wr_id_sq_pos(wc->wr_id) % ep->tx_size];
+		*known = true;
+	}
 	if (!op)
 		return ep;
 	*info = op->info;
@@ -194,7 +207,7 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count,
 		const struct ibv_wc *wc;
 		struct vrb_op_info info;
 		struct vrb_cqe e;
-		bool silent, had_record;
+		bool silent, known;
 
 		if (refill(cq) <= 0)
 			break;
@@ -203,16 +216,15 @@ static ssize_t cq_readfrom(struct fid_cq *fid, void *buf, size_t count,
 			/* A closed endpoint's failures are nobody's. */
 			if (ep_of(cq, wc->qp_num))
 				break;
-			retire(cq, wc, &info, &silent);
+			retire(cq, wc, &info, &silent, &known);
 			pop(cq);
 			continue;
 		}
-		had_record = vrb_wr_id_is_record(wc->wr_id);
-		if (!retire(cq, wc, &info, &silent) || silent) {
+		if (!retire(cq, wc, &info, &silent, &known) || silent) {
 			pop(cq);
 			continue;
 		}
-		vrb_wc_to_cqe(wc, had_record ? &info : NULL, &e);
+		vrb_wc_to_cqe(wc, known ? &info : NULL, &e);
 		vrb_cqe_write(cq->attr.format, &e, (char *)buf + n * esize);
 		if (src_addr)
 			src_addr[n] = FI_ADDR_NOTAVAIL;
@@ -249,17 +261,16 @@ static ssize_t cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf,
 	drain_events(cq);
 	while (refill(cq) > 0) {
 		const struct ibv_wc *wc = &cq->backlog[cq->head];
-		bool had_record = vrb_wr_id_is_record(wc->wr_id);
 		struct vrb_op_info info;
-		bool silent;
+		bool silent, known;
 
 		if (wc->status == IBV_WC_SUCCESS)
 			break;
-		if (!retire(cq, wc, &info, &silent)) {
+		if (!retire(cq, wc, &info, &silent, &known)) {
 			pop(cq);
 			continue;
 		}
-		vrb_wc_to_err(wc, had_record ? &info : NULL, &entry);
+		vrb_wc_to_err(wc, known ? &info : NULL, &entry);
 		pop(cq);
 		ret = 1;
 		break;

@@ -499,6 +499,7 @@ static int ep_close(struct fid *fid)
 	pthread_mutex_unlock(&dom->lock);
 	pthread_mutex_destroy(&ep->lock);
 	fi_freeinfo(ep->info);
+	free(ep->unsignaled_ctx);
 	free(ep);
 	return 0;
 }

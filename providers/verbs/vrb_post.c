@@ -111,7 +111,19 @@ ssize_t vrb_post_send(struct vrb_ep *ep, const struct vrb_send *s)
 		wr.wr_id = (uintptr_t)op;
 		wr.send_flags |= IBV_SEND_SIGNALED;
 	} else {
-		wr.wr_id = vrb_wr_id_unsignaled(s->kind);
+		uint64_t pos = ep->sq_posted + 1;
+
+		void **ring = ep->unsignaled_ctx;
+
+		if (s->context && !ring) {
+			/* Read by the CQ's readers, not under our lock. */
+			ring = calloc(ep->tx_size, sizeof(*ring));
+			__atomic_store_n(&ep->unsignaled_ctx, ring,
+					 __ATOMIC_RELEASE);
+		}
+		if (ring)
+			ring[pos % ep->tx_size] = s->context;
+		wr.wr_id = vrb_wr_id_unsignaled(s->kind, pos);
 	}
 	wr.sg_list = s->count ? sge : NULL;
 	wr.num_sge = (int)s->count;

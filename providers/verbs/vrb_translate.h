@@ -100,11 +100,23 @@ uint64_t vrb_op_flags(enum vrb_op_kind kind);
 
 /* wr_id of a work request: either a pointer to the provider's record of
  * the operation (signaled requests and receives), or, for unsignaled
- * requests whose success is never reported, an odd number carrying only
- * the kind, so that an error completion can still say what failed. */
-static inline uint64_t vrb_wr_id_unsignaled(enum vrb_op_kind kind)
+ * requests whose success is never reported, an odd number carrying the
+ * kind and the request's position in its send queue (1, 2, ...), so that
+ * an error completion can still say what failed. */
+static inline uint64_t vrb_wr_id_unsignaled(enum vrb_op_kind kind,
+					    uint64_t sq_pos)
 {
-	return ((uint64_t)kind << 1) | 1;
+	return sq_pos << 8 | ((uint64_t)kind << 1) | 1;
+}
+
+static inline enum vrb_op_kind vrb_wr_id_kind(uint64_t wr_id)
+{
+	return (enum vrb_op_kind)((wr_id >> 1) & 0x7f);
+}
+
+static inline uint64_t vrb_wr_id_sq_pos(uint64_t wr_id)
+{
+	return wr_id >> 8;
 }
 
 static inline bool vrb_wr_id_is_record(uint64_t wr_id)

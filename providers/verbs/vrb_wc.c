@@ -32,8 +32,9 @@ static enum vrb_op_kind kind_of(const struct ibv_wc *wc,
 {
 	if (op)
 		return (enum vrb_op_kind)op->kind;
-	if (!vrb_wr_id_is_record(wc->wr_id) && wc->wr_id < VRB_OP_KIND_MAX * 2)
-		return (enum vrb_op_kind)(wc->wr_id >> 1);
+	if (!vrb_wr_id_is_record(wc->wr_id) &&
+	    vrb_wr_id_kind(wc->wr_id) < VRB_OP_KIND_MAX)
+		return vrb_wr_id_kind(wc->wr_id);
 	return 0;
 }
 

@@ -640,6 +640,27 @@ TEST_F(Msg, SelectiveCompletion)
 	EXPECT_EQ(Wait(server, server.rx).e.op_context, &r2);
 }
 
+// fi_endpoint(3): "Operations that fail asynchronously will still generate
+// completions, even if a completion is not requested" — with the context
+// the operation was posted with (fi_cq(3)), though it went unsignaled.
+TEST_F(Msg, ASelectiveCompletionFailureNamesItsOperation)
+{
+	opt.tx_bind = FI_TRANSMIT | FI_SELECTIVE_COMPLETION;
+	Connect();
+	fi_context quiet, bad;
+	ASSERT_EQ(fi_write(client.ep, &client.mem[0], 8, client.desc, 0,
+			   server.raddr(0), fi_mr_key(server.mr), &quiet),
+		  0);
+	ASSERT_EQ(fi_write(client.ep, &client.mem[0], 8, client.desc, 0,
+			   server.raddr(0), fi_mr_key(server.mr) + 1, &bad),
+		  0);
+	Completion c = Wait(client, client.tx);
+	ASSERT_TRUE(c.error);
+	EXPECT_EQ(c.err.err, FI_EACCES);
+	EXPECT_EQ(c.err.op_context, &bad);
+	EXPECT_EQ(c.err.flags, FI_RMA | FI_WRITE);
+}
+
 TEST_F(Msg, OneCqForBothDirections)
 {
 	opt.tx_bind = FI_TRANSMIT | FI_RECV; // the rx CQ goes unbound

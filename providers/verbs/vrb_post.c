@@ -13,6 +13,7 @@
  * and it reports IBV_WC_LOC_PROT_ERR as a completion error. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verbs.h"

@@ -197,7 +197,7 @@ TEST_F(WcTest, UnsignaledRequestErrorStillSaysWhatFailed)
 {
 	fi_cq_err_entry err;
 
-	wc.wr_id = vrb_wr_id_unsignaled(VRB_OP_WRITE);
+	wc.wr_id = vrb_wr_id_unsignaled(VRB_OP_WRITE, 12345);
 	EXPECT_FALSE(vrb_wr_id_is_record(wc.wr_id));
 	wc.status = IBV_WC_WR_FLUSH_ERR;
 	vrb_wc_to_err(&wc, nullptr, &err);
@@ -212,9 +212,13 @@ TEST_F(WcTest, RecordPointersAreRecognised)
 
 	EXPECT_TRUE(vrb_wr_id_is_record((uintptr_t)&record));
 	EXPECT_FALSE(vrb_wr_id_is_record(0));
-	for (int k = VRB_OP_SEND; k < VRB_OP_KIND_MAX; k++)
-		EXPECT_FALSE(vrb_wr_id_is_record(
-			vrb_wr_id_unsignaled((vrb_op_kind)k)));
+	for (int k = VRB_OP_SEND; k < VRB_OP_KIND_MAX; k++) {
+		uint64_t id = vrb_wr_id_unsignaled((vrb_op_kind)k, 1ull << 40);
+
+		EXPECT_FALSE(vrb_wr_id_is_record(id));
+		EXPECT_EQ(vrb_wr_id_kind(id), k);
+		EXPECT_EQ(vrb_wr_id_sq_pos(id), 1ull << 40);
+	}
 }
 
 TEST(CqFormat, EveryFormatWritesItsFieldsAndNoMore)

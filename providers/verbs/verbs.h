@@ -66,6 +66,13 @@ extern struct vrb_lib vrb_lib;
  * machine without rdma-core gets). */
 int vrb_load(bool asked_for);
 
+/* fi_verbs(7)'s runtime parameters (vrb_params.c): defined at load; an
+ * offer lowered to the sizes they set; whether a device is the one
+ * FI_VERBS_DEVICE_NAME names (any, when it is not set). */
+void vrb_params_define(void);
+void vrb_params_apply(struct fi_info *info);
+bool vrb_params_device_wanted(const char *name);
+
 int vrb_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);

@@ -279,6 +279,8 @@ static int offer(const struct vrb_found *f, const struct wanted *w,
 	if (!info)
 		return -FI_ENOMEM;
 	ret = vrb_msg_info_fill(&f->desc, cq_data, info);
+	if (!ret)
+		vrb_params_apply(info);
 	if (w->src_set)
 		src.sin_port = w->src.sin_port;
 	if (!ret)
@@ -338,7 +340,7 @@ int vrb_getinfo(uint32_t version, const char *node, const char *service,
 	for (int i = 0; i < count && !ret; i++) {
 		struct vrb_found f;
 
-		if (describe(devs[i], &f))
+		if (describe(devs[i], &f) || !vrb_params_device_wanted(f.name))
 			continue;
 		if (!f.has_ip) {
 			FI_INFO(&vrb_prov, FI_LOG_CORE, "%s: no IPv4 address "

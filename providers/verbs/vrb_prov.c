@@ -70,6 +70,7 @@ static struct fi_provider *vrb_ini(void)
 			"dynamic loader finds libraries)", VRB_IBVERBS_SONAME);
 	fi_param_define(&vrb_prov, "rdmacm_lib", FI_PARAM_STRING,
 			"librdmacm to load (default: %s)", VRB_RDMACM_SONAME);
+	vrb_params_define();
 	return &vrb_prov;
 }
 FABSIM_PROVIDER_INI(vrb_ini)

@@ -322,6 +322,33 @@ TEST_F(Msg, OneDomainPerDeviceWithTheDevicesAttributes)
 	fi_freeinfo(info);
 }
 
+// fi_verbs(7)'s runtime parameters: default sizes and limits (never above
+// the device's) and the device to use.
+TEST_F(Msg, VerbsVariablesShapeTheOffers)
+{
+	setenv("FI_VERBS_TX_SIZE", "100", 1);
+	setenv("FI_VERBS_RX_SIZE", "50", 1);
+	setenv("FI_VERBS_TX_IOV_LIMIT", "2", 1);
+	setenv("FI_VERBS_INLINE_SIZE", "1000000", 1); // above the device's
+	setenv("FI_VERBS_DEVICE_NAME", "fabsim1", 1);
+	fi_info *hints = Hints(), *info = nullptr;
+	int ret = fi_getinfo(kVersion, nullptr, nullptr, 0, hints, &info);
+	for (const char *v : { "FI_VERBS_TX_SIZE", "FI_VERBS_RX_SIZE",
+			       "FI_VERBS_TX_IOV_LIMIT", "FI_VERBS_INLINE_SIZE",
+			       "FI_VERBS_DEVICE_NAME" })
+		unsetenv(v);
+	fi_freeinfo(hints);
+	ASSERT_EQ(ret, 0);
+	EXPECT_EQ(info->next, nullptr) << "only the device named";
+	EXPECT_STREQ(info->domain_attr->name, "fabsim1");
+	EXPECT_EQ(info->tx_attr->size, 100u);
+	EXPECT_EQ(info->rx_attr->size, 50u);
+	EXPECT_EQ(info->tx_attr->iov_limit, 2u);
+	EXPECT_EQ(info->rx_attr->iov_limit, 4u);
+	EXPECT_EQ(info->tx_attr->inject_size, 64u);
+	fi_freeinfo(info);
+}
+
 TEST_F(Msg, WithoutRxCqDataModeThereIsNoRemoteCqData)
 {
 	fi_info *hints = Hints(FI_CONTEXT), *info = nullptr;

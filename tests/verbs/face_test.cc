@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -1334,6 +1336,32 @@ TEST_F(Face, ManyRegistrationsComeAndGo)
 		ASSERT_NE(m, nullptr) << i;
 		ASSERT_EQ(ibv_dereg_mr(m), 0);
 	}
+}
+
+// A thread that never uses the fabric (a runtime's helper) gets its time
+// to show up once, not at every registration's wait: each cost 250 ms of
+// real time, and these 400 took 100 s (the test's time limit fails it).
+TEST_F(Face, AThreadThatNeverCallsInDoesNotSlowEveryRegistration)
+{
+	std::mutex m;
+	std::condition_variable cv;
+	bool stop = false;
+	std::thread helper([&] {
+		std::unique_lock<std::mutex> lock(m);
+		cv.wait(lock, [&] { return stop; });
+	});
+	for (int i = 0; i < 400; i++) {
+		ibv_mr *mr = ibv_reg_mr(a.pd, &a.mem[0], 64,
+					IBV_ACCESS_LOCAL_WRITE);
+		ASSERT_NE(mr, nullptr) << i;
+		ASSERT_EQ(ibv_dereg_mr(mr), 0);
+	}
+	{
+		std::lock_guard<std::mutex> lock(m);
+		stop = true;
+	}
+	cv.notify_one();
+	helper.join();
 }
 
 } // namespace

@@ -165,6 +165,9 @@ struct nic_proc {
 	 * unseen_thread_running; the last NIC_OUTSIDERS found). */
 	pid_t             outsiders[NIC_OUTSIDERS];
 	uint32_t          outsiders_found;
+	/* Threads never seen in the fabric that have had their time to show
+	 * up (nic_sched.c, unseen_threads): only a new one gets it again. */
+	long              unseen_graced;
 	/* Bumped when something its threads could see appears: a call on
 	 * its list, a completion or work of its own. Spinning pollers read
 	 * it: on a cache line that only such news writes. */

@@ -151,14 +151,34 @@ void nic_sched_enter(struct nic_world *world)
 		nic_proc_drain(world);
 }
 
-static bool unseen_threads(const struct nic_world *world)
+/* Threads of this process the fabric has not seen (the kernel's count
+ * less the fabric's). */
+static long unseen_threads(const struct nic_world *world)
 {
 	pid_t pid = nic_self_pid();
-	long known = 0;
+	long known = 0, all = nic_kernel_process_threads();
 
 	for (const struct nic_thread *t = world->threads; t; t = t->next)
 		known += t->pid == pid;
-	return nic_kernel_process_threads() > known;
+	return all > known ? all - known : 0;
+}
+
+/* Whether a clock jump should wait NIC_ABSENT_MS for threads of the
+ * process that have not called in yet (a new one on its way in). Each
+ * gets that once: a thread that never uses the fabric (a runtime's
+ * helper, a sanitizer's) must not cost it at every jump — 250 ms of real
+ * time per memory registration. */
+static bool unseen_need_time(const struct nic_world *world,
+			     struct nic_proc *p)
+{
+	long unseen = unseen_threads(world);
+
+	if (unseen < p->unseen_graced)
+		p->unseen_graced = unseen; /* some came in or ended */
+	if (unseen <= p->unseen_graced)
+		return false;
+	p->unseen_graced = unseen;
+	return true;
 }
 
 /* Real time a thread may stay out of the fabric and still hold the clock. */
@@ -1004,7 +1024,7 @@ static enum nic_wait_end wait_for(struct nic_world *world,
 			continue;
 		}
 		if (grace && !unseen_had_time && nothing_due(world) &&
-		    unseen_threads(world)) {
+		    unseen_need_time(world, self->proc)) {
 			unseen_had_time = true;
 			sleep_real(world, NIC_ABSENT_MS);
 			continue;

@@ -14,7 +14,7 @@
  * out of time until it calls again; one that computes keeps its place for
  * up to NIC_COMPUTING_MS. Threads that never called in cannot be seen;
  * before a wait lets the clock jump over a stretch with nothing scheduled,
- * they get NIC_ABSENT_MS to show up. A run stops as soon as any waiting
+ * a new one gets NIC_ABSENT_MS to show up, once. A run stops as soon as any waiting
  * thread's condition holds, so every thread resumes at the instant its
  * event happened. Single-threaded programs never wait for real and are
  * deterministic; multi-threaded ones are too, as long as no thread computes

@@ -136,15 +136,16 @@ protected:
 				     IBV_QP_MIN_RNR_TIMER);
 	}
 
-	static int ToRts(Side &s)
+	static int ToRts(Side &s, uint8_t retry_cnt = 7, uint8_t rnr_retry = 7,
+			 uint8_t max_rd_atomic = 1)
 	{
 		ibv_qp_attr attr{};
 		attr.qp_state = IBV_QPS_RTS;
 		attr.timeout = 14;
-		attr.retry_cnt = 7;
-		attr.rnr_retry = 7;
+		attr.retry_cnt = retry_cnt;
+		attr.rnr_retry = rnr_retry;
 		attr.sq_psn = 0;
-		attr.max_rd_atomic = 1;
+		attr.max_rd_atomic = max_rd_atomic;
 		return ibv_modify_qp(s.qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
 				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -252,25 +253,12 @@ TEST_F(Face, AttributeValuesBeyondTheDevicesAreRefused)
 	EXPECT_EQ(a.qp->state, IBV_QPS_INIT);
 	ASSERT_EQ(ToRtr(a, b, (uint8_t)dev.max_qp_rd_atom), 0);
 
-	ibv_qp_attr rts{};
-	rts.qp_state = IBV_QPS_RTS;
-	rts.timeout = 14;
-	rts.retry_cnt = 8;
-	rts.rnr_retry = 7;
-	rts.max_rd_atomic = 1;
-	const int to_rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			   IBV_QP_MAX_QP_RD_ATOMIC;
-	EXPECT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), EINVAL);
-	rts.retry_cnt = 7;
-	rts.rnr_retry = 8;
-	EXPECT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), EINVAL);
-	rts.rnr_retry = 7;
-	rts.max_rd_atomic = (uint8_t)(dev.max_qp_init_rd_atom + 1);
-	EXPECT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), EINVAL);
+	EXPECT_EQ(ToRts(a, 8, 7, 1), EINVAL);
+	EXPECT_EQ(ToRts(a, 7, 8, 1), EINVAL);
+	EXPECT_EQ(ToRts(a, 7, 7, (uint8_t)(dev.max_qp_init_rd_atom + 1)),
+		  EINVAL);
 	EXPECT_EQ(a.qp->state, IBV_QPS_RTR);
-	rts.max_rd_atomic = 1;
-	ASSERT_EQ(ibv_modify_qp(a.qp, &rts, to_rts), 0);
+	ASSERT_EQ(ToRts(a), 0);
 	ibv_qp_attr got{};
 	ibv_qp_init_attr init{};
 	ASSERT_EQ(ibv_query_qp(a.qp, &got, IBV_QP_RETRY_CNT, &init), 0);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Debian's perftest (ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw and
-# their _lat siblings), unmodified, as server and client processes on one
+# their _lat siblings; ib_write_lat waits for each write by reading its
+# buffer in a loop, never calling in), unmodified, as server and client processes on one
 # shared fabric through the verbs face. The programs link libmlx5 and libefa
 # for their vendor extensions, which need rdma-core's provider interface to
 # load (sv_provider_abi.c). Both sides must finish and the client print its
@@ -45,6 +46,7 @@ perf read_bw 127.0.0.1 ib_read_bw
 perf atomic_bw 127.0.0.1 ib_atomic_bw
 perf send_lat 127.0.0.1 ib_send_lat
 perf read_lat 127.0.0.1 ib_read_lat
+perf write_lat 127.0.0.1 ib_write_lat
 perf atomic_lat 127.0.0.1 ib_atomic_lat
 # Other transports, and connections made by rdma_cm (-R).
 perf send_bw_ud 127.0.0.1 ib_send_bw -c UD

@@ -177,6 +177,9 @@ struct nic_proc {
 		char     after[64];
 	} signals;
 	struct nic_call  *calls, *calls_tail;
+	/* Real time of the NIC's last write into its memory while one of its
+	 * threads was out of time running (nic_sched.c, nic_sched_landed). */
+	struct timespec   landed_at;
 	struct nic_proc  *next;
 };
 
@@ -224,6 +227,10 @@ bool nic_proc_bury_if_dead(struct nic_world *world, struct nic_proc *proc);
 void nic_sched_leave(struct nic_world *world);
 /* Something for `proc`'s threads appeared (lock held). */
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc);
+/* The NIC wrote into the memory of process `proc` (NULL: this one) on a
+ * peer's behalf (RDMA write, atomic, read response): news for its threads,
+ * which may be reading that memory in a loop rather than polling a CQ. */
+void nic_sched_landed(struct nic_world *world, struct nic_proc *proc);
 /* The lock has just been taken (nic_lock.c): on a shared world, pollers
  * may see that it is held, and on which CPU. */
 void nic_world_held(struct nic_world *world);
@@ -265,6 +272,15 @@ struct nic_thread {
 	void                  *ctx;
 	nm_time_ns             deadline;
 	bool                   exited;     /* its kernel task is gone */
+	/* ABSENT: taken out while the kernel had it running (it computes, or
+	 * reads memory the NIC writes in a loop), since out_at (real time). */
+	bool                   out_running;
+	struct timespec        out_at;
+	/* Seen to wait for the NIC by reading memory in a loop: it called in
+	 * just after the NIC wrote into its process's memory while it was
+	 * out of time running (nic_sched.c, NIC_SPIN_US). */
+	bool                   spins;
+	bool                   away_untold; /* ABSENT as such a spinner */
 	struct nic_thread     *next;
 };
 
@@ -313,6 +329,9 @@ struct nic_world {
 	struct nic_thread *last_thread; /* the last one that entered */
 	struct nic_thread *driver;     /* the poller that last moved time */
 	bool              threads_exited; /* some found exited: forget them */
+	uint32_t          out_running;   /* threads ABSENT with out_running */
+	bool              landing_stop;  /* a run stops: the NIC wrote where
+					  * such a thread may be looking */
 	struct nic_proc  *procs;       /* nic_proc.c */
 	uint32_t          proc_count;
 	uint32_t          aways_unrecorded; /* the processes' sum */

@@ -867,6 +867,7 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	}
 	flow->acked_psn++;
 	if (flow->acked_psn == w->psn_first + w->psn_count) {
+		nic_sched_landed(flow_world(flow), flow->qp->nic->owner);
 		complete_wqe(flow, pop_head(flow), NIC_OK);
 		nic_wqe_put(flow_world(flow), w);
 		retire_acked(flow, flow->acked_psn);

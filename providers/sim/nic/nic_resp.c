@@ -246,6 +246,7 @@ static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 					 orig + req->atomic_swap :
 				 orig == req->atomic_cmp ? req->atomic_swap : orig;
 		nic_dma_write(qp->nic, dst, &value, 8);
+		nic_sched_landed(qp->nic->world, qp->nic->owner);
 		remember(flow, req->psn, &orig, 8);
 		touched_by_atomic(qp, req, 8, true);
 	}
@@ -316,10 +317,12 @@ static void fabsim_atomic(struct nic_qp *qp, struct nic_flow *flow,
 				     compare ? (const uint8_t *)req->payload +
 						       size :
 					       NULL,
-				     result))
+				     result)) {
 			nic_dma_write(qp->nic, dst, target, size);
-		else
+			nic_sched_landed(qp->nic->world, qp->nic->owner);
+		} else {
 			st = NIC_REM_INV_REQ_ERR;
+		}
 	}
 	if (st != NIC_OK) {
 		refuse(qp, flow, req,
@@ -436,6 +439,7 @@ static enum write_result write_packet(struct nic_qp *qp,
 	rx->offset += pkt->payload_len;
 	if (!last)
 		return WRITE_OK;
+	nic_sched_landed(qp->nic->world, qp->nic->owner);
 	if (recv) {
 		nic_match_complete_write(qp, recv, rx->offset,
 					 nic_msg_end_flags(pkt), pkt->imm);

@@ -12,7 +12,9 @@
  * had it asleep — for NIC_ABSENT_MS of real time, or NIC_BLOCKED_MS when
  * it sleeps waiting for another party (a socket, a pipe) — and is then
  * out of time until it calls again; one that computes keeps its place for
- * up to NIC_COMPUTING_MS. Threads that never called in cannot be seen;
+ * up to NIC_COMPUTING_MS, or NIC_SPIN_US once seen to wait by reading in a
+ * loop memory the NIC writes (the NIC's writes into a process's memory are
+ * news for it, as completions are). Threads that never called in cannot be seen;
  * before a wait lets the clock jump over a stretch with nothing scheduled,
  * a new one gets NIC_ABSENT_MS to show up, once. A run stops as soon as any waiting
  * thread's condition holds, so every thread resumes at the instant its
@@ -136,6 +138,49 @@ static struct nic_thread *thread_self(struct nic_world *world)
 	return t;
 }
 
+/* The real monotonic clock, from the kernel: under `fabsim run
+ * --virtual-clock` the program's clock_gettime reads virtual time. */
+static void real_now(struct timespec *ts)
+{
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
+}
+
+static long us_between(const struct timespec *from, const struct timespec *to)
+{
+	return (long)(to->tv_sec - from->tv_sec) * 1000000 +
+	       (to->tv_nsec - from->tv_nsec) / 1000;
+}
+
+static bool later(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec :
+					a->tv_nsec > b->tv_nsec;
+}
+
+/* Real time the clock waits for a thread out of time running to come back
+ * after the NIC wrote into its process's memory; one that comes back
+ * within it is taken for a thread that reads memory in a loop until a
+ * peer writes there (t->spins). Its reaction takes microseconds; a thread
+ * that computes coming back so close to a write is a coincidence. */
+#define NIC_LANDING_HOLD_US 1000
+
+/* A thread that was out of time calls in again (or is brought back). */
+static void back_in_time(struct nic_world *world, struct nic_thread *t)
+{
+	if (t->out_running) {
+		const struct timespec *landed = &t->proc->landed_at;
+		struct timespec real;
+
+		real_now(&real);
+		if (later(landed, &t->out_at) &&
+		    us_between(landed, &real) < NIC_LANDING_HOLD_US)
+			t->spins = true;
+		t->out_running = false;
+		world->out_running--;
+	}
+	t->away_untold = false;
+}
+
 void nic_sched_enter(struct nic_world *world)
 {
 	struct nic_thread *t = thread_self(world);
@@ -143,8 +188,11 @@ void nic_sched_enter(struct nic_world *world)
 	t->calls++;
 	t->was_polling = t->state == NIC_THREAD_POLLING;
 	t->entered_idle = idle_poller(t) && !nic_proc_has_calls(t->proc);
-	if (t->state == NIC_THREAD_ABSENT && world->proc_count > 1)
-		tell(world, t->proc, TR_EVENT_BACK);
+	if (t->state == NIC_THREAD_ABSENT) {
+		if (world->proc_count > 1 && !t->away_untold)
+			tell(world, t->proc, TR_EVENT_BACK);
+		back_in_time(world, t);
+	}
 	t->state = NIC_THREAD_RUNNING;
 	/* What other processes' runs left for us arrives now. */
 	if (nic_proc_has_calls(t->proc))
@@ -198,13 +246,6 @@ static bool unseen_need_time(const struct nic_world *world,
  * before the clock jumps without it. */
 #define NIC_AWAY_GRACE_MS 1000
 
-/* The real monotonic clock, from the kernel: under `fabsim run
- * --virtual-clock` the program's clock_gettime reads virtual time. */
-static void real_now(struct timespec *ts)
-{
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
-}
-
 /* Futex operations on `activity`: private to the process unless other
  * processes map the world. */
 static int activity_op(const struct nic_world *world, int op)
@@ -239,6 +280,26 @@ void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 void nic_sched_posted(struct nic_world *world)
 {
 	nic_sched_posted_to(world, nic_proc_self(world));
+}
+
+/* Memory the NIC wrote is news for the process, as a completion is: a
+ * thread that polled and then reads a buffer in a loop for what a peer
+ * writes there (perftest's ib_write_lat) is idle only until then, and
+ * comes back at this instant. One out of time that way holds the clock a
+ * moment for it (landing_hold), and the run stops here so that it can. */
+void nic_sched_landed(struct nic_world *world, struct nic_proc *proc)
+{
+	if (!proc)
+		proc = nic_proc_self(world);
+	nic_sched_posted_to(world, proc);
+	if (!world->out_running)
+		return;
+	for (const struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->proc == proc && t->out_running) {
+			real_now(&proc->landed_at);
+			world->landing_stop = true;
+			return;
+		}
 }
 
 static long ms_between(const struct timespec *from, const struct timespec *to)
@@ -348,6 +409,19 @@ static bool thread_exited(const struct nic_thread *t)
 	return state == '-' || state == 'Z' || state == 'X';
 }
 
+static bool kernel_running(const struct nic_thread *t)
+{
+	return t->tid && nic_kernel_thread_state(t->pid, t->tid) == 'R';
+}
+
+/* Real time a thread seen to wait by reading memory in a loop (t->spins)
+ * keeps its place in time while the kernel has it running and it does not
+ * call in; past that it is out of time until the NIC writes into its
+ * process's memory (landing_hold) or it calls in. Every wait of such a
+ * thread costs this much real time: ib_write_lat's 1000 iterations took
+ * 2 s of real time each when it was held as long as a computing one. */
+#define NIC_SPIN_US 200
+
 static bool computing(const struct nic_thread *t, long silent_ms)
 {
 	if (!t->tid || silent_ms >= NIC_COMPUTING_MS)
@@ -422,6 +496,20 @@ static bool waking(struct nic_thread *t, struct timespec *real)
 	if (!t->woke_at.tv_sec)
 		t->woke_at = *real;
 	return ms_between(&t->woke_at, real) < NIC_COMPUTING_MS;
+}
+
+/* An absent thread taken out while running, whose process's memory the NIC
+ * has just written: it may be reading that memory in a loop, and calls in
+ * at once when it sees the bytes; the clock waits for it a moment. */
+static bool landing_hold(const struct nic_thread *t, struct timespec *real)
+{
+	const struct timespec *landed = &t->proc->landed_at;
+
+	if (!later(landed, &t->out_at))
+		return false;
+	if (!real->tv_sec)
+		real_now(real);
+	return us_between(landed, real) < NIC_LANDING_HOLD_US;
 }
 
 /* Real time the clock waits for the processes a shared fabric expects. */
@@ -564,6 +652,8 @@ static void forget_threads(struct nic_world *world, pid_t pid)
 			continue;
 		}
 		*p = t->next;
+		if (t->out_running)
+			world->out_running--;
 		if (world->last_thread == t)
 			world->last_thread = NULL;
 		if (world->driver == t)
@@ -629,6 +719,7 @@ static void restart_silence(struct nic_thread *t)
 static bool running_idle(struct nic_world *world, struct nic_thread *t,
 			 bool polling, struct timespec *real)
 {
+	bool out_running = false;
 	long silent_ms;
 
 	/* Calls since we last looked: it is busy in the fabric, no need to
@@ -649,9 +740,12 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 		return false;
 	}
 	silent_ms = ms_between(&t->seen_at, real);
-	if (silent_ms < NIC_BLOCKED_MS)
+	if (t->spins && us_between(&t->seen_at, real) >= NIC_SPIN_US &&
+	    kernel_running(t)) {
+		out_running = true;
+	} else if (silent_ms < NIC_BLOCKED_MS) {
 		return false;
-	if (silent_ms < NIC_ABSENT_MS) {
+	} else if (silent_ms < NIC_ABSENT_MS) {
 		if (!blocked_elsewhere(world, t)) {
 			if (!thread_exited(t))
 				return false;
@@ -664,7 +758,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 		}
 	} else if (computing(t, silent_ms)) {
 		return false;
-	} else {
+	} else if (!(out_running = kernel_running(t))) {
 		/* Looked at past NIC_ABSENT_MS too, for what it waits on
 		 * (t->futex): its own process needs that to see it woken,
 		 * whichever process takes it out of time. */
@@ -672,9 +766,19 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	}
 	t->state = NIC_THREAD_ABSENT;
 	t->woke_at.tv_sec = 0;
+	if (out_running) {
+		t->out_running = true;
+		t->out_at = *real;
+		t->futex.word = 0;
+		world->out_running++;
+	}
+	/* A spinner's trips out of time are its way of waiting: they move
+	 * nothing it sees (it comes back at the instant its memory is
+	 * written), and are not told. */
+	t->away_untold = out_running && t->spins;
 	world->sched_changes++;
 	world->stats.threads_out_of_time++;
-	if (t->pid != nic_self_pid())
+	if (t->pid != nic_self_pid() && !t->away_untold)
 		tell(world, t->proc, TR_EVENT_AWAY);
 	return true;
 }
@@ -712,10 +816,16 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				idle = false;
 			break;
 		case NIC_THREAD_ABSENT:
-			if (t->pid != nic_self_pid()) {
+			if (t->out_running) {
+				/* The kernel has had it running all along:
+				 * that says nothing about its coming back. */
+				if (landing_hold(t, &real))
+					idle = false;
+			} else if (t->pid != nic_self_pid()) {
 				if (waking(t, &real))
 					idle = false;
 			} else if (futex_woken(t, polling)) {
+				back_in_time(world, t);
 				t->state = NIC_THREAD_RUNNING;
 				t->futex.word = 0;
 				restart_silence(t);
@@ -837,6 +947,10 @@ static bool someone_can_go(void *arg)
 
 	if (w->pollers && world->signals != w->signals)
 		return true;
+	if (world->landing_stop) {
+		world->landing_stop = false;
+		return true;
+	}
 	for (struct nic_thread *t = world->threads; t; t = t->next)
 		if (t->state == NIC_THREAD_WAITING && wait_ready(t))
 			return true;
@@ -864,6 +978,8 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 {
 	struct run_watch watch = { .world = world, .signals = world->signals };
 	nm_run_result r;
+
+	world->landing_stop = false; /* what a run before left is seen */
 
 	for (struct nic_thread *t = world->threads; t; t = t->next) {
 		if (t->state == NIC_THREAD_WAITING && t->deadline < limit)
@@ -1111,6 +1227,7 @@ void nic_sched_rouse(struct nic_world *world)
 
 	for (struct nic_thread *t = world->threads; t; t = t->next)
 		if (t->pid == pid && t->state == NIC_THREAD_ABSENT) {
+			back_in_time(world, t);
 			t->state = NIC_THREAD_RUNNING;
 			restart_silence(t);
 		}

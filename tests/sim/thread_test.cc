@@ -62,4 +62,38 @@ TEST(Threads, ASenderRetryingRefusedPostsLetsAnotherThreadReadTheCq)
 	EXPECT_GT(refused.load(), 0) << "the send queue never filled";
 }
 
+// glibc gives a thread started after another was joined that one's
+// pthread_t. Each round's worker computes (20 ms of real time, no virtual
+// time) before it sends; the main thread waits with a timeout far longer
+// than the message takes. A worker that inherited the ended one's place
+// in the scheduler was taken for that one, ended: the clock jumped to the
+// timeout at once from the second round on.
+TEST(Threads, AWorkerStartedAfterAnotherEndedHoldsTheClockWhileItComputes)
+{
+	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"}});
+	ASSERT_EQ(s.failure, "");
+	static char msg[8] = "hi", buf[8];
+	fid_mr *mr = s.reg(1, buf, sizeof(buf), FI_RECV);
+
+	for (int round = 0; round < 4; round++) {
+		ASSERT_EQ(fi_recv(s.node(1).ep, buf, sizeof(buf), s.desc(mr),
+				  FI_ADDR_UNSPEC, nullptr), 0);
+		std::thread worker([&] {
+			auto until = std::chrono::steady_clock::now() +
+				     std::chrono::milliseconds(20);
+			while (std::chrono::steady_clock::now() < until)
+				;
+			EXPECT_EQ(fi_inject(s.node(0).ep, msg, sizeof(msg),
+					    s.node(0).peers[1]), 0);
+		});
+		fi_cq_tagged_entry e;
+		ssize_t got = fi_cq_sread(s.node(1).cq, &e, 1, nullptr, 5000);
+		worker.join();
+		EXPECT_EQ(got, 1) << "round " << round
+				  << ": the wait timed out before the worker sent";
+		if (got != 1)
+			ASSERT_EQ(fi_cq_sread(s.node(1).cq, &e, 1, nullptr, 5000), 1);
+	}
+}
+
 } // namespace

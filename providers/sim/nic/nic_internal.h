@@ -165,9 +165,10 @@ struct nic_proc {
 	 * unseen_thread_running; the last NIC_OUTSIDERS found). */
 	pid_t             outsiders[NIC_OUTSIDERS];
 	uint32_t          outsiders_found;
-	/* Threads never seen in the fabric that have had their time to show
-	 * up (nic_sched.c, unseen_threads): only a new one gets it again. */
-	long              unseen_graced;
+	/* The newest thread never seen in the fabric that has had its time
+	 * to show up (nic_sched.c, unseen_need_time): only a newer one gets
+	 * it again. */
+	pid_t             unseen_graced_upto;
 	/* Bumped when something its threads could see appears: a call on
 	 * its list, a completion or work of its own. Spinning pollers read
 	 * it: on a cache line that only such news writes. */
@@ -326,7 +327,6 @@ struct nic_world {
 	uint64_t          signals;     /* bumped when work or completions appear
 					* (for any process) */
 	struct nic_thread *threads;
-	struct nic_thread *last_thread; /* the last one that entered */
 	struct nic_thread *driver;     /* the poller that last moved time */
 	bool              threads_exited; /* some found exited: forget them */
 	uint32_t          out_running;   /* threads ABSENT with out_running */

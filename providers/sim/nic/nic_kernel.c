@@ -206,27 +206,36 @@ bool nic_kernel_process_gone(pid_t pid)
 	return state == '-' || state == 'Z' || state == 'X';
 }
 
-long nic_kernel_process_threads(void)
-{
-	char buf[1024];
-	long n = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "Threads: %ld", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 static bool listed(pid_t tid, const pid_t *known, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
 		if (known[i] == tid)
 			return true;
 	return false;
+}
+
+pid_t nic_kernel_newest_other_thread(pid_t pid, const pid_t *known,
+				     size_t count)
+{
+	char path[32];
+	struct dirent *e;
+	pid_t newest = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir))) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+
+		if (*end || tid <= newest || listed((pid_t)tid, known, count))
+			continue;
+		newest = (pid_t)tid;
+	}
+	closedir(dir);
+	return newest;
 }
 
 pid_t nic_kernel_other_thread_running(pid_t pid, const pid_t *known,

@@ -46,8 +46,12 @@ bool nic_kernel_futex_unchanged(const struct nic_futex_wait *futex);
 /* The process has ended (a zombie too: its parent has not reaped it). */
 bool nic_kernel_process_gone(pid_t pid);
 
-/* Threads of the calling process (0 when unknown). */
-long nic_kernel_process_threads(void);
+/* The thread of process `pid` with the highest id among those that are
+ * none of known[0..count) (the kernel hands out ids in increasing order
+ * until they wrap at pid_max), or 0 when there is none (or the process's
+ * threads cannot be listed). */
+pid_t nic_kernel_newest_other_thread(pid_t pid, const pid_t *known,
+				     size_t count);
 
 /* A thread of process `pid` that the kernel says is running or runnable
  * (R) and is none of known[0..count): its id, or 0 when there is none (or

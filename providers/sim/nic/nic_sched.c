@@ -33,6 +33,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,7 +57,6 @@ void nic_sched_init(struct nic_world *world)
 
 	world->activity = 0;
 	world->threads = NULL;
-	world->last_thread = NULL;
 	world->driver = NULL;
 }
 
@@ -90,6 +90,22 @@ static bool is_me(const struct nic_thread *t, pid_t pid, pthread_t me)
 	return t->pid == pid && pthread_equal(t->id, me);
 }
 
+/* A thread's entry as when it first came in. */
+static void init_entry(struct nic_world *world, struct nic_thread *t,
+		       pid_t pid, pthread_t me)
+{
+	struct nic_thread *next = t->next;
+
+	if (t->out_running)
+		world->out_running--;
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->proc = nic_proc_self(world);
+	t->id = me;
+	t->next = next;
+}
+
 static struct nic_thread *lookup(struct nic_world *world)
 {
 	pthread_t me = pthread_self();
@@ -97,45 +113,41 @@ static struct nic_thread *lookup(struct nic_world *world)
 	struct nic_thread *t;
 
 	for (t = world->threads; t; t = t->next)
-		if (is_me(t, pid, me))
+		if (is_me(t, pid, me)) {
+			/* glibc gives a new thread the id of one joined
+			 * before: that one's entry (its kernel id, state and
+			 * silence) is not this thread's. */
+			if (t->tid != (pid_t)syscall(SYS_gettid))
+				init_entry(world, t, pid, me);
 			return t;
+		}
 	t = fs_mem_calloc(world->arena, 1, sizeof(*t));
 	if (!t)
 		abort(); /* a thread the scheduler cannot see would break time */
-	t->pid = pid;
-	t->tid = (pid_t)syscall(SYS_gettid);
-	t->proc = nic_proc_self(world);
-	t->id = me;
+	init_entry(world, t, pid, me);
 	t->next = world->threads;
 	world->threads = t;
 	return t;
 }
 
-/* Called with the world lock held, so the one-entry cache of the last
- * caller needs no thread-local storage: a program's calls come mostly from
- * one thread at a time. */
+/* The calling thread's entry, remembered by the thread itself: an entry
+ * found by pthread id alone may be an ended thread's whose id glibc gave
+ * to this one. */
 static struct nic_thread *thread_self(struct nic_world *world)
 {
-	/* Processes sharing the world take turns, so the shared cache misses;
-	 * each thread also remembers its own entry. */
 	static __thread uint64_t mine_in; /* the world's identity */
 	static __thread struct nic_thread *mine;
-	struct nic_thread *t = world->last_thread;
-	pid_t pid = nic_self_pid();
-	pthread_t me = pthread_self();
 
-	if (t && is_me(t, pid, me))
-		return t;
 	/* The identity, not the address: a new world may reuse a freed
 	 * one's memory, and with it the address of this thread's old
-	 * entry. */
-	t = mine_in == world->version.identity && mine && is_me(mine, pid, me) ?
-		    mine :
-		    lookup(world);
+	 * entry. A forked child inherits the forking thread's memory: the
+	 * entry must be this process's. */
+	if (mine && mine_in == world->version.identity &&
+	    mine->pid == nic_self_pid())
+		return mine;
+	mine = lookup(world);
 	mine_in = world->version.identity;
-	mine = t;
-	world->last_thread = t;
-	return t;
+	return mine;
 }
 
 /* The real monotonic clock, from the kernel: under `fabsim run
@@ -199,33 +211,36 @@ void nic_sched_enter(struct nic_world *world)
 		nic_proc_drain(world);
 }
 
-/* Threads of this process the fabric has not seen (the kernel's count
- * less the fabric's). */
-static long unseen_threads(const struct nic_world *world)
+/* Kernel ids of the threads of p the fabric knows (at most `room`). */
+static size_t known_threads(const struct nic_world *world,
+			    const struct nic_proc *p, pid_t *known, size_t room)
 {
-	pid_t pid = nic_self_pid();
-	long known = 0, all = nic_kernel_process_threads();
+	size_t count = 0;
 
 	for (const struct nic_thread *t = world->threads; t; t = t->next)
-		known += t->pid == pid;
-	return all > known ? all - known : 0;
+		if (t->pid == p->pid && t->tid && count < room)
+			known[count++] = t->tid;
+	return count;
 }
 
 /* Whether a clock jump should wait NIC_ABSENT_MS for threads of the
  * process that have not called in yet (a new one on its way in). Each
  * gets that once: a thread that never uses the fabric (a runtime's
  * helper, a sanitizer's) must not cost it at every jump — 250 ms of real
- * time per memory registration. */
+ * time per memory registration. Threads are told apart by their kernel
+ * ids, which grow: one newer than the last that had its time is new (a
+ * count of threads cannot tell a worker started after another one ended
+ * from the one before it). */
 static bool unseen_need_time(const struct nic_world *world,
 			     struct nic_proc *p)
 {
-	long unseen = unseen_threads(world);
+	pid_t known[64];
+	size_t count = known_threads(world, p, known, 64);
+	pid_t newest = nic_kernel_newest_other_thread(p->pid, known, count);
 
-	if (unseen < p->unseen_graced)
-		p->unseen_graced = unseen; /* some came in or ended */
-	if (unseen <= p->unseen_graced)
+	if (newest <= p->unseen_graced_upto)
 		return false;
-	p->unseen_graced = unseen;
+	p->unseen_graced_upto = newest;
 	return true;
 }
 
@@ -654,8 +669,6 @@ static void forget_threads(struct nic_world *world, pid_t pid)
 		*p = t->next;
 		if (t->out_running)
 			world->out_running--;
-		if (world->last_thread == t)
-			world->last_thread = NULL;
 		if (world->driver == t)
 			world->driver = NULL;
 		fs_mem_free(world->arena, t);
@@ -883,9 +896,7 @@ static pid_t unseen_runner(const struct nic_world *world,
 
 	for (int i = 0; i < NIC_OUTSIDERS; i++)
 		known[count++] = p->outsiders[i];
-	for (const struct nic_thread *t = world->threads; t; t = t->next)
-		if (t->pid == p->pid && t->tid && count < 64 + NIC_OUTSIDERS)
-			known[count++] = t->tid;
+	count += known_threads(world, p, known + count, 64);
 	return nic_kernel_other_thread_running(p->pid, known, count);
 }
 
@@ -938,6 +949,10 @@ struct run_watch {
 	uint64_t          signals;
 	bool              pollers;
 	unsigned          turns;
+	/* A wait of this process that may give a new thread its time to
+	 * show up: the run stops before the clock jumps (unseen_need_time). */
+	struct nic_proc  *grace_for;
+	bool              unseen_new;
 };
 
 static bool someone_can_go(void *arg)
@@ -963,6 +978,11 @@ static bool someone_can_go(void *arg)
 	}
 	if (unseen_thread_running(world))
 		return true;
+	if (w->grace_for && jump_ahead(world) &&
+	    unseen_need_time(world, w->grace_for)) {
+		w->unseen_new = true;
+		return true;
+	}
 	if (++w->turns % NIC_RUN_LONG_EVENTS == 0 && world->proc_count > 1) {
 		uint64_t changes = world->sched_changes;
 
@@ -973,10 +993,14 @@ static bool someone_can_go(void *arg)
 }
 
 /* Runs the world for every thread that waits, up to `limit` at most: until
- * one of them can go on, or the earliest of their deadlines. */
-static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
+ * one of them can go on, or the earliest of their deadlines; with
+ * `grace_for`, until the clock would jump while that process has a thread
+ * that has not called in yet and has not had its time to (*unseen_new). */
+static nm_run_result advance(struct nic_world *world, nm_time_ns limit,
+			     struct nic_proc *grace_for, bool *unseen_new)
 {
-	struct run_watch watch = { .world = world, .signals = world->signals };
+	struct run_watch watch = { .world = world, .signals = world->signals,
+				   .grace_for = grace_for };
 	nm_run_result r;
 
 	world->landing_stop = false; /* what a run before left is seen */
@@ -995,6 +1019,8 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit)
 			record_absences(world);
 	}
 	r = nic_world_run_until(world, someone_can_go, &watch, limit);
+	if (unseen_new)
+		*unseen_new = watch.unseen_new;
 	/* Pollers may have something to read now: let them look before
 	 * time moves on. */
 	if (watch.pollers && world->signals != watch.signals)
@@ -1064,7 +1090,8 @@ static bool poll_world(struct nic_world *world, bool blocking)
 		return false;
 	}
 	world->driver = self;
-	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next);
+	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next, NULL,
+		NULL);
 	leave_poll(world, self, false);
 	return true;
 }
@@ -1114,7 +1141,7 @@ static enum nic_wait_end wait_for(struct nic_world *world,
 {
 	struct nic_thread *self = thread_self(world);
 	struct timespec idle_since = { 0 }, away_since = { 0 }, real;
-	bool unseen_had_time = false;
+	bool unseen_had_time = false, unseen_new = false;
 	enum nic_wait_end end;
 
 	self->state = NIC_THREAD_WAITING;
@@ -1139,9 +1166,16 @@ static enum nic_wait_end wait_for(struct nic_world *world,
 			sleep_real(world, NIC_HELD_BACK_MS);
 			continue;
 		}
-		if (grace && !unseen_had_time && nothing_due(world) &&
-		    unseen_need_time(world, self->proc)) {
+		/* The clock is about to jump (nothing due before the deadline,
+		 * or not within a poll's horizon: a run, below, stops there
+		 * for the same look). */
+		if (grace && !unseen_had_time &&
+		    (nothing_due(world) || jump_ahead(world)) &&
+		    unseen_need_time(world, self->proc))
+			unseen_new = true;
+		if (unseen_new) {
 			unseen_had_time = true;
+			unseen_new = false;
 			sleep_real(world, NIC_ABSENT_MS);
 			continue;
 		}
@@ -1154,7 +1188,9 @@ static enum nic_wait_end wait_for(struct nic_world *world,
 				continue;
 			}
 		}
-		if (advance(world, NM_TIME_NEVER) != NM_RUN_IDLE) {
+		if (advance(world, NM_TIME_NEVER,
+			    grace && !unseen_had_time ? self->proc : NULL,
+			    &unseen_new) != NM_RUN_IDLE) {
 			idle_since.tv_sec = 0;
 			continue;
 		}

@@ -289,19 +289,29 @@ TEST(NicKernel, AnotherProcessBlockedThenGone)
 	close(fds[1]);
 }
 
-TEST(NicKernel, CountsTheThreadsOfThisProcess)
+TEST(NicKernel, FindsTheNewestThreadNotKnown)
 {
-	long before = nic_kernel_process_threads();
+	pid_t self = (pid_t)syscall(SYS_gettid);
 	std::atomic<bool> stop{false};
-	std::thread extra([&] {
+	std::atomic<pid_t> first{0}, second{0};
+	auto spin = [&](std::atomic<pid_t> &id) {
+		id = (pid_t)syscall(SYS_gettid);
 		while (!stop.load())
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-	});
+	};
+	std::thread a([&] { spin(first); });
+	ASSERT_TRUE(Eventually([&] { return first.load() != 0; }));
+	std::thread b([&] { spin(second); });
+	ASSERT_TRUE(Eventually([&] { return second.load() != 0; }));
 
-	EXPECT_GE(before, 1);
-	EXPECT_EQ(nic_kernel_process_threads(), before + 1);
+	pid_t known[2] = { self, second.load() };
+	EXPECT_EQ(nic_kernel_newest_other_thread(getpid(), known, 1), second)
+		<< "the one started last";
+	EXPECT_EQ(nic_kernel_newest_other_thread(getpid(), known, 2), first)
+		<< "the newest is known: the one before";
 	stop = true;
-	extra.join();
+	a.join();
+	b.join();
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -427,6 +428,9 @@ void fabsimd_daemon_main(const struct fabsimd_daemon_config *cfg,
 	/* Away from 0-2, which become /dev/null. */
 	keep = listen_fd > 2 ? listen_fd : fcntl(listen_fd, F_DUPFD, 3);
 	reset_process(keep);
+	/* Forked from the program that started it: under the program's name,
+	 * `pkill PROGRAM` would kill the fabric's coordinator too. */
+	prctl(PR_SET_NAME, "fabsimd", 0, 0, 0);
 	d = mmap(NULL, sizeof(*d), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (keep < 0 || d == MAP_FAILED)

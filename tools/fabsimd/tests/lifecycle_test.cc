@@ -88,6 +88,11 @@ TEST_F(FabricTest, FirstAttachStartsTheCoordinatorSecondJoinsIt)
 	EXPECT_GT(coord, 0);
 	EXPECT_NE(coord, getpid());
 	EXPECT_TRUE(exists(file(f, ".sock")));
+	// Forked from this program, it must not go by its name (pkill).
+	EXPECT_TRUE(wait_until([&] {
+		return slurp("/proc/" + std::to_string(coord) + "/comm") ==
+		       "fabsimd\n";
+	}, 5000)) << slurp("/proc/" + std::to_string(coord) + "/comm");
 
 	fabsimd_session *b = attach(f, 2, "second");
 	ASSERT_NE(b, nullptr);

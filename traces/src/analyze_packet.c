@@ -97,10 +97,11 @@ void tr_an_check_packet(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 		tr_an_problem(a, rec, p->bth_off + 5,
 			      "%s to QP %u: QP0 and QP1 are for management datagrams", p->op->name,
 			      p->dest_qp);
-	if ((p->op->hdrs & TR_HDR_BIT(TR_HDR_AETH)) &&
+	if ((p->hdrs_captured & TR_HDR_BIT(TR_HDR_AETH)) &&
 	    tr_aeth_kind_of(p->aeth.syndrome) == TR_AETH_RESERVED)
 		tr_an_problem(a, rec, p->bth_off + p->op->off[TR_HDR_AETH],
 			      "AETH syndrome 0x%02x uses the reserved kind", p->aeth.syndrome);
-	/* Lengths come from the headers, so a frame cut by the snap length is checked too. */
+	/* Lengths come from the IP (or LRH) and BTH, so a frame cut by the snap length is checked
+	 * too, even with its extended headers cut off. */
 	sizes(a, f, rec, payload);
 }

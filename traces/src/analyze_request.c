@@ -15,6 +15,15 @@ static uint32_t read_span(uint32_t dma_len)
 	return n ? n : 1;
 }
 
+/* How far the next request may jump after READ request p. A snap length may have cut its RETH:
+ * the READ may then have used any number of PSNs, and no jump after it is a gap. */
+static uint32_t read_slack(const tr_packet *p)
+{
+	if (!(p->hdrs_captured & TR_HDR_BIT(TR_HDR_RETH)))
+		return TR_PSN_MASK >> 1;
+	return read_span(p->reth.dma_len) - 1;
+}
+
 /* Doubles f's ring, each entry going to its place in the larger one; false when out of memory
  * (the ring stays as it was). */
 static bool grow_sent(tr_flow *f)
@@ -91,7 +100,7 @@ static void open_msg(tr_flow *f, const tr_packet *p)
 	f->req.op = p->op->op;
 	f->req.bytes = p->payload_len;
 	f->req.tagged = p->flags & TR_PKT_TAGHDR;
-	f->req.has_dma = p->op->hdrs & TR_HDR_BIT(TR_HDR_RETH);
+	f->req.has_dma = p->hdrs_captured & TR_HDR_BIT(TR_HDR_RETH); /* not if cut off */
 	f->req.dma_len = p->reth.dma_len;
 }
 
@@ -196,7 +205,7 @@ void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 	if (sequenced) {
 		f->req_seen = true;
 		f->req_next = (p->psn + 1) & TR_PSN_MASK;
-		f->req_slack = kind == TR_SENT_READ ? read_span(p->reth.dma_len) - 1 : 0;
+		f->req_slack = kind != TR_SENT_READ ? 0 : read_slack(p);
 	}
 	f->sum.unique_payload_bytes += p->payload_len;
 	if (transport == TR_TRANSPORT_UD)

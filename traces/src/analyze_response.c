@@ -90,6 +90,8 @@ static void ack(tr_analyzer *a, tr_flow *f, tr_flow *peer, const tr_record *rec,
 	tr_aeth_kind kind = tr_aeth_kind_of(p->aeth.syndrome);
 	tr_nak_kind nk;
 
+	if (!(p->hdrs_captured & TR_HDR_BIT(TR_HDR_AETH)))
+		return; /* cut off by the snap length: ACK or NAK, nobody can tell */
 	if (kind == TR_AETH_ACK) {
 		if (delivered) {
 			measure(a, peer, rec, TR_SENT_DATA, TR_LAT_ACK);

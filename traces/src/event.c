@@ -36,10 +36,11 @@ uint32_t tr_event_frame_build(uint8_t *out, const tr_event *ev)
 	return len;
 }
 
-int tr_event_frame_parse(const uint8_t *frame, uint32_t caplen, tr_event *ev, tr_error *err)
+int tr_event_frame_parse(const uint8_t *frame, uint32_t caplen, uint32_t wirelen, tr_event *ev,
+			 tr_error *err)
 {
 	const uint8_t *b = frame + ETH_HLEN;
-	uint32_t text;
+	uint32_t text, kept;
 
 	if (caplen < ETH_HLEN + 4 || rd16(frame + 12) != TR_MARK_ETHERTYPE ||
 	    rd32(b) != TR_EVENT_MAGIC)
@@ -50,16 +51,22 @@ int tr_event_frame_parse(const uint8_t *frame, uint32_t caplen, tr_event *ev, tr
 	if (b[4] != TR_EVENT_VERSION)
 		return tr_error_set(err, -EINVAL, "event frame version %u (known: %u)", b[4],
 				    TR_EVENT_VERSION);
+	if (wirelen < caplen)
+		wirelen = caplen; /* a record that lies about its length: the bytes are there */
 	text = rd16(b + 6);
-	if (text > TR_EVENT_TEXT_MAX || ETH_HLEN + FIXED_LEN + text > caplen)
+	if (text > TR_EVENT_TEXT_MAX || ETH_HLEN + FIXED_LEN + text > wirelen)
 		return tr_error_set(err, -EINVAL, "event frame text of %u bytes (at most %u, %u "
-				    "captured)", text, TR_EVENT_TEXT_MAX,
-				    caplen - ETH_HLEN - FIXED_LEN);
+				    "in the frame)", text, TR_EVENT_TEXT_MAX,
+				    wirelen - ETH_HLEN - FIXED_LEN);
+	/* A snap length may cut the text: the event is whole, its words are not. */
+	kept = caplen - ETH_HLEN - FIXED_LEN;
+	if (kept > text)
+		kept = text;
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = b[5];
 	ev->node = rd32(b + 8);
 	ev->pid = rd32(b + 12);
-	memcpy(ev->text, b + FIXED_LEN, text);
+	memcpy(ev->text, b + FIXED_LEN, kept);
 	return 1;
 }
 

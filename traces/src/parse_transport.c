@@ -10,39 +10,44 @@
 #include "parse_internal.h"
 #include "traces/tr_crc.h"
 
-static void read_ext_headers(tr_packet *p, const uint8_t *bth)
+/* Reads the extended headers the capture holds: `captured` bytes from the BTH on. Those a snap
+ * length cut off are left out of p->hdrs_captured, and their fields stay zero. */
+static void read_ext_headers(tr_packet *p, const uint8_t *bth, uint32_t captured)
 {
 	const tr_opcode_info *op = p->op;
 	const uint8_t *h;
 
-	if (op->hdrs & TR_HDR_BIT(TR_HDR_DETH)) {
+	for (unsigned k = 0; k < TR_HDR_KINDS; k++)
+		if ((op->hdrs & TR_HDR_BIT(k)) && op->off[k] + tr_hdr_len((tr_hdr)k) <= captured)
+			p->hdrs_captured |= (uint16_t)TR_HDR_BIT(k);
+	if (p->hdrs_captured & TR_HDR_BIT(TR_HDR_DETH)) {
 		h = bth + op->off[TR_HDR_DETH];
 		p->deth.qkey = rd32(h);
 		p->deth.src_qp = rd24(h + 5);
 	}
-	if (op->hdrs & TR_HDR_BIT(TR_HDR_RETH)) {
+	if (p->hdrs_captured & TR_HDR_BIT(TR_HDR_RETH)) {
 		h = bth + op->off[TR_HDR_RETH];
 		p->reth.va = rd64(h);
 		p->reth.rkey = rd32(h + 8);
 		p->reth.dma_len = rd32(h + 12);
 	}
-	if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICETH)) {
+	if (p->hdrs_captured & TR_HDR_BIT(TR_HDR_ATOMICETH)) {
 		h = bth + op->off[TR_HDR_ATOMICETH];
 		p->atomic.va = rd64(h);
 		p->atomic.rkey = rd32(h + 8);
 		p->atomic.swap_add = rd64(h + 12);
 		p->atomic.compare = rd64(h + 20);
 	}
-	if (op->hdrs & TR_HDR_BIT(TR_HDR_AETH)) {
+	if (p->hdrs_captured & TR_HDR_BIT(TR_HDR_AETH)) {
 		h = bth + op->off[TR_HDR_AETH];
 		p->aeth.syndrome = h[0];
 		p->aeth.msn = rd24(h + 1);
 	}
-	if (op->hdrs & TR_HDR_BIT(TR_HDR_ATOMICACKETH))
+	if (p->hdrs_captured & TR_HDR_BIT(TR_HDR_ATOMICACKETH))
 		p->atomic_ack_orig = rd64(bth + op->off[TR_HDR_ATOMICACKETH]);
-	if (op->hdrs & TR_HDR_BIT(TR_HDR_IMMDT))
+	if (p->hdrs_captured & TR_HDR_BIT(TR_HDR_IMMDT))
 		p->immdt = rd32(bth + op->off[TR_HDR_IMMDT]);
-	if (op->hdrs & TR_HDR_BIT(TR_HDR_IETH))
+	if (p->hdrs_captured & TR_HDR_BIT(TR_HDR_IETH))
 		p->ieth_rkey = rd32(bth + op->off[TR_HDR_IETH]);
 }
 
@@ -115,11 +120,11 @@ int tr_parse_transport(tr_packet *p, const tr_frame *f, uint32_t bth_off, uint32
 				    "byte %u: opcode 0x%02x (%s) needs %u bytes of headers and ICRC, "
 				    "the packet has %u", bth_off, p->opcode, tr_opcode_name(p->opcode),
 				    hdr_len + TR_ICRC_LEN, end - bth_off);
-	ret = tr_parse_need(f, bth_off + hdr_len, bth_off + TR_BTH_LEN, "the extended headers");
-	if (ret)
-		return ret;
+	/* The wire holds every header (checked above); a snap length may have cut some (editcap -s
+	 * 64 keeps an IPv4 frame's BTH, not its RETH). That is still a packet — opcode, QP and PSN
+	 * are there — whose missing fields the tools leave alone, as tshark does. */
 	if (p->op)
-		read_ext_headers(p, bth);
+		read_ext_headers(p, bth, f->caplen - bth_off);
 
 	p->payload_off = bth_off + hdr_len;
 	p->icrc_off = end - TR_ICRC_LEN;

@@ -211,7 +211,8 @@ static void classify(tr_reader *r, tr_record *rec)
 				tr_error_prefix(&rec->problem, "%s: marker", at);
 			return;
 		}
-		ret = tr_event_frame_parse(rec->data, rec->caplen, &rec->event, &rec->problem);
+		ret = tr_event_frame_parse(rec->data, rec->caplen, rec->wirelen, &rec->event,
+					   &rec->problem);
 		if (ret != 0) {
 			rec->kind = ret > 0 ? TR_REC_OTHER : TR_REC_MALFORMED;
 			rec->what = "fabsim event";

@@ -168,6 +168,68 @@ TEST(Check, HeaderRules) {
             "RDMA WRITE message of 1032 bytes ends here, its first packet's RETH announced 2000");
 }
 
+// editcap -s 64 keeps an IPv4 frame's BTH but not its RETH or AtomicETH, nor all of an event
+// frame's text: each is still a packet (an event) with opcode, QP and PSN, so the trace checks
+// clean — no malformed frame, no PSN gap where a cut one was left out.
+TEST(Check, ASnapLengthThatCutsTheExtendedHeadersIsNoProblem) {
+  auto list = trtest::Conversation();
+  tr_event ev = {};
+  ev.kind = TR_EVENT_AWAY;
+  snprintf(ev.text, sizeof(ev.text), "process 7 is blocked outside the fabric");
+  Written w = {};
+  w.frame.resize(TR_EVENT_FRAME_MAX);
+  w.frame.resize(tr_event_frame_build(w.frame.data(), &ev));
+  list.insert(list.begin() + 3, w);
+  std::string path = trtest::TempPath("snap64.pcap");
+  ASSERT_TRUE(trtest::WriteTrace(path, list));
+  trtest::Snap(path, 64);
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&text, &len);
+  EXPECT_EQ(0, tr_check_file(path.c_str(), out, nullptr));
+  fclose(out);
+  EXPECT_EQ("", std::string(text, len));
+  free(text);
+  // The sequence comes out as from the whole frames.
+  std::string whole_path = trtest::TempPath("snap64_whole.pcap");
+  ASSERT_TRUE(trtest::WriteTrace(whole_path, list));
+  tr_summary *s, *whole;
+  tr_error err;
+  ASSERT_EQ(0, tr_summary_file(path.c_str(), &s, &err)) << err.msg;
+  ASSERT_EQ(0, tr_summary_file(whole_path.c_str(), &whole, &err)) << err.msg;
+  EXPECT_EQ(0u, s->malformed);
+  EXPECT_EQ(list.size() - 1, s->packets);
+  EXPECT_EQ(whole->psn_gaps, s->psn_gaps);
+  EXPECT_EQ(whole->retransmissions, s->retransmissions);
+  for (int k : {TR_MSG_WRITE, TR_MSG_READ}) {
+    EXPECT_GT(s->messages[k].count, 0u);
+    EXPECT_EQ(whole->messages[k].count, s->messages[k].count);
+  }
+  tr_summary_free(s);
+  tr_summary_free(whole);
+}
+
+// Fields a snap length cut off are not guessed. A READ request whose RETH was cut off may have
+// used any number of PSNs: the request after it, sent before the responses came back, jumps over
+// them and no gap can be told.
+TEST(Check, FieldsCutOffAreNotGuessed) {
+  tr_packet rd = From(0x0C, 10);
+  rd.reth.dma_len = 3000;  // PSNs 10..12
+  std::string path = trtest::TempPath("snap_read.pcap");
+  ASSERT_TRUE(trtest::WriteTrace(path, {Make(rd, 0, 0), Make(From(0x04, 13), 8, 1)}));
+  trtest::Snap(path, 60);
+  tr_check_result res;
+  EXPECT_EQ(0, tr_check_file(path.c_str(), stderr, &res));
+  EXPECT_EQ(2u, res.packets);
+  // An AETH cut off says neither ACK nor NAK: this NAK must not pass for an ACK of PSN 2, which
+  // would make its resend one of acknowledged data.
+  ASSERT_TRUE(trtest::WriteTrace(path, {Make(From(0x04, 1), 8, 0), Make(From(0x04, 2), 8, 1),
+                                        Make(Ack(2, 0x60), 0, 2), Make(From(0x04, 2), 8, 3)}));
+  trtest::Snap(path, 54);
+  EXPECT_EQ(0, tr_check_file(path.c_str(), stderr, &res));
+  EXPECT_EQ(4u, res.packets);
+}
+
 TEST(Check, Integrity) {
   Written bad = Make(From(0x04, 1), 64, 0);
   bad.frame[70] ^= 0x08;

@@ -307,10 +307,39 @@ TEST(Parse, TruncatedFrameKeepsItsHeaders) {
   EXPECT_EQ(TR_SNAPLEN_HEADERS - 70u, out.payload_caplen);
   EXPECT_EQ(4096u, out.reth.dma_len);
   EXPECT_EQ(f.size(), out.wirelen);
-  // Cut inside the headers: an error that says so.
-  EXPECT_EQ(-EINVAL, Parse(f, &out, &err, 60));
-  EXPECT_NE(nullptr, strstr(err.msg, "not captured")) << err.msg;
-  EXPECT_NE(nullptr, strstr(err.msg, "byte 54")) << err.msg;
+  EXPECT_EQ(TR_HDR_BIT(TR_HDR_RETH), out.hdrs_captured);
+}
+
+// A snap length that cuts the extended headers (editcap -s 64) leaves a packet: its BTH is there,
+// the headers it cut are missing from hdrs_captured, their fields zero. Cut before the BTH, or a
+// frame short on the wire itself, is still an error.
+TEST(Parse, SnapLengthInsideTheExtendedHeadersKeepsTheBth) {
+  tr_packet in = Pkt(0x12, 0x22, 9);  // ATOMIC ACK: AETH at 54, AtomicAckETH at 58
+  in.aeth.syndrome = TR_AETH_SYNDROME_ACK;
+  in.atomic_ack_orig = 0x1122334455667788ull;
+  Bytes f = Build(in);
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err, 64)) << err.msg;
+  EXPECT_TRUE(out.flags & TR_PKT_TRUNCATED);
+  EXPECT_EQ(0x12, out.opcode);
+  EXPECT_EQ(0x22u, out.dest_qp);
+  EXPECT_EQ(9u, out.psn);
+  EXPECT_EQ(TR_HDR_BIT(TR_HDR_AETH), out.hdrs_captured);
+  EXPECT_EQ(TR_AETH_SYNDROME_ACK, out.aeth.syndrome);
+  EXPECT_EQ(0u, out.atomic_ack_orig);
+  EXPECT_EQ(0u, out.payload_caplen);
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err, 54)) << err.msg;  // the BTH and nothing more
+  EXPECT_EQ(0u, out.hdrs_captured);
+  EXPECT_EQ(-EINVAL, Parse(f, &out, &err, 50));
+  EXPECT_NE(nullptr, strstr(err.msg, "the BTH not captured")) << err.msg;
+  // Short on the wire: the IP and UDP lengths leave the BTH and the ICRC, no room for the AETH.
+  Bytes g = f;
+  g[17] -= 12;
+  g[39] -= 12;
+  g.resize(g.size() - 12);
+  EXPECT_EQ(-EINVAL, Parse(g, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "needs 28 bytes of headers and ICRC")) << err.msg;
 }
 
 TEST(Parse, LengthsThatLieAreErrorsWithTheirOffset) {

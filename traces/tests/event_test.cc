@@ -30,7 +30,7 @@ TEST(Event, FrameRoundTrips) {
   EXPECT_EQ(0xb5, frame[13]);
   tr_event out;
   tr_error err;
-  ASSERT_EQ(1, tr_event_frame_parse(frame, len, &out, &err)) << err.msg;
+  ASSERT_EQ(1, tr_event_frame_parse(frame, len, len, &out, &err)) << err.msg;
   EXPECT_EQ(in.kind, out.kind);
   EXPECT_EQ(in.node, out.node);
   EXPECT_EQ(in.pid, out.pid);
@@ -47,15 +47,31 @@ TEST(Event, DamagedFramesAreRefusedAndOthersIgnored) {
   uint32_t len = tr_event_frame_build(frame, &ev);
   tr_event out;
   tr_error err;
-  EXPECT_EQ(-EINVAL, tr_event_frame_parse(frame, 20, &out, &err));  // cut
+  EXPECT_EQ(-EINVAL, tr_event_frame_parse(frame, 20, len, &out, &err));  // cut
   frame[14 + 4] = 9;                                                    // version
-  EXPECT_EQ(-EINVAL, tr_event_frame_parse(frame, len, &out, &err));
+  EXPECT_EQ(-EINVAL, tr_event_frame_parse(frame, len, len, &out, &err));
   EXPECT_NE(std::string(err.msg).find("version"), std::string::npos) << err.msg;
   frame[14 + 4] = TR_EVENT_VERSION;
   frame[14 + 6] = 0xff;  // text longer than the frame
-  EXPECT_EQ(-EINVAL, tr_event_frame_parse(frame, len, &out, &err));
+  EXPECT_EQ(-EINVAL, tr_event_frame_parse(frame, len, len, &out, &err));
   frame[14] = 'X';  // not an event: no error, not ours
-  EXPECT_EQ(0, tr_event_frame_parse(frame, len, &out, &err));
+  EXPECT_EQ(0, tr_event_frame_parse(frame, len, len, &out, &err));
+}
+
+// A snap length that cuts the text leaves an event with the text captured; a frame shorter on
+// the wire than its text says is damaged.
+TEST(Event, ASnapLengthCutsOnlyTheText) {
+  uint8_t frame[TR_EVENT_FRAME_MAX];
+  tr_event ev = Event(TR_EVENT_AWAY, 2, 7, "process 7 is blocked outside the fabric");
+  uint32_t len = tr_event_frame_build(frame, &ev);
+  tr_event out;
+  tr_error err;
+  ASSERT_EQ(1, tr_event_frame_parse(frame, 40, len, &out, &err)) << err.msg;
+  EXPECT_STREQ("process 7 ", out.text);
+  EXPECT_EQ(TR_EVENT_AWAY, out.kind);
+  EXPECT_EQ(2u, out.node);
+  EXPECT_EQ(-EINVAL, tr_event_frame_parse(frame, 40, 40, &out, &err));
+  EXPECT_NE(std::string(err.msg).find("text of 39 bytes"), std::string::npos) << err.msg;
 }
 
 // Events among packets: the reader reports them as "fabsim event" with their content.

@@ -1,6 +1,8 @@
 // The generated conversation: see test_util.h.
 #include "traces/tests/test_util.h"
 
+#include <algorithm>
+
 namespace trtest {
 
 namespace {
@@ -309,6 +311,22 @@ bool WriteTrace(const std::string& path, const std::vector<Written>& packets, ui
     return false;
   }
   return true;
+}
+
+void Snap(const std::string& path, uint32_t snaplen) {
+  // A pcap of this host's byte order, as tr_writer writes it: 24-byte file header (snap length
+  // at 16), then records of a 16-byte header (captured length at 8, original at 12) and data.
+  Bytes in = ReadFile(path), out(in.begin(), in.begin() + 24);
+  auto u32 = [](const uint8_t* b) { uint32_t v; memcpy(&v, b, 4); return v; };
+  memcpy(&out[16], &snaplen, 4);
+  for (size_t at = 24; at + 16 <= in.size();) {
+    uint32_t caplen = u32(&in[at + 8]), keep = std::min(caplen, snaplen);
+    out.insert(out.end(), in.begin() + at, in.begin() + at + 16);
+    memcpy(&out[out.size() - 8], &keep, 4);
+    out.insert(out.end(), in.begin() + at + 16, in.begin() + at + 16 + keep);
+    at += 16 + caplen;
+  }
+  WriteFile(path, out);
 }
 
 }  // namespace trtest

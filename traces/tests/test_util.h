@@ -224,6 +224,10 @@ std::string CheckOutput(const std::string& name, const std::vector<Written>& pac
 bool WriteTrace(const std::string& path, const std::vector<Written>& packets,
                 uint32_t snaplen = 0);
 
+// Cuts every record of the pcap at path to snaplen bytes, keeping its original length, as
+// `editcap -s snaplen` does (the writer itself keeps at least TR_SNAPLEN_HEADERS).
+void Snap(const std::string& path, uint32_t snaplen);
+
 }  // namespace trtest
 
 #endif

@@ -47,9 +47,11 @@ typedef struct tr_event {
 /* Builds the frame into out (TR_EVENT_FRAME_MAX bytes); returns its length (60 at least). */
 uint32_t tr_event_frame_build(uint8_t *out, const tr_event *ev);
 
-/* 1 (and *ev filled) when the Ethernet frame is an event frame, 0 when it is not, -EINVAL with a
- * message when it claims to be one but is damaged. */
-int tr_event_frame_parse(const uint8_t *frame, uint32_t caplen, tr_event *ev, tr_error *err);
+/* 1 (and *ev filled) when the Ethernet frame (caplen bytes captured of wirelen) is an event
+ * frame, 0 when it is not, -EINVAL with a message when it claims to be one but is damaged. A text
+ * cut by the capture's snap length comes back as far as it was captured. */
+int tr_event_frame_parse(const uint8_t *frame, uint32_t caplen, uint32_t wirelen, tr_event *ev,
+			 tr_error *err);
 
 const char *tr_event_kind_name(uint8_t kind);
 

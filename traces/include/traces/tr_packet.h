@@ -113,7 +113,9 @@ typedef struct tr_packet {
 	bool ack_req;
 	uint32_t psn;
 
-	/* Extended headers: valid when op->hdrs has their bit */
+	/* Extended headers: valid when hdrs_captured has their bit — op->hdrs, less those a snap
+	 * length cut off (TR_PKT_TRUNCATED is then set too) */
+	uint16_t hdrs_captured;
 	struct {
 		uint64_t va;
 		uint32_t rkey;
@@ -176,8 +178,9 @@ void tr_packet_init(tr_packet *p);
 /* Parses one frame captured with `linktype` (TR_LINKTYPE_*). Returns TR_PARSE_OK,
  * TR_PARSE_NOT_IB (with a short description of the frame in `what`, e.g. "ARP" or "TCP", when
  * what != NULL) or -EINVAL with a message naming the byte offset in the frame and the field that
- * is wrong. Frames cut short by the capture (caplen < wirelen) parse as long as their headers are
- * present; TR_PKT_TRUNCATED is then set and the ICRC is not checked. p->payload points into buf. */
+ * is wrong. Frames cut short by the capture (caplen < wirelen) parse as long as their BTH is
+ * present; TR_PKT_TRUNCATED is then set, the ICRC is not checked and the extended headers cut off
+ * are missing from hdrs_captured. p->payload points into buf. */
 int tr_packet_parse(tr_packet *p, const uint8_t *buf, uint32_t caplen, uint32_t wirelen,
 		    uint32_t linktype, const char **what, tr_error *err);
 

@@ -134,8 +134,10 @@ static void count_marks(tr_analyzer *a, tr_flow *f, const tr_mark *m)
 		s->duplicated++;
 		f->sum.duplicated++;
 	}
-	if (m->flags & TR_REORDERED)
+	if (m->flags & TR_REORDERED) {
 		s->reordered++;
+		f->sum.reordered++;
+	}
 	if (m->flags & TR_RETRANSMIT)
 		s->marked_retransmits++;
 }

@@ -6,7 +6,8 @@
 
 #include "analyze.h"
 
-/* Requests remembered per flow so that a response can be matched to what it answers. PSNs are
+/* Requests remembered per flow so that a response can be matched to what it answers, and a PSN
+ * arriving late told from one sent again (RC and UC). PSNs are
  * sequential, so a ring indexed by PSN keeps the most recent TR_SENT_RING of them. It starts
  * small and doubles when a PSN would push out one still within that reach: a capture of many
  * short flows (one request each) costs a few hundred bytes a flow, not 16 KiB. */
@@ -58,7 +59,7 @@ struct tr_flow {
 	bool nak_seen;      /* a NAK came back since the last retransmission */
 	uint32_t pmtu;      /* payload of its FIRST/MIDDLE packets */
 	tr_sent *sent;      /* sent_cap entries (a power of two up to TR_SENT_RING), allocated with
-			     * the first RC request */
+			     * the first RC or UC request */
 	uint32_t sent_cap;
 
 	/* responses this flow sends */

@@ -72,6 +72,18 @@ static void remember(tr_flow *f, const tr_record *rec, uint8_t kind)
 	e->ts_ns = rec->ts_ns;
 }
 
+/* A PSN behind the newest that the flow never sent (within the reach of its ring) arrives late:
+ * reordered on the way to the capture, not sent again. d is its distance from f->req_next. */
+static bool arrives_late(const tr_flow *f, uint32_t psn, int32_t d)
+{
+	const tr_sent *e;
+
+	if (!f->sent || -d > (int32_t)TR_SENT_RING)
+		return false; /* too far back to tell: a resend, as before the ring */
+	e = &f->sent[psn & (f->sent_cap - 1)];
+	return !(e->kind && e->psn == psn);
+}
+
 /* A resend is legitimate after a NAK, after a timeout (the PSN was not yet acknowledged) or when
  * the trace says so; resending acknowledged data is not. */
 static void resent(tr_analyzer *a, tr_flow *f, const tr_record *rec)
@@ -171,12 +183,29 @@ static void reassemble(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 	}
 }
 
+/* A request that arrives after a later PSN: its data is new, and it counts. The messages around it
+ * were taken without it, so only one it makes alone (an ONLY, a READ, an atomic) is counted, as
+ * after a gap; the newer message in progress is left as it was. */
+static void reordered(tr_analyzer *a, tr_flow *f, const tr_record *rec)
+{
+	tr_msg_progress newer = f->req;
+
+	if (!(rec->mark.flags & TR_REORDERED)) { /* else counted with the marks */
+		f->sum.reordered++;
+		a->s->reordered++;
+	}
+	f->sum.unique_payload_bytes += rec->pkt.payload_len;
+	f->req.state = TR_MSTATE_UNKNOWN;
+	reassemble(a, f, rec);
+	f->req = newer;
+}
+
 void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 {
 	const tr_packet *p = &rec->pkt;
 	uint8_t transport = p->op->transport;
 	bool sequenced = transport == TR_TRANSPORT_RC || transport == TR_TRANSPORT_UC;
-	bool fresh = true;
+	bool fresh = true, late = false;
 	uint8_t kind = p->op->op == TR_OP_READ_REQUEST ? TR_SENT_READ
 		       : p->op->op == TR_OP_COMPARE_SWAP || p->op->op == TR_OP_FETCH_ADD ||
 				       (p->flags & TR_PKT_ATOMICHDR)
@@ -186,7 +215,9 @@ void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 	if (sequenced && f->req_seen) {
 		int32_t d = tr_psn_diff(f->req_next, p->psn);
 
-		if (d < 0) {
+		if (d < 0 && !(rec->mark.flags & TR_RETRANSMIT) && arrives_late(f, p->psn, d)) {
+			late = true;
+		} else if (d < 0) {
 			fresh = false;
 			resent(a, f, rec);
 		} else if (d > 0 && (uint32_t)d > f->req_slack) {
@@ -198,10 +229,14 @@ void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 			f->req.state = TR_MSTATE_UNKNOWN;
 		}
 	}
-	if (transport == TR_TRANSPORT_RC)
+	if (sequenced)
 		remember(f, rec, kind);
 	if (!fresh)
 		return;
+	if (late) {
+		reordered(a, f, rec);
+		return;
+	}
 	if (sequenced) {
 		f->req_seen = true;
 		f->req_next = (p->psn + 1) & TR_PSN_MASK;

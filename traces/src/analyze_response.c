@@ -30,7 +30,8 @@ static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
 	for (size_t i = 0; i < a->flows.count; i++) {
 		tr_flow *g = a->flows.flows[i];
 
-		if (!tr_flow_key_reverse_hosts(&g->key, &f->key) || !sent_at(g, psn))
+		if (g->sum.transport != TR_TRANSPORT_RC ||
+		    !tr_flow_key_reverse_hosts(&g->key, &f->key) || !sent_at(g, psn))
 			continue;
 		if (port_names_qp(g, f->key.dest_qp)) {
 			f->peer = g;

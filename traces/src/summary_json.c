@@ -123,6 +123,7 @@ static json_t *flow(const tr_flow_summary *f, bool *bad)
 		*bad = true;
 		return NULL;
 	}
+	set(bad, o, "reordered", json_integer((json_int_t)f->reordered));
 	set(bad, o, "incomplete_messages", json_integer((json_int_t)f->incomplete_messages));
 	set(bad, o, "ops", ops);
 	set(bad, o, "messages", msg_stats(f->messages, bad));

@@ -260,6 +260,58 @@ TEST(Summary, RetransmissionsGapsNaksDropsTags) {
   EXPECT_EQ(11u * 8 + TR_TAG_LEN, x.flows[0].payload_bytes);  // every packet, tag header included
 }
 
+// PSNs 1,2,4,3,5,6: 3 was never seen before, so it arrives late (reordered on the way to the
+// capture point), it is not sent again — six messages, no retransmission. A capture at the
+// receiver does see the gap at 4. Sent once more later, 3 is a retransmission.
+TEST(Summary, APsnArrivingLateIsReorderedNotResent) {
+  std::vector<Written> l;
+  uint64_t t = 0;
+  for (uint32_t psn : {1, 2, 4, 3, 5, 6}) l.push_back(Make(From(0x04, A, B, psn, true), 8, t += 100));
+  l.push_back(Make(AckP(6), 0, t += 100));
+  Sum s;
+  Summarize("late.pcap", l, &s);
+  EXPECT_EQ(0u, s.s->retransmissions);
+  EXPECT_EQ(1u, s.s->reordered);
+  EXPECT_EQ(1u, s.s->flows[0].reordered);
+  EXPECT_EQ(1u, s.s->psn_gaps);
+  EXPECT_EQ(1u, s.s->problems);
+  EXPECT_EQ(6u, s.s->flows[0].messages[TR_MSG_SEND].count);
+  EXPECT_EQ(6u * 8, s.s->flows[0].unique_payload_bytes);
+  char* text = tr_summary_json(s.s);
+  ASSERT_NE(nullptr, text);
+  json_t* root = json_loads(text, 0, nullptr);
+  free(text);
+  ASSERT_NE(nullptr, root);
+  EXPECT_EQ(1, json_integer_value(json_object_get(root, "reordered")));
+  json_t* f0 = json_array_get(json_object_get(root, "flows"), 0);
+  EXPECT_EQ(1, json_integer_value(json_object_get(f0, "reordered")));
+  json_decref(root);
+  tr_summary_free(s.s);
+  s.s = nullptr;
+
+  // Reordered inside a message of several packets: that message is not reassembled, the packet
+  // neither opens one nor breaks the newer one; a UC flow takes it the same way.
+  for (uint8_t uc : {0x00, 0x20}) {
+    l.clear();
+    t = 0;
+    l.push_back(Make(From(uc | 0x04, A, B, 1, true), 8, t += 100));
+    l.push_back(Make(From(uc | 0x04, A, B, 3, true), 8, t += 100));
+    l.push_back(Make(From(uc | 0x00, A, B, 2, true), 1024, t += 100));  // a FIRST, late
+    l.push_back(Make(From(uc | 0x00, A, B, 4, true), 1024, t += 100));
+    l.push_back(Make(From(uc | 0x02, A, B, 5, true), 8, t += 100));
+    l.push_back(Make(From(uc | 0x04, A, B, 2, true), 8, t += 100));  // now a resend
+    Summarize(uc ? "late_uc.pcap" : "late_msg.pcap", l, &s);
+    EXPECT_EQ(1u, s.s->reordered);
+    EXPECT_EQ(1u, s.s->retransmissions);
+    EXPECT_EQ(3u, s.s->flows[0].messages[TR_MSG_SEND].count);
+    EXPECT_EQ(0u, s.s->flows[0].incomplete_messages);
+    // the gap; the resend on UC
+    EXPECT_EQ(uc ? 2u : 1u, s.s->problems);
+    tr_summary_free(s.s);
+    s.s = nullptr;
+  }
+}
+
 // `trace summary --json` writes its flows one at a time: the text is the
 // whole tree's, byte for byte.
 TEST(Summary, PrintedJsonIsTheWholeTreesText) {

@@ -76,6 +76,7 @@ typedef struct tr_flow_summary {
 	uint64_t retransmissions;  /* packets whose PSN this flow had sent before */
 	uint64_t psn_gaps;         /* jumps forward over PSNs never seen */
 	uint64_t dropped, corrupted, duplicated;
+	uint64_t reordered;        /* marked so, or a PSN never seen arriving after a later one */
 	uint64_t naks[TR_NAKK_KINDS];
 } tr_flow_summary;
 

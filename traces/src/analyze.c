@@ -156,6 +156,30 @@ static bool damaged(const tr_record *rec)
 	       (p->vcrc_captured && p->vcrc_stored != p->vcrc_computed);
 }
 
+/* A frame the capture recorded twice — the same bytes at the same time, as `mergecap` of a file
+ * with itself makes — is no copy on the wire (fabsim marks those TR_DUPLICATE): it is one packet,
+ * and only the first takes part in the analysis. The packets of the current timestamp are kept
+ * as fingerprints (FNV-1a over the captured bytes, and both lengths): frames sharing a time are
+ * few, and a 64-bit hash will not make two of them one. */
+static bool capture_copy(tr_analyzer *a, const tr_record *rec)
+{
+	struct tr_frame_print fp = { 14695981039346656037ull, rec->caplen, rec->wirelen };
+
+	for (uint32_t i = 0; i < rec->caplen; i++)
+		fp.hash = (fp.hash ^ rec->data[i]) * 1099511628211ull;
+	if (rec->ts_ns != a->same_ts_ns) {
+		a->same_ts_ns = rec->ts_ns;
+		a->n_same = 0;
+	}
+	for (unsigned i = 0; i < a->n_same; i++)
+		if (a->same[i].hash == fp.hash && a->same[i].caplen == fp.caplen &&
+		    a->same[i].wirelen == fp.wirelen)
+			return true;
+	if (a->n_same < sizeof(a->same) / sizeof(a->same[0]))
+		a->same[a->n_same++] = fp;
+	return false;
+}
+
 static void packet(tr_analyzer *a, const tr_record *rec)
 {
 	const tr_packet *p = &rec->pkt;
@@ -193,6 +217,10 @@ static void packet(tr_analyzer *a, const tr_record *rec)
 			f->sum.transport = p->op->transport;
 			f->transport_set = true;
 		}
+	}
+	if (!(rec->mark.flags & TR_DUPLICATE) && capture_copy(a, rec)) {
+		s->duplicate_captures++;
+		return; /* its checks and its place in the flow are the first one's */
 	}
 	count_marks(a, f, &rec->mark);
 	tr_an_check_packet(a, f, rec);

@@ -25,6 +25,14 @@ typedef struct tr_analyzer {
 	tr_problem_fn problem;
 	void *ctx;
 	int oom; /* -ENOMEM once an allocation failed: the result is then incomplete */
+	/* Fingerprints of the packets recorded at the latest timestamp, to tell a frame the capture
+	 * recorded twice (capture_copy in analyze.c). */
+	uint64_t same_ts_ns;
+	unsigned n_same;
+	struct tr_frame_print {
+		uint64_t hash;
+		uint32_t caplen, wirelen;
+	} same[64];
 } tr_analyzer;
 
 void tr_analyzer_init(tr_analyzer *a, tr_summary *s, tr_problem_fn fn, void *ctx);

@@ -189,6 +189,7 @@ static json_t *build(const tr_summary *s, bool with_flows, bool *bad)
 	set(bad, root, "drop_reasons", reasons);
 	set(bad, root, "corrupted", json_integer((json_int_t)s->corrupted));
 	set(bad, root, "duplicated", json_integer((json_int_t)s->duplicated));
+	set(bad, root, "duplicate_captures", json_integer((json_int_t)s->duplicate_captures));
 	set(bad, root, "reordered", json_integer((json_int_t)s->reordered));
 	set(bad, root, "naks", naks(s->naks, bad));
 	set(bad, root, "messages", msg_stats(s->messages, bad));

@@ -142,6 +142,9 @@ static void events(const tr_summary *s, FILE *out)
 		     ", reordered %" PRIu64 "\n",
 		s->retransmissions, s->marked_retransmits, s->psn_gaps, s->dropped, s->corrupted,
 		s->duplicated, s->reordered);
+	if (s->duplicate_captures)
+		fprintf(out, "frames the capture recorded twice (same bytes, same time): %" PRIu64
+			     ", left out of the analysis\n", s->duplicate_captures);
 	if (s->dropped) {
 		fprintf(out, "drops by reason:");
 		for (int r = 0; r < TR_REASON_KINDS; r++)

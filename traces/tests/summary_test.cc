@@ -312,6 +312,37 @@ TEST(Summary, APsnArrivingLateIsReorderedNotResent) {
   }
 }
 
+// A frame the capture recorded twice (mergecap of a file with itself: same bytes, same time) is
+// one packet on the wire: no retransmission, no network duplicate, one message. The same bytes
+// at another time are a resend.
+TEST(Summary, AFrameRecordedTwiceIsACaptureCopy) {
+  std::vector<Written> l;
+  for (uint32_t psn : {1, 2, 3}) l.push_back(Make(From(0x04, A, B, psn, true), 8, psn * 100));
+  l.insert(l.begin() + 2, l[1]);  // PSN 2 twice at 200
+  l.push_back(Make(AckP(3), 0, 400));
+  l.push_back(l.back());
+  Sum s;
+  Summarize("copies.pcap", l, &s);
+  EXPECT_EQ(2u, s.s->duplicate_captures);
+  EXPECT_EQ(0u, s.s->duplicated);
+  EXPECT_EQ(0u, s.s->retransmissions);
+  EXPECT_EQ(0u, s.s->problems);
+  EXPECT_EQ(3u, s.s->flows[0].messages[TR_MSG_SEND].count);
+  EXPECT_EQ(1u, s.s->latency[TR_LAT_ACK].count);
+  EXPECT_EQ(6u, s.s->packets);  // every frame of the file, as tshark counts them
+  char* text = tr_summary_json(s.s);
+  ASSERT_NE(nullptr, text);
+  EXPECT_NE(nullptr, strstr(text, "\"duplicate_captures\": 2")) << text;
+  free(text);
+  tr_summary_free(s.s);
+  s.s = nullptr;
+  l[2].ts_ns = 250;
+  l.erase(l.end() - 1);
+  Summarize("resend.pcap", l, &s);
+  EXPECT_EQ(0u, s.s->duplicate_captures);
+  EXPECT_EQ(1u, s.s->retransmissions);
+}
+
 // `trace summary --json` writes its flows one at a time: the text is the
 // whole tree's, byte for byte.
 TEST(Summary, PrintedJsonIsTheWholeTreesText) {

@@ -105,6 +105,8 @@ typedef struct tr_summary {
 	uint64_t retransmissions;
 	uint64_t psn_gaps;
 	uint64_t dropped, corrupted, duplicated, reordered, marked_retransmits;
+	uint64_t duplicate_captures; /* the same frame recorded twice by the capture (same bytes,
+				      * same time), not a copy on the wire: no part in the analysis */
 	uint64_t drop_reasons[TR_REASON_KINDS];
 	uint64_t naks[TR_NAKK_KINDS];
 	tr_msg_stats messages[TR_MSG_KINDS];

@@ -19,9 +19,9 @@ enum tr_sent_kind { TR_SENT_DATA = 1, TR_SENT_READ, TR_SENT_ATOMIC };
 typedef struct tr_sent {
 	uint32_t psn;
 	uint8_t kind;     /* tr_sent_kind; 0 = empty */
-	bool dropped;     /* never reached the responder: no latency from it */
+	bool dropped;     /* no copy reached the responder yet: no response can be its */
 	bool answered;    /* its first response was measured */
-	uint64_t ts_ns;
+	uint64_t ts_ns;   /* its first transmission */
 } tr_sent;
 
 /* Where a flow is between FIRST and LAST. */

@@ -53,6 +53,13 @@ static void remember(tr_flow *f, const tr_record *rec, uint8_t kind)
 			return;
 		f->sent_cap = TR_SENT_FIRST;
 	}
+	e = &f->sent[psn & (f->sent_cap - 1)];
+	if (e->kind && e->psn == psn) {
+		/* Sent again: the request's latency runs from its first transmission, and is
+		 * measured once; it can be answered once one copy was not dropped. */
+		e->dropped = e->dropped && (rec->mark.flags & TR_DROPPED);
+		return;
+	}
 	for (;;) {
 		int32_t reach;
 

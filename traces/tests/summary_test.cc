@@ -143,6 +143,30 @@ TEST(Summary, LatencyPercentiles) {
   EXPECT_EQ(0u, s.s->problems);
 }
 
+// A request sent again gives one latency sample, from its first transmission: not a second one
+// when the resend is answered too, nor one from the resend (shorter than any round trip).
+TEST(Summary, LatencyOncePerRequestFromItsFirstTransmission) {
+  std::vector<Written> l;
+  l.push_back(Make(From(0x04, A, B, 1, true), 8, 0));
+  l.push_back(Make(AckP(1), 0, 500));                             // answers it: 500
+  l.push_back(Make(From(0x04, A, B, 1, true), 8, 1000));          // sent again all the same
+  l.push_back(Make(AckP(1), 0, 1100));                            // not another sample
+  l.push_back(Make(From(0x04, A, B, 2, true), 8, 2000));
+  l.push_back(Make(From(0x04, A, B, 2, true), 8, 3000));          // a timeout's resend
+  l.push_back(Make(AckP(2), 0, 3100));                            // 1100 from the first
+  l.push_back(Make(From(0x04, A, B, 3, true), 8, 4000, TR_DROPPED));
+  l.push_back(Make(AckP(3), 0, 4100));                            // answers no copy of it
+  l.push_back(Make(From(0x04, A, B, 3, true), 8, 5000, TR_RETRANSMIT));
+  l.push_back(Make(AckP(3), 0, 5300));                            // 1300 from the first
+  Sum s;
+  Summarize("lat_resend.pcap", l, &s);
+  const tr_latency& a = s.s->latency[TR_LAT_ACK];
+  EXPECT_EQ(3u, a.count);
+  EXPECT_EQ(500u, a.min_ns);
+  EXPECT_EQ(1100u, a.p50_ns);
+  EXPECT_EQ(1300u, a.max_ns);
+}
+
 TEST(Summary, PairsResponsesWithTheirQpWhenPsnsCollide) {
   // Two QP pairs between the same hosts, both starting at PSN 0; only the source port (the QP)
   // tells which ACK answers which request.

@@ -39,8 +39,10 @@ int tr_check_file(const char *path, FILE *out, tr_check_result *res)
 		if (ret < 0)
 			tr_analyzer_problem(&a, err.msg);
 		tr_reader_close(r);
-		/* Frames, none of them RoCE or InfiniBand: nothing was checked
-		 * (a capture of other traffic, or a wrong link type). */
+		/* No RoCE or InfiniBand packet: nothing was checked, and a clean
+		 * verdict would say otherwise — frames of other traffic (or a
+		 * wrong link type), or none at all (a capture that caught
+		 * nothing). A file cut before its first frame already said so. */
 		if (s->frames && !s->packets) {
 			char msg[128];
 
@@ -48,6 +50,8 @@ int tr_check_file(const char *path, FILE *out, tr_check_result *res)
 				 "InfiniBand packet: nothing was checked",
 				 (unsigned long long)s->frames);
 			tr_analyzer_problem(&a, msg);
+		} else if (!s->frames && ret == 0) {
+			tr_analyzer_problem(&a, "the file holds no frame: nothing was checked");
 		}
 	}
 	tr_analyzer_finish(&a);

@@ -289,6 +289,17 @@ TEST(Reader, OtherLinkTypesAndUnknownOnes) {
   EXPECT_EQ(1u, res.frames);
   EXPECT_EQ(0u, res.packets);
   EXPECT_EQ(1u, res.problems);
+  // A file header and no frame at all: nothing was checked either.
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&text, &len);
+  EXPECT_EQ(1, tr_check_file(Save("no_frames.pcap", Pcap(0xa1b2c3d4u, false, 1, {})).c_str(), out,
+                             &res));
+  fclose(out);
+  EXPECT_EQ(0u, res.frames);
+  EXPECT_EQ(1u, res.problems);
+  EXPECT_EQ("the file holds no frame: nothing was checked\n", std::string(text, len));
+  free(text);
 }
 
 // ---- damaged files ----

@@ -64,8 +64,8 @@ struct tr_flow {
 
 	/* responses this flow sends */
 	tr_msg_progress resp;
-	tr_flow *peer;      /* the request flow these responses answer */
-	bool peer_by_port;  /* found by its source port: certain, never searched again */
+	tr_flow *peer;      /* the request flow these responses answer, NULL until it is certain */
+	tr_flow *answered_by; /* for a request flow: the response flow paired with it */
 };
 
 /* Reports a problem about rec at byte `at` of its frame. */

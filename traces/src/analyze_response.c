@@ -3,7 +3,8 @@
  * it goes to, so the request flow it answers is found by addresses and PSN: among the flows going
  * the other way between the same hosts, the one that sent this PSN — preferring the one whose UDP
  * source port is the QP's number (the simulator's rule, and the Huawei NIC's) because simulated
- * QPs may all start at the same PSN. Once found, the pair is remembered. */
+ * QPs may all start at the same PSN, and taking none while several could be it. Once found, the
+ * pair is kept (find_peer). */
 #include "analyze_internal.h"
 
 static tr_sent *sent_at(tr_flow *g, uint32_t psn)
@@ -21,29 +22,38 @@ static bool port_names_qp(const tr_flow *g, uint32_t qpn)
 	return g->key.sport == qpn || g->key.sport == tr_udp_sport_for_qp(qpn);
 }
 
+/* The request flow f's responses answer, found once and kept: switching later would credit
+ * the ACKs of one QP to another. Candidates are the RC flows going the other way between the same
+ * hosts that sent this PSN and answer to no other response flow (one QP answers one QP). The one
+ * whose UDP source port names f's QP is certain; otherwise a candidate is taken only when it is
+ * the only one — QPs that start at the same PSN, on ports that say nothing of the QP, stay apart
+ * until a response tells them apart, or for good, rather than be paired by chance. */
 static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
 {
-	tr_flow *fallback = NULL;
+	tr_flow *only = NULL;
+	unsigned n = 0;
 
-	if (f->peer_by_port || sent_at(f->peer, psn))
+	if (f->peer)
 		return f->peer;
 	for (size_t i = 0; i < a->flows.count; i++) {
 		tr_flow *g = a->flows.flows[i];
 
-		if (g->sum.transport != TR_TRANSPORT_RC ||
+		if (g->sum.transport != TR_TRANSPORT_RC || g->answered_by ||
 		    !tr_flow_key_reverse_hosts(&g->key, &f->key) || !sent_at(g, psn))
 			continue;
 		if (port_names_qp(g, f->key.dest_qp)) {
-			f->peer = g;
-			f->peer_by_port = true;
-			return g;
+			only = g;
+			n = 1;
+			break;
 		}
-		if (!fallback)
-			fallback = g;
+		only = g;
+		n++;
 	}
-	if (fallback)
-		f->peer = fallback;
-	return f->peer;
+	if (n != 1)
+		return NULL;
+	f->peer = only;
+	only->answered_by = f;
+	return only;
 }
 
 static void ack_through(tr_flow *g, uint32_t psn)

@@ -183,6 +183,48 @@ TEST(Summary, PairsResponsesWithTheirQpWhenPsnsCollide) {
   EXPECT_EQ(900u, a.max_ns);
 }
 
+// Ports that say nothing of the QP (rxe, mlx5): two QPs between the same hosts sent PSNs 100 and
+// 101; an ACK of 101 goes to the second. Either could have sent what it answers, so it is credited
+// to neither — not to the first, whose resend would then look like one of acknowledged data.
+// Once a pair is certain it is kept, and a QP paired stays out of the others' candidates.
+TEST(Summary, ResponsesPairWithARequestFlowOnlyWhenThatIsCertain) {
+  auto from_port = [](uint8_t op, uint16_t port, uint32_t dest_qp, uint32_t psn, bool from_a) {
+    tr_packet p = Pkt(op, dest_qp, psn, from_a);
+    p.udp_sport = port;
+    return p;
+  };
+  std::vector<Written> l;
+  for (uint32_t psn : {100, 101}) l.push_back(Make(from_port(0x04, 50001, 0x201, psn, true), 8, psn));
+  for (uint32_t psn : {100, 101}) l.push_back(Make(from_port(0x04, 50002, 0x202, psn, true), 8, psn + 10));
+  Written ack = Make(from_port(0x11, 50004, 0x102, 101, false), 0, 200);
+  l.push_back(ack);
+  for (uint32_t psn : {100, 101}) l.push_back(Make(from_port(0x04, 50001, 0x201, psn, true), 8, psn + 300));
+  Sum s;
+  Summarize("collide.pcap", l, &s);
+  EXPECT_EQ(0u, s.s->problems);
+  EXPECT_EQ(0u, s.s->latency[TR_LAT_ACK].count);
+  tr_summary_free(s.s);
+  s.s = nullptr;
+
+  // QP after QP: the first ACK has one candidate; the second two, one of them already paired.
+  // Later ACKs keep to their pairs even where another flow sent the PSN.
+  l.clear();
+  l.push_back(Make(from_port(0x04, 50001, 0x201, 0, true), 8, 0));
+  l.push_back(Make(from_port(0x11, 50003, 0x101, 0, false), 0, 100));   // 100
+  l.push_back(Make(from_port(0x04, 50002, 0x202, 0, true), 8, 200));
+  l.push_back(Make(from_port(0x11, 50004, 0x102, 0, false), 0, 500));   // 300
+  l.push_back(Make(from_port(0x04, 50002, 0x202, 1, true), 8, 600));
+  l.push_back(Make(from_port(0x04, 50001, 0x201, 1, true), 8, 700));
+  l.push_back(Make(from_port(0x11, 50003, 0x101, 1, false), 0, 1400));  // 700
+  l.push_back(Make(from_port(0x11, 50004, 0x102, 1, false), 0, 1600));  // 1000
+  Summarize("pairs.pcap", l, &s);
+  const tr_latency& a = s.s->latency[TR_LAT_ACK];
+  EXPECT_EQ(4u, a.count);
+  EXPECT_EQ(100u, a.min_ns);
+  EXPECT_EQ(1000u, a.max_ns);
+  EXPECT_DOUBLE_EQ((100 + 300 + 700 + 1000) / 4.0, a.mean_ns);
+}
+
 // A READ response already answered in full, sent again (README: "a READ response repeated" is a
 // retransmission): one READ message, its bytes once.
 TEST(Summary, ARepeatedReadResponseIsARetransmission) {

@@ -22,10 +22,19 @@ static bool port_names_qp(const tr_flow *g, uint32_t qpn)
 	return g->key.sport == qpn || g->key.sport == tr_udp_sport_for_qp(qpn);
 }
 
+/* Where ports name QPs (the simulator, the Huawei NIC), both ends do: request flow g's port names
+ * the QP the responses go to, and response flow f's the QP the requests go to. One direction
+ * alone may be chance — a NIC whose ports say nothing of QPs can pick port 4097 for one QP while
+ * another QP is number 4097. */
+static bool ports_name_qps(const tr_flow *g, const tr_flow *f)
+{
+	return port_names_qp(g, f->key.dest_qp) && port_names_qp(f, g->key.dest_qp);
+}
+
 /* The request flow f's responses answer, found once and kept: switching later would credit
  * the ACKs of one QP to another. Candidates are the RC flows going the other way between the same
  * hosts that sent this PSN and answer to no other response flow (one QP answers one QP). The one
- * whose UDP source port names f's QP is certain; otherwise a candidate is taken only when it is
+ * whose UDP source port names f's QP, f's port naming its, is certain; otherwise a candidate is taken only when it is
  * the only one — QPs that start at the same PSN, on ports that say nothing of the QP, stay apart
  * until a response tells them apart, or for good, rather than be paired by chance. */
 static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
@@ -41,7 +50,7 @@ static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
 		if (g->sum.transport != TR_TRANSPORT_RC || g->answered_by ||
 		    !tr_flow_key_reverse_hosts(&g->key, &f->key) || !sent_at(g, psn))
 			continue;
-		if (port_names_qp(g, f->key.dest_qp)) {
+		if (ports_name_qps(g, f)) {
 			only = g;
 			n = 1;
 			break;

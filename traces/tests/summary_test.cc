@@ -223,6 +223,18 @@ TEST(Summary, ResponsesPairWithARequestFlowOnlyWhenThatIsCertain) {
   EXPECT_EQ(100u, a.min_ns);
   EXPECT_EQ(1000u, a.max_ns);
   EXPECT_DOUBLE_EQ((100 + 300 + 700 + 1000) / 4.0, a.mean_ns);
+  tr_summary_free(s.s);
+  s.s = nullptr;
+
+  // A port that names a QP by chance: a flow to QP 0x23 leaves from port 0xC011 too, and the
+  // ACK goes to QP 0x11. Only the flow to QP 0x22, the QP the ACK's port 0xC022 names, is its.
+  l.clear();
+  l.push_back(Make(from_port(0x04, 0xC011, 0x23, 0, true), 8, 0));
+  l.push_back(Make(from_port(0x04, 0xC011, 0x22, 0, true), 8, 10));
+  l.push_back(Make(from_port(0x11, 0xC022, 0x11, 0, false), 0, 110));  // 100
+  Summarize("chance.pcap", l, &s);
+  EXPECT_EQ(1u, s.s->latency[TR_LAT_ACK].count);
+  EXPECT_EQ(100u, s.s->latency[TR_LAT_ACK].max_ns);
 }
 
 // A READ response already answered in full, sent again (README: "a READ response repeated" is a

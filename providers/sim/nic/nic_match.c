@@ -5,7 +5,8 @@
  * takes the first posted receive that accepts its source (and tag, under
  * the ignore mask). A send nobody waits for goes to the unexpected queue,
  * bounded by transport.unexpected_bytes; when that is full the sender is
- * told "receiver not ready" and retries. A new receive looks in the
+ * told "receiver not ready" and retries, unless receives wait that the
+ * message does not match (unexpected_full). A new receive looks in the
  * unexpected queue first. PEEK, CLAIM and DISCARD work on the unexpected
  * queue (fi_tagged(3)). A multi-receive buffer takes whole messages one
  * after another: each is staged until complete, then copied in at the next
@@ -248,6 +249,21 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 
 /* ---- Incoming messages ------------------------------------------------------------------ */
 
+/* The unexpected queue takes no more, and no receive is posted. A message
+ * refused while the program waits in a receive it does not match would
+ * block, for ever, the message that receive waits for behind it on the
+ * same flow (MPI_Recv of a later tag after 64 MiB of earlier sends): it is
+ * taken beyond the budget, as a NIC whose tag-matching buffer is exhausted
+ * hands messages to the host's software rather than stall. */
+static bool unexpected_full(struct nic_qp *qp)
+{
+	struct nic_matcher *mt = qp->rq;
+
+	return mt->unexpected_bytes >=
+		       qp->nic->world->transport.unexpected_bytes &&
+	       !mt->posted_msg.head && !mt->posted_tag.head;
+}
+
 struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 				      bool tagged, uint64_t tag)
 {
@@ -265,9 +281,7 @@ struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 
 		/* A shared receive queue keeps no unexpected messages: the
 		 * sender is told the receiver is not ready. */
-		if (!target &&
-		    (qp->srq ||
-		     mt->unexpected_bytes >= qp->nic->world->transport.unexpected_bytes))
+		if (!target && (qp->srq || unexpected_full(qp)))
 			return NULL;
 		m = rmatch_new(qp->rq);
 		if (!m)

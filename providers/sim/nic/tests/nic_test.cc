@@ -746,6 +746,46 @@ TEST_P(NicTest, SequenceNakDuringAReceiverNotReadyWaitKeepsItsTimer)
 		EXPECT_EQ(bufs[i], data[i]) << i;
 }
 
+void small_unexpected(nic_transport_params *tp)
+{
+	tp->unexpected_bytes = 12000; // two 5000-byte messages
+	tp->rnr_timeout_ns = 5000;
+}
+
+// Four tagged messages on one flow; the unexpected queue takes two. The
+// program waits for the fourth: the third, refused (RNR), stands before it
+// on the flow and would be refused for ever, the receive it waits in never
+// matching anything. It is taken beyond the budget, since a receive is
+// posted; then every message arrives.
+TEST_P(NicTest, AFullUnexpectedQueueDoesNotBlockAReceiveForALaterMessage)
+{
+	build("ideal", nullptr, 2, small_unexpected);
+	std::vector<std::vector<uint8_t>> data, bufs(4);
+	for (int i = 0; i < 4; i++) {
+		data.push_back(pattern(5000, (uint8_t)(i + 1)));
+		nic_wr wr = send_wr(nodes[1], data[i].data(), data[i].size(), i);
+		wr.flags = NIC_WR_TAGGED;
+		wr.tag = 100 + i;
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	}
+	nic_world_advance(world, 50000);
+	EXPECT_EQ(nodes[0].got.sends.size(), 2u) << "the queue took two";
+	for (int i = 3; i >= 0; i--) {
+		bufs[i].resize(5000);
+		nic_recv r = recv_of(bufs[i].data(), bufs[i].size(), 10 + i);
+		r.flags = NIC_RECV_TAGGED;
+		r.tag = 100 + i;
+		ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+		nic_world_advance(world, 50000);
+		ASSERT_EQ(nodes[1].got.recvs.size(), size_t(4 - i))
+			<< "the receive for message " << i << " never ended";
+		EXPECT_EQ(nodes[1].got.recvs.back().cookie, uint64_t(10 + i));
+	}
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(bufs[i], data[i]) << i;
+	EXPECT_EQ(nodes[0].got.sends.size(), 4u);
+}
+
 // Registering and deregistering many times over: deleted key-table slots
 // are reclaimed, so a remote access naming an unknown key still ends (in
 // a remote access error) instead of searching the table forever.

@@ -187,9 +187,11 @@ int sim_world_get(const char *name, struct sim_world **out)
 						   sim_errno(ret);
 			goto out;
 		}
+		/* The process asked for something it does not get: told
+		 * whatever the log level. */
 		if (note[0])
-			FI_WARN(&sim_prov, FI_LOG_FABRIC,
-				"shared fabric %s: %s\n", name, note);
+			fprintf(stderr, "fabsim: shared fabric %s: %s\n", name,
+				note);
 		FI_INFO(&sim_prov, FI_LOG_FABRIC,
 			"shared fabric %s: node %u (from %s), coordinator "
 			"pid %d\n",

@@ -90,5 +90,35 @@ for ep in msg rdm dgram; do
 		fi
 	done
 done
+# --pcap on a shared fabric: the process that creates it decides where the
+# whole network is recorded; one that asks for another file, or for one on a
+# fabric started without recording, is told on standard error.
+pcap_told() {
+	local server_pcap=$1 client_pcap=$2 want=$3 port out
+	run=$((run + 1))
+	port=$(free_port)
+	local server_args=(--fabric "pp$$x$run" --node 0)
+	[ -n "$server_pcap" ] && server_args+=(--pcap "$server_pcap")
+	"$fabsim" run "${server_args[@]}" -- "$pingpong" -e rdm -S 64 -I 5 \
+		-B $port >server.out 2>&1 &
+	server=$!
+	sleep 0.2
+	out=$(timeout 60 "$fabsim" run --fabric "pp$$x$run" --node 1 \
+		--pcap "$client_pcap" -- "$pingpong" -e rdm -S 64 -I 5 -P $port \
+		127.0.0.1 2>&1) || { echo "FAIL: pcap $want: the client failed"; fail=1; }
+	wait $server || { echo "FAIL: pcap $want: the server failed"; fail=1; }
+	if ! grep -q "fabsim: shared fabric pp$$x$run: FI_SIM_PCAP=$client_pcap: .*$want" <<<"$out"; then
+		echo "FAIL: the client was not told its --pcap is not used ($want):"
+		echo "$out"
+		fail=1
+	fi
+	if [ -e "$client_pcap" ]; then
+		echo "FAIL: $client_pcap written although the fabric records elsewhere"
+		fail=1
+	fi
+}
+pcap_told server.pcap client.pcap "records the whole network to server.pcap"
+pcap_told "" client2.pcap "started without recording"
+
 [ $fail -eq 0 ] && echo PASS
 exit $fail

@@ -210,6 +210,12 @@ int nic_world_record(struct nic_world *world,
 int nic_world_record_stop(struct nic_world *world, nm_error *err);
 /* Whether the world records its wire. */
 bool nic_world_recording(const struct nic_world *world);
+/* The world records where `params` say (path and per-node choice). */
+bool nic_world_records_as(const struct nic_world *world,
+			  const struct nic_record_params *params);
+/* Its trace file or files, in words. */
+void nic_world_record_where(const struct nic_world *world, char *buf,
+			    size_t len);
 /* Whether processes other than this one still use the world (lock held). */
 bool nic_world_others_present(struct nic_world *world);
 /* This process stops writing the files of a world others go on recording

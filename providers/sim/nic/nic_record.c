@@ -1188,6 +1188,35 @@ bool nic_world_recording(const struct nic_world *world)
 	return world->rec != NULL;
 }
 
+bool nic_world_records_as(const struct nic_world *world,
+			  const struct nic_record_params *params)
+{
+	const struct nic_recorder *rec = world->rec;
+
+	if (!rec || rec->per_node != params->per_node)
+		return false;
+	if (rec->all)
+		return !strcmp(rec->all->path, params->path);
+	/* Per node, the base is the path less ".pcap". */
+	size_t len = strlen(rec->base);
+
+	return !strncmp(rec->base, params->path, len) &&
+	       (!params->path[len] || !strcmp(params->path + len, ".pcap"));
+}
+
+void nic_world_record_where(const struct nic_world *world, char *buf,
+			    size_t len)
+{
+	const struct nic_recorder *rec = world->rec;
+
+	if (!rec)
+		snprintf(buf, len, "nowhere");
+	else if (rec->all)
+		snprintf(buf, len, "%s", rec->all->path);
+	else
+		snprintf(buf, len, "%s.<host>.pcap", rec->base);
+}
+
 void nic_world_record_leave(struct nic_world *world)
 {
 	if (world->rec)

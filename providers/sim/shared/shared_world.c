@@ -56,6 +56,23 @@ static int say(char *buf, size_t len, int code, const char *fmt, ...)
 	return code;
 }
 
+/* Notes add up: a process may be told several things at once. */
+static void note_more(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used && used + 2 < len) {
+		memcpy(buf + used, "; ", 3);
+		used += 2;
+	}
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
 const char *shared_world_fabric(void)
 {
 	const char *name = getenv("FI_SIM_FABRIC");
@@ -105,7 +122,7 @@ static uint32_t expected_processes(char *note, size_t notelen)
 			continue;
 		n = strtoul(v, &end, 10);
 		if (*end || n > FABSIMD_MEMBERS_MAX) {
-			say(note, notelen, 0,
+			note_more(note, notelen,
 			    "%s=%s is not a process count (1 to %d); ignored",
 			    vars[i], v, FABSIMD_MEMBERS_MAX);
 			continue;
@@ -178,16 +195,28 @@ static int find_world(struct shared_world *sw, const nm_config *cfg,
 			   "its members run different builds of fabsim's "
 			   "libraries; use the same one everywhere");
 	if (strcmp(root->preset, cfg->preset) || root->seed != cfg->seed)
-		say(note, notelen, 0,
+		note_more(note, notelen,
 		    "it runs preset %s, seed %llu (set by the process that "
 		    "created it); this process asked for %s, seed %llu",
 		    root->preset, (unsigned long long)root->seed, cfg->preset,
 		    (unsigned long long)cfg->seed);
 	if (record && record->path && !nic_world_recording(root->world))
-		say(note, notelen, 0,
+		note_more(note, notelen,
 		    "FI_SIM_PCAP=%s: the fabric was started without recording "
 		    "(the first process decides); nothing is recorded",
 		    record->path);
+	else if (record && record->path &&
+		 !nic_world_records_as(root->world, record)) {
+		char where[300];
+
+		nic_world_record_where(root->world, where, sizeof(where));
+		note_more(note, notelen,
+		    "FI_SIM_PCAP=%s%s: the fabric records the whole network "
+		    "to %s, as the process that created it asked; this "
+		    "process's traffic goes there",
+		    record->path, record->per_node ? " (per node)" : "",
+		    where);
+	}
 	*world = root->world;
 	return 0;
 }

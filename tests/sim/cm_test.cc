@@ -760,3 +760,77 @@ TEST_F(Cm, DomainEqIsTheDefaultForEndpoints)
 }
 
 } // namespace
+
+namespace {
+
+// One process, one domain, a listener opened with no source address: it
+// listens on that domain's host (the program's NIC), so that an endpoint
+// of the same domain, opened with the request's info, accepts a
+// connection from another endpoint of that domain (fi_cm(3)). The
+// listener was on a host of its own and fi_accept refused (-FI_EINVAL).
+TEST(CmOneDomain, AListenerWithNoAddressAcceptsOnTheProgramsDomain)
+{
+	fi_info *hints = fi_allocinfo(), *info = nullptr;
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
+			     &info), 0);
+	fi_freeinfo(hints);
+	fid_fabric *fab;
+	fid_domain *dom;
+	fid_eq *eq;
+	fid_pep *pep;
+	fid_cq *cq;
+	ASSERT_EQ(fi_fabric(info->fabric_attr, &fab, nullptr), 0);
+	ASSERT_EQ(fi_domain(fab, info, &dom, nullptr), 0);
+	fi_eq_attr ea = {};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(fab, &ea, &eq, nullptr), 0);
+	fi_cq_attr ca = {};
+	ca.format = FI_CQ_FORMAT_CONTEXT;
+	ASSERT_EQ(fi_cq_open(dom, &ca, &cq, nullptr), 0);
+	ASSERT_EQ(fi_passive_ep(fab, info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &eq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	char name[64];
+	size_t len = sizeof(name);
+	ASSERT_EQ(fi_getname(&pep->fid, name, &len), 0);
+
+	fid_ep *cli, *srv;
+	ASSERT_EQ(fi_endpoint(dom, info, &cli, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(cli, &eq->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(cli, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_enable(cli), 0);
+	ASSERT_EQ(fi_connect(cli, name, nullptr, 0), 0);
+	uint32_t ev;
+	alignas(8) char buf[256];
+	auto *cm = reinterpret_cast<fi_eq_cm_entry *>(buf);
+	ASSERT_GT(fi_eq_sread(eq, &ev, buf, sizeof(buf), kWaitMs, 0), 0);
+	ASSERT_EQ(ev, (uint32_t)FI_CONNREQ);
+	ASSERT_EQ(fi_endpoint(dom, cm->info, &srv, nullptr), 0);
+	fi_freeinfo(cm->info);
+	ASSERT_EQ(fi_ep_bind(srv, &eq->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(srv, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_accept(srv, nullptr, 0), 0);
+	std::vector<fid_t> up;
+	for (int i = 0; i < 2; i++) {
+		ASSERT_GT(fi_eq_sread(eq, &ev, buf, sizeof(buf), kWaitMs, 0), 0);
+		EXPECT_EQ(ev, (uint32_t)FI_CONNECTED);
+		up.push_back(cm->fid);
+	}
+	std::sort(up.begin(), up.end());
+	std::vector<fid_t> want = { &cli->fid, &srv->fid };
+	std::sort(want.begin(), want.end());
+	EXPECT_EQ(up, want);
+
+	EXPECT_EQ(fi_close(&srv->fid), 0);
+	EXPECT_EQ(fi_close(&cli->fid), 0);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
+	EXPECT_EQ(fi_close(&eq->fid), 0);
+	EXPECT_EQ(fi_close(&dom->fid), 0);
+	EXPECT_EQ(fi_close(&fab->fid), 0);
+	fi_freeinfo(info);
+}
+
+} // namespace

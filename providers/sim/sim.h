@@ -228,6 +228,7 @@ struct sim_domain {
 	int                mr_mode;
 	int                refs;     /* child objects */
 	struct sim_ptrset  mrs;      /* live sim_mr, to check descriptors */
+	struct sim_mr     *counted;  /* those with counters bound */
 	struct sim_eq     *eq;       /* default EQ of its endpoints */
 	bool               async_mr; /* FI_REG_MR: registrations report there */
 };
@@ -240,6 +241,10 @@ struct sim_mr {
 	bool               enabled;
 	struct sim_ep     *bound_ep; /* FI_MR_ENDPOINT */
 	nm_event_id        reported; /* FI_REG_MR: its FI_MR_COMPLETE */
+	/* Counters bound with fi_mr_bind: remote writes and atomics that
+	 * change it, remote reads of it (sim_xfer.c, on_remote_done). */
+	struct sim_cntr   *cntr_rem_write, *cntr_rem_read;
+	struct sim_mr     *next_counted; /* dom->counted */
 };
 
 struct sim_av_entry {
@@ -494,6 +499,8 @@ void sim_cntr_inc_err(struct sim_cntr *cntr);
 
 /* MR: the NIC region behind a descriptor (NULL if none / invalid). */
 struct nic_mr *sim_mr_of_desc(struct sim_domain *domain, void *desc);
+/* The region of key `key` if counters are bound to it (lock held). */
+struct sim_mr *sim_mr_counted(struct sim_domain *domain, uint64_t key);
 
 /* Endpoint operation records. */
 struct sim_op *sim_op_get(struct sim_ep *ep, bool tx);

@@ -50,6 +50,8 @@ static void report_registered(nm_engine *engine, void *ctx, uint64_t arg)
 	sim_eq_push(mr->domain->eq, FI_MR_COMPLETE, &done, sizeof(done));
 }
 
+static void unbind_cntrs(struct sim_mr *mr);
+
 static int mr_close(struct fid *fid)
 {
 	struct sim_mr *mr = container_of(fid, struct sim_mr, mr_fid.fid);
@@ -60,6 +62,7 @@ static int mr_close(struct fid *fid)
 	ret = nic_mr_dereg(mr->nic_mr);
 	if (!ret) {
 		dom->refs--;
+		unbind_cntrs(mr);
 		sim_ptrset_del(&dom->mrs, mr);
 		if (mr->reported != NM_EVENT_NONE)
 			nic_world_cancel(dom->world->nic, mr->reported);
@@ -75,6 +78,70 @@ static int mr_close(struct fid *fid)
 	return 0;
 }
 
+/* fi_mr(3): FI_REMOTE_WRITE counts remote writes and atomics that change
+ * the region; FI_REMOTE_READ (as fi_cntr(3) has it for endpoints) reads
+ * of it. Only before fi_mr_enable where regions start disabled. */
+static int bind_cntr(struct sim_mr *mr, struct sim_cntr *cntr, uint64_t flags)
+{
+	struct sim_domain *dom = mr->domain;
+
+	if (!flags || (flags & ~(FI_REMOTE_WRITE | FI_REMOTE_READ)))
+		return -FI_EBADFLAGS;
+	if (cntr->domain != dom) {
+		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_bind: the counter is of "
+			"another domain\n");
+		return -FI_EINVAL;
+	}
+	if ((dom->mr_mode & FI_MR_RMA_EVENT) && mr->enabled) {
+		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_bind: the region is "
+			"enabled already (FI_MR_RMA_EVENT)\n");
+		return -FI_EOPBADSTATE;
+	}
+	sim_lock(dom->world);
+	if (!mr->cntr_rem_write && !mr->cntr_rem_read) {
+		mr->next_counted = dom->counted;
+		dom->counted = mr;
+	}
+	if (flags & FI_REMOTE_WRITE) {
+		if (mr->cntr_rem_write)
+			mr->cntr_rem_write->refs--;
+		mr->cntr_rem_write = cntr;
+		cntr->refs++;
+	}
+	if (flags & FI_REMOTE_READ) {
+		if (mr->cntr_rem_read)
+			mr->cntr_rem_read->refs--;
+		mr->cntr_rem_read = cntr;
+		cntr->refs++;
+	}
+	sim_unlock(dom->world);
+	return 0;
+}
+
+/* Lock held. */
+static void unbind_cntrs(struct sim_mr *mr)
+{
+	struct sim_mr **p = &mr->domain->counted;
+
+	if (!mr->cntr_rem_write && !mr->cntr_rem_read)
+		return;
+	while (*p != mr)
+		p = &(*p)->next_counted;
+	*p = mr->next_counted;
+	if (mr->cntr_rem_write)
+		mr->cntr_rem_write->refs--;
+	if (mr->cntr_rem_read)
+		mr->cntr_rem_read->refs--;
+}
+
+struct sim_mr *sim_mr_counted(struct sim_domain *dom, uint64_t key)
+{
+	for (struct sim_mr *mr = dom->counted; mr; mr = mr->next_counted)
+		if (nic_mr_key(mr->nic_mr) == key)
+			return mr;
+	return NULL;
+}
+
 static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct sim_mr *mr = container_of(fid, struct sim_mr, mr_fid.fid);
@@ -86,13 +153,8 @@ static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		mr->bound_ep = container_of(bfid, struct sim_ep, ep_fid.fid);
 		return 0;
 	case FI_CLASS_CNTR:
-		/* fi_mr(3): -FI_ENOSYS "if the provider does not support
-		 * reporting events based on access to registered memory
-		 * regions"; counters bound to the endpoint count them. */
-		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_bind: counting remote "
-			"writes per region is not supported; bind the counter "
-			"to the endpoint with FI_REMOTE_WRITE\n");
-		return -FI_ENOSYS;
+		return bind_cntr(mr, container_of(bfid, struct sim_cntr,
+						  cntr_fid.fid), flags);
 	default:
 		return -FI_EINVAL;
 	}

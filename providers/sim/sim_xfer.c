@@ -444,12 +444,22 @@ static void on_recv_done(void *ctx, const struct nic_completion *c)
 static void on_remote_done(void *ctx, const struct nic_completion *c)
 {
 	struct sim_ep *ep = ctx;
+	struct sim_mr *mr = ep->domain->counted ?
+				    sim_mr_counted(ep->domain, c->key) :
+				    NULL;
 
 	if (c->flags & NIC_CQ_REMOTE_READ) {
 		sim_cntr_inc(ep->cntr_rem_read);
+		/* A fetching atomic reads, and changes, the region. */
+		if (mr && !(c->flags & NIC_CQ_REMOTE_ATOMIC))
+			sim_cntr_inc(mr->cntr_rem_read);
+		else if (mr)
+			sim_cntr_inc(mr->cntr_rem_write);
 		return;
 	}
 	sim_cntr_inc(ep->cntr_rem_write);
+	if (mr)
+		sim_cntr_inc(mr->cntr_rem_write);
 	if ((c->flags & NIC_CQ_IMM) && ep->rx_cq) {
 		struct sim_cqe e = {
 			.flags = FI_REMOTE_CQ_DATA | FI_RMA | FI_REMOTE_WRITE,

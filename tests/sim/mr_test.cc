@@ -6,6 +6,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
+
 #include "tests/sim/scenario.h"
 
 namespace {
@@ -29,6 +32,62 @@ TEST(Mr, UnmappedMemoryIsAFault)
 		  0);
 	EXPECT_EQ(fi_close(&mr->fid), 0);
 	ASSERT_EQ(munmap(gone, page), 0);
+}
+
+// fi_mr(3), fi_mr_bind: a counter bound to a region with FI_REMOTE_WRITE
+// moves "whenever a remote RMA write or atomic operation modifies the
+// memory region" — that region's, not another's; one bound with
+// FI_REMOTE_READ at reads of it. A bound counter cannot be closed first.
+TEST(Mr, ACounterBoundToARegionCountsWhatChangesIt)
+{
+	Scenario s(2, {});
+	ASSERT_EQ(s.failure, "");
+	static uint64_t target[8], other[8], local[8];
+	fid_domain *dom = s.node(1).domain;
+	fid_mr *mr = nullptr, *mr_other = nullptr;
+	ASSERT_EQ(fi_mr_reg(dom, target, sizeof(target),
+			    FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 77, 0, &mr,
+			    nullptr), 0);
+	ASSERT_EQ(fi_mr_reg(dom, other, sizeof(other), FI_REMOTE_WRITE, 0, 78,
+			    0, &mr_other, nullptr), 0);
+	fi_cntr_attr attr = {};
+	attr.events = FI_CNTR_EVENTS_COMP;
+	attr.wait_obj = FI_WAIT_UNSPEC;
+	fid_cntr *writes = nullptr, *reads = nullptr;
+	ASSERT_EQ(fi_cntr_open(dom, &attr, &writes, nullptr), 0);
+	ASSERT_EQ(fi_cntr_open(dom, &attr, &reads, nullptr), 0);
+	EXPECT_EQ(fi_mr_bind(mr, &writes->fid, FI_SEND), -FI_EBADFLAGS);
+	ASSERT_EQ(fi_mr_bind(mr, &writes->fid, FI_REMOTE_WRITE), 0);
+	ASSERT_EQ(fi_mr_bind(mr, &reads->fid, FI_REMOTE_READ), 0);
+
+	auto &a = s.node(0);
+	fid_mr *lm = s.reg(0, local, sizeof(local), FI_WRITE | FI_READ);
+	ASSERT_NE(lm, nullptr);
+	local[0] = 5;
+	ASSERT_EQ(fi_write(a.ep, local, 8, fi_mr_desc(lm), a.peers[1],
+			   (uint64_t)(uintptr_t)target, fi_mr_key(mr), nullptr), 0);
+	ASSERT_EQ(fi_atomic(a.ep, local, 1, fi_mr_desc(lm), a.peers[1],
+			    (uint64_t)(uintptr_t)&target[1], fi_mr_key(mr),
+			    FI_UINT64, FI_SUM, nullptr), 0);
+	ASSERT_EQ(fi_write(a.ep, local, 8, fi_mr_desc(lm), a.peers[1],
+			   (uint64_t)(uintptr_t)other, fi_mr_key(mr_other),
+			   nullptr), 0);
+	ASSERT_EQ(fi_read(a.ep, &local[2], 8, fi_mr_desc(lm), a.peers[1],
+			  (uint64_t)(uintptr_t)target, fi_mr_key(mr), nullptr), 0);
+	std::vector<Completion> done;
+	ASSERT_TRUE(s.collect(4, &done));
+	EXPECT_EQ(fi_cntr_wait(writes, 2, 1000), 0);
+	EXPECT_EQ(fi_cntr_read(writes), 2u) << "a write and an atomic, not the "
+					       "write into the other region";
+	EXPECT_EQ(fi_cntr_read(reads), 1u);
+	EXPECT_EQ(target[0], 5u);
+	EXPECT_EQ(target[1], 5u);
+
+	EXPECT_EQ(fi_close(&writes->fid), -FI_EBUSY) << "bound to the region";
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+	EXPECT_EQ(fi_close(&mr_other->fid), 0);
+	EXPECT_EQ(fi_close(&writes->fid), 0);
+	EXPECT_EQ(fi_close(&reads->fid), 0);
 }
 
 } // namespace

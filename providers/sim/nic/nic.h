@@ -466,6 +466,7 @@ struct nic_completion {
 	uint32_t         imm;
 	struct nic_peer  source;
 	uint64_t         claim_id; /* PEEK: names the message for CLAIM */
+	uint64_t         key;      /* remote operations: the region's key */
 	nm_time_ns       time;
 };
 

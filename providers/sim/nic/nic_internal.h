@@ -519,6 +519,7 @@ struct nic_rx_msg {
 	uint8_t         *write_dst;    /* write: resolved target memory */
 	size_t           offset;       /* bytes of payload seen so far */
 	size_t           total;        /* write: length the RETH announced */
+	uint64_t         key;          /* write: the region's */
 };
 
 /* Per-peer reliable transport state (both directions). */
@@ -765,7 +766,8 @@ void nic_match_flush(struct nic_qp *qp);
  * in it, the write's length and immediate data (NIC_CQ_REMOTE_WRITE, with
  * the last packet's end_flags). */
 void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
-			      size_t len, uint32_t end_flags, uint32_t imm);
+			      size_t len, uint32_t end_flags, uint32_t imm,
+			      uint64_t key);
 /* Completes one receive a message was landing in (taken from its list)
  * with NIC_WR_FLUSH_ERR, and frees it. */
 void nic_match_flush_taken(struct nic_qp *qp, struct nic_rmatch *m);

@@ -327,7 +327,8 @@ void nic_match_place(struct nic_qp *qp, struct nic_rmatch *m, size_t offset,
 }
 
 void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
-			      size_t len, uint32_t end_flags, uint32_t imm)
+			      size_t len, uint32_t end_flags, uint32_t imm,
+			      uint64_t key)
 {
 	struct nic_completion c = {
 		.cookie = m->recv.cookie,
@@ -336,6 +337,7 @@ void nic_match_complete_write(struct nic_qp *qp, struct nic_rmatch *m,
 		.len = len,
 		.imm = imm,
 		.source = m->source,
+		.key = key,
 	};
 
 	rmatch_free(qp->rq, m);

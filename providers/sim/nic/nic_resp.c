@@ -199,7 +199,7 @@ static const struct nic_atomic_replay *recall(const struct nic_flow *flow,
  * it fetched or compared (fi_endpoint(3): FI_REMOTE_READ counts "atomic
  * fetch, or atomic compare" operations), otherwise as a write. */
 static void touched_by_atomic(struct nic_qp *qp, const struct nic_pkt *req,
-			      size_t len, bool fetched)
+			      uint64_t key, size_t len, bool fetched)
 {
 	if (!(req->flags & NIC_PKT_OP_END))
 		return; /* the operation counts at its last segment */
@@ -207,6 +207,7 @@ static void touched_by_atomic(struct nic_qp *qp, const struct nic_pkt *req,
 		.flags = NIC_CQ_REMOTE_ATOMIC | (fetched ? NIC_CQ_REMOTE_READ : 0),
 		.len = len,
 		.source = req->src,
+		.key = key,
 	};
 
 	nic_complete_later(qp, NIC_PENDING_REMOTE, &c,
@@ -248,7 +249,7 @@ static void native_atomic(struct nic_qp *qp, struct nic_flow *flow,
 		nic_dma_write(qp->nic, dst, &value, 8);
 		nic_sched_landed(qp->nic->world, qp->nic->owner);
 		remember(flow, req->psn, &orig, 8);
-		touched_by_atomic(qp, req, 8, true);
+		touched_by_atomic(qp, req, req->reth_key, 8, true);
 	}
 	pkt = reply(qp, req, false);
 	pkt->opcode = NIC_OP_ATOMIC_ACK;
@@ -333,7 +334,8 @@ static void fabsim_atomic(struct nic_qp *qp, struct nic_flow *flow,
 	len = h->atomic_fetch ? (uint32_t)size : 0;
 	remember(flow, req->psn, result, len);
 	atomic_answer(qp, flow, req, result, len);
-	touched_by_atomic(qp, req, size, h->atomic_fetch || h->atomic_compare);
+	touched_by_atomic(qp, req, h->key, size,
+			  h->atomic_fetch || h->atomic_compare);
 }
 
 /* ---- Sends -------------------------------------------------------------------------- */
@@ -425,6 +427,7 @@ static enum write_result write_packet(struct nic_qp *qp,
 		rx->kind = 1;
 		rx->offset = 0;
 		rx->total = pkt->reth_len;
+		rx->key = pkt->reth_key;
 	} else if (!rx->active || rx->kind != 1) {
 		return WRITE_OK;
 	}
@@ -442,12 +445,14 @@ static enum write_result write_packet(struct nic_qp *qp,
 	nic_sched_landed(qp->nic->world, qp->nic->owner);
 	if (recv) {
 		nic_match_complete_write(qp, recv, rx->offset,
-					 nic_msg_end_flags(pkt), pkt->imm);
+					 nic_msg_end_flags(pkt), pkt->imm,
+					 rx->key);
 	} else if (pkt->flags & NIC_PKT_OP_END) {
 		struct nic_completion c = {
 			.flags = NIC_CQ_REMOTE_WRITE,
 			.len = rx->offset,
 			.source = pkt->src,
+			.key = rx->key,
 		};
 
 		if (nic_op_has_imm(pkt->opcode)) {
@@ -519,7 +524,8 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 	if (pkt->opcode == NIC_OP_READ_REQUEST) {
 		struct nic_completion c = { .flags = NIC_CQ_REMOTE_READ,
 					    .len = pkt->reth_len,
-					    .source = pkt->src };
+					    .source = pkt->src,
+					    .key = pkt->reth_key };
 		bool answered = answer_read(qp, flow, pkt);
 
 		flow->epsn += request_span(qp, pkt);

@@ -171,11 +171,14 @@ void sim_waitfd_signal(int fd);
 void sim_waitfd_drain(int fd);
 int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
 		       void *arg);
-/* Shared fabrics, lock held. fi_trywait let a thread block on fd (-1:
- * none): it becomes readable as soon as the world has work to run again
+/* Lock held. fi_trywait let a thread block on fd (-1: none). Shared
+ * fabrics: it becomes readable as soon as the world has work to run again
  * (sim_waitfd_fire, from the waker), so that the thread comes back into
- * the fabric. */
+ * the fabric. One process: the waker runs the world until an armed one
+ * becomes readable (sim_waitfd_answered). */
 void sim_waitfd_arm(struct sim_world *world, int fd);
+/* fd became readable: if it was armed, none is any more. */
+void sim_waitfd_answered(struct sim_world *world, int fd);
 /* The descriptor is closing: it must not be written any more. */
 void sim_waitfd_forget(struct sim_world *world, int fd);
 /* Whether an armed descriptor waits for the world's next work. */

@@ -5,6 +5,7 @@
 
 #include <fabsim/fi_stubs.h>
 
+#include "shared/shared_waker.h"
 #include "sim.h"
 
 static int fabric_close(struct fid *fid)
@@ -132,9 +133,12 @@ static void prepare_block(struct sim_world *world,
 
 		if (world->shared || fid->fclass == FI_CLASS_CNTR)
 			sim_waitfd_drain(fd);
-		if (world->shared)
+		if (world->waker)
 			sim_waitfd_arm(world, fd);
 	}
+	/* One process: the waker now has descriptors to answer. */
+	if (!world->shared && world->waker && sim_waitfd_armed(world))
+		shared_waker_kick(world->waker);
 }
 
 static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,

@@ -42,6 +42,10 @@ bool sim_progress_poll(struct sim_world *world)
 void sim_progress_ready(struct sim_world *world, int fd)
 {
 	sim_waitfd_signal(fd);
+	/* One process: a blocked thread's descriptor is readable, it is
+	 * answered (its waker may step out). */
+	if (!world->shared && fd >= 0)
+		sim_waitfd_answered(world, fd);
 	/* A thread blocked in poll() on it wakes: until it calls in, time
 	 * must not run on without it. */
 	if (fd >= 0)

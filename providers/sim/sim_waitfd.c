@@ -81,7 +81,7 @@ int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
 	}
 }
 
-/* ---- Descriptors a thread may be blocked on (shared fabrics) -------------------- */
+/* ---- Descriptors a thread may be blocked on ------------------------------------- */
 
 void sim_waitfd_arm(struct sim_world *world, int fd)
 {
@@ -107,6 +107,15 @@ void sim_waitfd_forget(struct sim_world *world, int fd)
 	for (size_t i = 0; i < world->armed_count; i++)
 		if (world->armed[i] == fd) {
 			world->armed[i] = world->armed[--world->armed_count];
+			return;
+		}
+}
+
+void sim_waitfd_answered(struct sim_world *world, int fd)
+{
+	for (size_t i = 0; i < world->armed_count; i++)
+		if (world->armed[i] == fd) {
+			world->armed_count = 0;
 			return;
 		}
 }

@@ -20,7 +20,7 @@
 static pthread_mutex_t worlds_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_world *worlds;
 
-/* ---- The waker (shared worlds) ------------------------------------------------- */
+/* ---- The waker ------------------------------------------------------------------ */
 
 /* A thread of this process waits in the fabric for something that is there
  * (the waker's drain brought it): the waker holds the clock for it. */
@@ -56,6 +56,28 @@ static const struct shared_waker_ops waker_ops = {
 	.ready = blocked_with_work,
 	.woke = bring_back,
 	.held = waiter_ready,
+};
+
+/* One process: what the model does, it does in this process, and an
+ * object that gets something makes its descriptor readable at once. But a
+ * thread blocked on descriptors since fi_trywait does not move the clock,
+ * and the others may all be away (one posted and went to wait on a
+ * semaphore): while descriptors are armed, the waker waits in the fabric,
+ * which runs the model until one of them is readable (sim_progress_ready
+ * disarms them). */
+static bool fds_armed(void *arg)
+{
+	return sim_waitfd_armed(arg);
+}
+
+static bool fds_answered(void *arg)
+{
+	return !sim_waitfd_armed(arg);
+}
+
+static const struct shared_waker_ops private_waker_ops = {
+	.ready = fds_answered,
+	.needed = fds_armed,
 };
 
 /* worlds_lock held. */
@@ -116,11 +138,12 @@ int sim_world_watch_fds(struct sim_world *world)
 	struct shared_waker *waker;
 	int ret = 0;
 
-	if (!world->shared)
-		return 0;
 	pthread_mutex_lock(&worlds_lock);
 	if (!world->waker) {
-		ret = shared_waker_start(world->nic, &waker_ops, world, &waker);
+		ret = shared_waker_start(world->nic,
+					 world->shared ? &waker_ops :
+							 &private_waker_ops,
+					 world, &waker);
 		if (ret) {
 			FI_WARN(&sim_prov, FI_LOG_FABRIC,
 				"fabric %s: cannot start the thread that wakes "

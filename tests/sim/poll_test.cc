@@ -3,7 +3,14 @@
 // details against Debian's providers; here, that sim has poll sets at all).
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <semaphore.h>
+
+#include <chrono>
+#include <thread>
+
 #include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 
 #include "tests/sim/scenario.h"
 
@@ -42,6 +49,86 @@ TEST(Poll, APollSetFindsTheCompletionItMadeHappen)
 	EXPECT_EQ(fi_close(&ps->fid), 0);
 	std::vector<Completion> done;
 	EXPECT_TRUE(s.collect(2, &done));
+}
+
+// fi_poll(3)'s fi_trywait-then-poll(2) in one process: the main thread
+// blocks in poll() on its receive CQ's descriptor; another thread sends
+// and goes to wait on a semaphore. Nothing of the program is in the fabric
+// then, and nothing moved the clock: the poll waited for ever.
+TEST(Poll, ABlockedPollWakesForAMessageAnotherThreadSent)
+{
+	fi_info *hints = fi_allocinfo(), *info = nullptr;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	hints->fabric_attr->prov_name = strdup("sim");
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
+			     &info), 0);
+	fi_freeinfo(hints);
+	fid_fabric *fab;
+	fid_domain *dom;
+	fid_av *av;
+	fid_cq *txcq, *rxcq;
+	fid_ep *tx, *rx;
+	ASSERT_EQ(fi_fabric(info->fabric_attr, &fab, nullptr), 0);
+	ASSERT_EQ(fi_domain(fab, info, &dom, nullptr), 0);
+	fi_av_attr aa = {};
+	aa.type = FI_AV_TABLE;
+	ASSERT_EQ(fi_av_open(dom, &aa, &av, nullptr), 0);
+	fi_cq_attr ca = {};
+	ca.format = FI_CQ_FORMAT_CONTEXT;
+	ca.wait_obj = FI_WAIT_FD;
+	ASSERT_EQ(fi_cq_open(dom, &ca, &txcq, nullptr), 0);
+	ASSERT_EQ(fi_cq_open(dom, &ca, &rxcq, nullptr), 0);
+	for (auto [ep, cq] : {std::pair{&tx, txcq}, std::pair{&rx, rxcq}}) {
+		ASSERT_EQ(fi_endpoint(dom, info, ep, nullptr), 0);
+		ASSERT_EQ(fi_ep_bind(*ep, &av->fid, 0), 0);
+		ASSERT_EQ(fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+		ASSERT_EQ(fi_enable(*ep), 0);
+	}
+	char name[64];
+	size_t len = sizeof(name);
+	fi_addr_t dst;
+	ASSERT_EQ(fi_getname(&rx->fid, name, &len), 0);
+	ASSERT_EQ(fi_av_insert(av, name, 1, &dst, 0, nullptr), 1);
+	int fd = -1;
+	ASSERT_EQ(fi_control(&rxcq->fid, FI_GETWAIT, &fd), 0);
+	static char buf[8];
+	static const char msg[8] = "hi";
+	ASSERT_EQ(fi_recv(rx, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
+			  nullptr), 0);
+
+	sem_t go, done;
+	sem_init(&go, 0, 0);
+	sem_init(&done, 0, 0);
+	std::thread worker([&] {
+		fi_cq_entry e;
+		fi_cq_read(txcq, &e, 1); // it has used the fabric before
+		sem_wait(&go);
+		EXPECT_EQ(fi_inject(tx, msg, sizeof(msg), dst), 0);
+		sem_wait(&done); // away from the fabric, for another party
+	});
+	fid *fids[1] = { &rxcq->fid };
+	ASSERT_EQ(fi_trywait(fab, fids, 1), 0) << "nothing to read yet";
+	sem_post(&go);
+	pollfd p = { fd, POLLIN, 0 };
+	// Bounded for the test's sake; the program this stands for waits
+	// with no timeout.
+	int r = poll(&p, 1, 20000);
+	EXPECT_EQ(r, 1) << "poll() never woke";
+	fi_cq_entry e;
+	EXPECT_EQ(fi_cq_read(rxcq, &e, 1), 1) << "readable, with its entry";
+	EXPECT_STREQ(buf, "hi");
+	sem_post(&done);
+	worker.join();
+
+	EXPECT_EQ(fi_close(&tx->fid), 0);
+	EXPECT_EQ(fi_close(&rx->fid), 0);
+	EXPECT_EQ(fi_close(&txcq->fid), 0);
+	EXPECT_EQ(fi_close(&rxcq->fid), 0);
+	EXPECT_EQ(fi_close(&av->fid), 0);
+	EXPECT_EQ(fi_close(&dom->fid), 0);
+	EXPECT_EQ(fi_close(&fab->fid), 0);
+	fi_freeinfo(info);
 }
 
 } // namespace

@@ -178,6 +178,10 @@ enum nic_wait_end nic_sched_wait(struct nic_world *world,
  * are about to call in), and are taken out again only if they stay away.
  * Lock held. */
 void nic_sched_rouse(struct nic_world *world);
+/* The calling thread (lock held) leaves time until it calls in again: it
+ * is about to wait outside the fabric for something no event of the world
+ * brings (a helper thread with nothing to do). Not told as an absence. */
+void nic_sched_step_out(struct nic_world *world);
 /* Blocks the calling thread for `ns` of virtual time (a cost it pays). */
 void nic_sched_sleep(struct nic_world *world, nm_time_ns ns);
 /* The same for a thread that computes while it waits for time to pass (it

@@ -281,7 +281,9 @@ struct nic_thread {
 	 * just after the NIC wrote into its process's memory while it was
 	 * out of time running (nic_sched.c, NIC_SPIN_US). */
 	bool                   spins;
-	bool                   away_untold; /* ABSENT as such a spinner */
+	/* ABSENT as such a spinner, or stepped out (nic_sched_step_out):
+	 * quietly, and blocked on no descriptor. */
+	bool                   away_untold;
 	struct nic_thread     *next;
 };
 

@@ -1257,12 +1257,28 @@ void nic_sched_spend(struct nic_world *world, nm_time_ns ns)
 		 false);
 }
 
+void nic_sched_step_out(struct nic_world *world)
+{
+	struct nic_thread *self = thread_self(world);
+
+	if (self->state == NIC_THREAD_ABSENT)
+		return;
+	self->state = NIC_THREAD_ABSENT;
+	self->futex.word = 0; /* nothing brings it back but its own call */
+	self->away_untold = true;
+	world->stir = true; /* it no longer holds the clock */
+	wake_all(world);
+}
+
 void nic_sched_rouse(struct nic_world *world)
 {
 	pid_t pid = nic_self_pid();
 
 	for (struct nic_thread *t = world->threads; t; t = t->next)
-		if (t->pid == pid && t->state == NIC_THREAD_ABSENT) {
+		/* Not one away quietly (stepped out, or spinning on memory):
+		 * it is blocked on no descriptor. */
+		if (t->pid == pid && t->state == NIC_THREAD_ABSENT &&
+		    !t->away_untold) {
 			back_in_time(world, t);
 			t->state = NIC_THREAD_RUNNING;
 			restart_silence(t);

@@ -84,12 +84,38 @@ static void hold(struct shared_waker *w)
 	}
 }
 
+/* Lock held (and held again on return). Out of the fabric until `needed`
+ * holds or the waker stops. */
+static void step_out_until_needed(struct shared_waker *w)
+{
+	while (!w->stop && !w->ops.needed(w->arg)) {
+		uint64_t seen;
+
+		nic_sched_step_out(w->world);
+		/* Kicks come with the world lock held: none is lost between
+		 * this read and the wait. */
+		pthread_mutex_lock(&w->mutex);
+		seen = w->kicks;
+		pthread_mutex_unlock(&w->mutex);
+		nic_world_unlock(w->world);
+		pthread_mutex_lock(&w->mutex);
+		while (w->kicks == seen)
+			pthread_cond_wait(&w->kicked, &w->mutex);
+		pthread_mutex_unlock(&w->mutex);
+		enter(w->world);
+	}
+}
+
 static void *waker_main(void *arg)
 {
 	struct shared_waker *w = arg;
 
 	enter(w->world);
 	while (!w->stop) {
+		if (w->ops.needed && !w->ops.needed(w->arg)) {
+			step_out_until_needed(w);
+			continue;
+		}
 		nic_sched_wait(w->world, waker_ready, w, NM_TIME_NEVER, false);
 		if (w->ops.woke)
 			w->ops.woke(w->arg);

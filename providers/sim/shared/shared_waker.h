@@ -39,6 +39,11 @@ struct shared_waker_ops {
 	/* A thread of the process waits in the fabric for something that is
 	 * there already: the waker holds the clock until it is false. */
 	bool (*held)(void *arg);
+	/* The waker has something to wait for (NULL: always). While it has
+	 * not, it steps out of the fabric (nic_sched_step_out) and sleeps
+	 * until kicked: in a world of one process, a waker that waited would
+	 * move the clock between the program's own polls. */
+	bool (*needed)(void *arg);
 };
 
 /* Starts the waker of `world` (a shared one) with the face's hooks. The
@@ -47,7 +52,8 @@ int shared_waker_start(struct nic_world *world,
 		       const struct shared_waker_ops *ops, void *arg,
 		       struct shared_waker **out);
 
-/* A thread that `held` named has gone on (world lock held or not). */
+/* A thread that `held` named has gone on, or `needed` may have become true
+ * (world lock held or not). */
 void shared_waker_kick(struct shared_waker *w);
 
 /* Stops the waker, joins its thread and frees it (NULL: nothing; in a

@@ -116,7 +116,11 @@ static void notify(struct daemon *d, int type, const struct conn *about,
 
 		if (c->role != CONN_MEMBER || c == except)
 			continue;
-		if (send_msg(c->fd, &m, sizeof(m)))
+		/* A member that has closed its end (leaving, as the ranks of
+		 * an MPI job do together) hears nothing more: its own going
+		 * is logged when its connection is read. */
+		if (send_msg(c->fd, &m, sizeof(m)) && errno != ECONNRESET &&
+		    errno != EPIPE)
 			fabsimd_log_fd(d->log_fd, "could not tell node %u (pid "
 				       "%d) of an event: %s", c->node, c->pid,
 				       strerror(errno));

@@ -279,6 +279,21 @@ static void wake_all(struct nic_world *world)
 		activity_op(world, FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
 }
 
+/* A thread of proc out of time while running may be reading in a loop a
+ * flag or buffer that this news changes (memory the NIC wrote; a variable
+ * another thread of its process sets when it takes in a completion or a
+ * connection event, as cmtime's main thread waits on its event thread):
+ * the run stops here, and the clock waits a moment for it (landing_hold). */
+static void news_for_spinners(struct nic_world *world, struct nic_proc *proc)
+{
+	for (const struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->proc == proc && t->out_running) {
+			real_now(&proc->landed_at);
+			world->landing_stop = true;
+			return;
+		}
+}
+
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 {
 	world->signals++;
@@ -290,6 +305,8 @@ void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 	if (proc->pid != nic_self_pid())
 		world->stir = true;
 	wake_all(world);
+	if (world->out_running)
+		news_for_spinners(world, proc);
 }
 
 void nic_sched_posted(struct nic_world *world)
@@ -300,21 +317,10 @@ void nic_sched_posted(struct nic_world *world)
 /* Memory the NIC wrote is news for the process, as a completion is: a
  * thread that polled and then reads a buffer in a loop for what a peer
  * writes there (perftest's ib_write_lat) is idle only until then, and
- * comes back at this instant. One out of time that way holds the clock a
- * moment for it (landing_hold), and the run stops here so that it can. */
+ * comes back at this instant. */
 void nic_sched_landed(struct nic_world *world, struct nic_proc *proc)
 {
-	if (!proc)
-		proc = nic_proc_self(world);
-	nic_sched_posted_to(world, proc);
-	if (!world->out_running)
-		return;
-	for (const struct nic_thread *t = world->threads; t; t = t->next)
-		if (t->proc == proc && t->out_running) {
-			real_now(&proc->landed_at);
-			world->landing_stop = true;
-			return;
-		}
+	nic_sched_posted_to(world, proc ? proc : nic_proc_self(world));
 }
 
 static long ms_between(const struct timespec *from, const struct timespec *to)

@@ -197,6 +197,21 @@ static void on_qp_fatal(void *ctx, enum nic_status why)
 	struct sv_qp *qp = ctx;
 
 	qp->qp.state = IBV_QPS_ERR;
+	/* A responder that refused a peer's request reports it as an
+	 * affiliated asynchronous error (IBA 11.6.3.1); a requester's
+	 * failures are in its completions. */
+	if (nic_qp_failed_as_responder(qp->nqp)) {
+		struct ibv_async_event ev = {
+			.element.qp = &qp->qp,
+			.event_type = why == NIC_REM_ACCESS_ERR ?
+					      IBV_EVENT_QP_ACCESS_ERR :
+				      why == NIC_REM_INV_REQ_ERR ?
+					      IBV_EVENT_QP_REQ_ERR :
+					      IBV_EVENT_QP_FATAL,
+		};
+
+		sv_async_push(qp->pd->ctx, &ev);
+	}
 	if (qp->srq) {
 		/* It will take no more of the SRQ's receives: what a program
 		 * waits for before it destroys such a QP. */
@@ -543,6 +558,19 @@ static void set_timing(struct sv_qp *qp, const struct ibv_qp_attr *attr,
 		nic_qp_set_timing(qp->nqp, &t, which);
 }
 
+/* RC and UC: the PSN the first request carries (sq_psn, set for RTS) and
+ * the one the responder expects first (rq_psn, set for RTR). A program
+ * that gets them wrong sees what a NIC does: its requests taken for
+ * duplicates, or refused out of sequence. */
+static void set_psns(struct sv_qp *qp, const struct ibv_qp_attr *attr,
+		     int mask)
+{
+	if (mask & IBV_QP_SQ_PSN)
+		nic_qp_set_psn(qp->nqp, NIC_PSN_SQ, attr->sq_psn & 0xffffff);
+	if (mask & IBV_QP_RQ_PSN)
+		nic_qp_set_psn(qp->nqp, NIC_PSN_RQ, attr->rq_psn & 0xffffff);
+}
+
 /* UD: the Q_Key is the only attribute the NIC's QP takes. */
 static int ud_transition(struct sv_qp *qp, enum ibv_qp_state from,
 			 enum ibv_qp_state to, const struct ibv_qp_attr *attr,
@@ -624,8 +652,10 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 					 attr_mask) ?:
 			      rc_transition(qp, from, to, attr, attr_mask);
 	if (!ret) {
-		if (ibqp->qp_type != IBV_QPT_UD)
+		if (ibqp->qp_type != IBV_QPT_UD) {
 			set_timing(qp, attr, attr_mask);
+			set_psns(qp, attr, attr_mask);
+		}
 		if (ibqp->qp_type != IBV_QPT_UD &&
 		    (attr_mask & IBV_QP_ACCESS_FLAGS))
 			nic_qp_set_remote_access(

@@ -532,6 +532,12 @@ enum {
 	NIC_TIMING_RNR_RETRY = 1u << 2,
 	NIC_TIMING_RNR_TIMER = 1u << 3,
 };
+/* A connected QP's starting PSNs: the requester's first (sq_psn) and what
+ * the responder expects first (rq_psn), as a verbs program sets them in
+ * RTS and RTR; before any traffic. A pair whose PSNs do not match drops or
+ * refuses each other's packets, as real NICs do. */
+enum nic_psn_which { NIC_PSN_SQ = 1u << 0, NIC_PSN_RQ = 1u << 1 };
+int nic_qp_set_psn(struct nic_qp *qp, unsigned which, uint32_t psn);
 int nic_qp_set_timing(struct nic_qp *qp, const struct nic_qp_timing *t,
 		      unsigned which);
 /* The wait a receiver-not-ready NAK's 5-bit timer code asks for (IBA
@@ -576,6 +582,9 @@ void nic_mr_set_pd(struct nic_mr *mr, uint32_t pd);
  * anything posted later. */
 void nic_qp_set_error(struct nic_qp *qp);
 bool nic_qp_in_error(const struct nic_qp *qp);
+/* It went to the error state because it refused a peer's request (a bad
+ * key or bounds, an invalid request), not because of one of its own. */
+bool nic_qp_failed_as_responder(const struct nic_qp *qp);
 
 /* Posts a work request (copied). Inline payloads are copied now. -EAGAIN
  * never: queue depth is the glue's business. -EINVAL for a malformed WR;

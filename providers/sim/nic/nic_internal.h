@@ -602,6 +602,12 @@ struct nic_qp {
 	struct nic_proc      *owner;
 	struct nic_peer       rc_peer;
 	bool                  rc_connected;
+	/* Its failure came from a request it refused (nic_resp.c), not from
+	 * one of its own: an affiliated asynchronous error for the owner. */
+	bool                  failed_as_responder;
+	/* Connected QPs: the first PSN its requests carry and the first its
+	 * responder expects (ibv_modify_qp's sq_psn, rq_psn; 0 unless set). */
+	uint32_t              sq_psn, rq_psn;
 	bool                  in_error;
 	uint32_t              ud_psn;     /* UD: next send PSN (24 bits) */
 	uint32_t              qkey;       /* UD: what it accepts and sends */
@@ -631,6 +637,8 @@ struct nic_qp {
 	size_t                outstanding;
 };
 
+/* Sets f's PSNs to its QP's starting ones (qp->sq_psn, qp->rq_psn). */
+void nic_flow_start_psns(struct nic_flow *f);
 struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
 			      bool create);
 

@@ -167,6 +167,13 @@ static int flows_grow(struct nic_qp *qp)
 	return 0;
 }
 
+void nic_flow_start_psns(struct nic_flow *f)
+{
+	f->next_psn = f->send_psn = f->acked_psn = f->high_psn =
+		f->ackreq_psn = f->qp->sq_psn;
+	f->epsn = f->qp->rq_psn;
+}
+
 struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
 			      bool create)
 {
@@ -189,6 +196,7 @@ struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
 	f->peer = peer;
 	f->qp = qp;
 	f->rnr_retries = qp->tp.rnr_retry;
+	nic_flow_start_psns(f);
 	s = flow_slot(peer, qp->flow_slots);
 	f->hash_next = qp->flows[s];
 	qp->flows[s] = f;
@@ -352,6 +360,31 @@ int nic_qp_connect(struct nic_qp *qp, struct nic_peer peer)
 		return -EINVAL;
 	qp->rc_peer = peer;
 	qp->rc_connected = true;
+	return 0;
+}
+
+int nic_qp_set_psn(struct nic_qp *qp, unsigned which, uint32_t psn)
+{
+	struct nic_flow *f;
+
+	if (!nic_qp_connected_type(qp) || psn > NIC_PSN_MASK)
+		return -EINVAL;
+	/* A flow made already (RTR takes in the peer's first requests
+	 * while this side waits for RTS) moves only a side that has not
+	 * been used. */
+	f = qp->rc_connected ? nic_flow_get(qp, qp->rc_peer, false) : NULL;
+	if (which & NIC_PSN_SQ) {
+		if (f && !f->sq_head && f->next_psn == qp->sq_psn &&
+		    f->high_psn == qp->sq_psn)
+			f->next_psn = f->send_psn = f->acked_psn = f->high_psn =
+				f->ackreq_psn = psn;
+		qp->sq_psn = psn;
+	}
+	if (which & NIC_PSN_RQ) {
+		if (f && f->epsn == qp->rq_psn)
+			f->epsn = psn;
+		qp->rq_psn = psn;
+	}
 	return 0;
 }
 
@@ -602,6 +635,11 @@ void nic_qp_set_error(struct nic_qp *qp)
 bool nic_qp_in_error(const struct nic_qp *qp)
 {
 	return qp->in_error;
+}
+
+bool nic_qp_failed_as_responder(const struct nic_qp *qp)
+{
+	return qp->failed_as_responder;
 }
 
 int nic_cancel_recv(struct nic_qp *qp, uint64_t cookie)

@@ -622,11 +622,11 @@ static void go_back(struct nic_flow *flow, uint32_t psn)
 	pump(flow);
 }
 
-/* Renumbers the flow from PSN 0 in a new epoch: after a failure the peer
- * sees the next packet as a fresh start. */
+/* Renumbers the flow from its first PSN in a new epoch: after a failure
+ * the peer sees the next packet as a fresh start. */
 static void new_epoch(struct nic_flow *flow)
 {
-	uint32_t psn = 0;
+	uint32_t psn = flow->qp->sq_psn;
 
 	flow->epoch++;
 	flow->cursor = NULL;
@@ -639,7 +639,7 @@ static void new_epoch(struct nic_flow *flow)
 		w->atomics_sent = 0;
 		psn += w->psn_count;
 	}
-	flow->acked_psn = flow->send_psn = flow->high_psn = 0;
+	flow->acked_psn = flow->send_psn = flow->high_psn = flow->qp->sq_psn;
 	flow->next_psn = psn;
 }
 

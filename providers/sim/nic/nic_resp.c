@@ -70,6 +70,8 @@ static void refuse(struct nic_qp *qp, struct nic_flow *flow,
 		   const struct nic_pkt *req, uint8_t syndrome)
 {
 	nak(qp, flow, req, req->psn, syndrome);
+	if (qp->type == NIC_QP_RC && !qp->in_error)
+		qp->failed_as_responder = true;
 	if (qp->type == NIC_QP_RC)
 		nic_qp_fail(qp, syndrome == NIC_AETH_NAK_REM_ACCESS ?
 					NIC_REM_ACCESS_ERR :
@@ -673,11 +675,11 @@ void nic_resp_receive(struct nic *nic, struct nic_pkt *pkt)
 		if ((int32_t)(pkt->epoch - flow->resp_epoch) < 0)
 			return; /* from before the peer's last failure */
 		/* The peer gave up on its old requests: start over. PSNs
-		 * start from 0 again, so the old atomics' results must not
+		 * start from the first again, so the old atomics' results must not
 		 * answer new requests of the same PSNs. */
 		abort_rx(qp, flow);
 		flow->resp_epoch = pkt->epoch;
-		flow->epsn = 0;
+		flow->epsn = qp->rq_psn;
 		flow->nak_sent = false;
 		for (size_t i = 0; i < NIC_ARRAY_LEN(flow->atomic_replay); i++)
 			flow->atomic_replay[i].valid = false;

@@ -127,9 +127,6 @@ struct sim_world {
 	struct sim_conn  *conns;
 	struct nic_transport_params transport;
 	struct shared_world *shared; /* shared with other processes */
-	/* Private: the host of the first domain opened, where a listener
-	 * with no source address listens (sim_cm.c); NIC_HOST_ANY before. */
-	uint32_t          first_domain_host;
 	/* Shared: the thread that takes in what other processes leave for
 	 * this one, once it has wait descriptors (sim_world.c); the
 	 * threads in a wait (sim_progress.c). Lock held. */

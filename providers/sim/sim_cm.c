@@ -581,12 +581,6 @@ int sim_cm_listen(struct sim_pep *pep)
 		host = shared_world_node(world->shared);
 	else if (src && simulated_ip(src->sin_addr))
 		host = nic_world_host_of_ipv4(world->nic, src->sin_addr);
-	else
-		/* Named by nothing: on the program's NIC, as a listener on a
-		 * real host is — so that an endpoint of that domain may accept
-		 * what comes (fi_cm(3)). A program with no domain yet gets a
-		 * host of its own. */
-		host = world->first_domain_host;
 	ret = nic_open(world->nic, host, &pep->nic, &err);
 	if (ret) {
 		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_listen: %s\n", err.msg);

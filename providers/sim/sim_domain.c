@@ -188,8 +188,6 @@ int sim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (!ret) {
 		fab->domains++;
 		sim_cm_serve(dom->world, dom->nic);
-		if (dom->world->first_domain_host == NIC_HOST_ANY)
-			dom->world->first_domain_host = nic_host(dom->nic);
 	}
 	sim_unlock(dom->world);
 	if (ret) {

@@ -190,7 +190,6 @@ int sim_world_get(const char *name, struct sim_world **out)
 		ret = -FI_ENOMEM;
 		goto out;
 	}
-	w->first_domain_host = NIC_HOST_ANY;
 	if (shared_world_fabric()) {
 		struct nic_record_params rp = {
 			.path = record.path,

@@ -724,7 +724,12 @@ int sim_cm_accept(struct sim_ep *ep, const void *param, size_t len)
 		return -FI_EOPBADSTATE;
 	if (c->nic != ep->domain->nic) {
 		FI_WARN(&sim_prov, FI_LOG_EP_CTRL, "fi_accept: the endpoint's "
-			"domain is on another host than the request\n");
+			"domain is host %u, the request came to host %u (its "
+			"listener's): in one process every domain is a host of "
+			"its own; open the endpoint on a domain opened with the "
+			"request's info (fi_domain with it), or give the "
+			"listener that domain's address\n",
+			nic_host(ep->domain->nic), nic_host(c->nic));
 		return -FI_EINVAL;
 	}
 	nic_qp_connect(ep->qp, (struct nic_peer){ c->remote_host, c->remote_qpn });

@@ -134,7 +134,10 @@ struct sim_world {
 	struct sim_waiter   *waiters;
 	/* Shared: descriptors a thread may be blocked on since fi_trywait
 	 * said it could block (sim_waitfd.c). Lock held. */
-	int                 *armed;
+	struct sim_armed {
+		int       fd;
+		pthread_t by; /* the thread that fi_trywait let block */
+	}                   *armed;
 	size_t               armed_count, armed_cap;
 	struct sim_world *next;
 };
@@ -174,8 +177,11 @@ int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
  * the fabric. One process: the waker runs the world until an armed one
  * becomes readable (sim_waitfd_answered). */
 void sim_waitfd_arm(struct sim_world *world, int fd);
-/* fd became readable: if it was armed, none is any more. */
+/* One process: fd became readable, it is armed no more. */
 void sim_waitfd_answered(struct sim_world *world, int fd);
+/* One process: the calling thread is back in the fabric, so not blocked on
+ * what it armed (a poll() with a timeout that ran out, say). */
+void sim_waitfd_caller_back(struct sim_world *world);
 /* The descriptor is closing: it must not be written any more. */
 void sim_waitfd_forget(struct sim_world *world, int fd);
 /* Whether an armed descriptor waits for the world's next work. */

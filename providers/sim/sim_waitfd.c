@@ -14,6 +14,7 @@
  * only do when the completion is there: a wait of NIC_ABSENT_MS, then out
  * of time, for every message. Back in the fabric, its next fi_trywait runs
  * the world until its objects have something or nothing is left. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -85,39 +86,64 @@ int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
 
 void sim_waitfd_arm(struct sim_world *world, int fd)
 {
+	pthread_t me = pthread_self();
+
 	if (fd < 0)
 		return;
 	for (size_t i = 0; i < world->armed_count; i++)
-		if (world->armed[i] == fd)
+		if (world->armed[i].fd == fd &&
+		    pthread_equal(world->armed[i].by, me))
 			return;
 	if (world->armed_count == world->armed_cap) {
 		size_t cap = world->armed_cap ? 2 * world->armed_cap : 8;
-		int *more = realloc(world->armed, cap * sizeof(*more));
+		struct sim_armed *more =
+			realloc(world->armed, cap * sizeof(*more));
 
 		if (!more)
 			return; /* its thread is taken out of time instead */
 		world->armed = more;
 		world->armed_cap = cap;
 	}
-	world->armed[world->armed_count++] = fd;
+	world->armed[world->armed_count++] = (struct sim_armed){ fd, me };
+}
+
+/* Drops the entries `drop` says to. */
+static void disarm_where(struct sim_world *world,
+			 bool (*drop)(const struct sim_armed *, const void *),
+			 const void *arg)
+{
+	for (size_t i = 0; i < world->armed_count;)
+		if (drop(&world->armed[i], arg))
+			world->armed[i] = world->armed[--world->armed_count];
+		else
+			i++;
+}
+
+static bool is_fd(const struct sim_armed *a, const void *fd)
+{
+	return a->fd == *(const int *)fd;
+}
+
+static bool armed_by_caller(const struct sim_armed *a, const void *unused)
+{
+	(void)unused;
+	return pthread_equal(a->by, pthread_self());
 }
 
 void sim_waitfd_forget(struct sim_world *world, int fd)
 {
-	for (size_t i = 0; i < world->armed_count; i++)
-		if (world->armed[i] == fd) {
-			world->armed[i] = world->armed[--world->armed_count];
-			return;
-		}
+	disarm_where(world, is_fd, &fd);
 }
 
 void sim_waitfd_answered(struct sim_world *world, int fd)
 {
-	for (size_t i = 0; i < world->armed_count; i++)
-		if (world->armed[i] == fd) {
-			world->armed_count = 0;
-			return;
-		}
+	/* Only that one: other threads may be blocked on others. */
+	disarm_where(world, is_fd, &fd);
+}
+
+void sim_waitfd_caller_back(struct sim_world *world)
+{
+	disarm_where(world, armed_by_caller, NULL);
 }
 
 bool sim_waitfd_armed(const struct sim_world *world)
@@ -128,7 +154,7 @@ bool sim_waitfd_armed(const struct sim_world *world)
 void sim_waitfd_fire(struct sim_world *world)
 {
 	for (size_t i = 0; i < world->armed_count; i++)
-		sim_waitfd_signal(world->armed[i]);
+		sim_waitfd_signal(world->armed[i].fd);
 	world->armed_count = 0;
 	/* A thread blocked on one of them for long is out of time: until it
 	 * calls in, time must not run on without it. */

@@ -316,17 +316,27 @@ int sim_world_put(struct sim_world *world)
 	return ret;
 }
 
+/* One process: a thread that armed descriptors and calls in again is not
+ * blocked on them any more, and its waker must not keep moving the clock
+ * for them. */
+static void entered(struct sim_world *world)
+{
+	nic_sched_enter(world->nic);
+	if (world->armed_count && !world->shared)
+		sim_waitfd_caller_back(world);
+}
+
 void sim_lock(struct sim_world *world)
 {
 	nic_world_lock(world->nic);
-	nic_sched_enter(world->nic);
+	entered(world);
 }
 
 bool sim_poll_lock(struct sim_world *world)
 {
 	if (!nic_world_poll_lock(world->nic))
 		return false;
-	nic_sched_enter(world->nic);
+	entered(world);
 	return true;
 }
 

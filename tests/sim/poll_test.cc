@@ -131,4 +131,90 @@ TEST(Poll, ABlockedPollWakesForAMessageAnotherThreadSent)
 	fi_freeinfo(info);
 }
 
+// Two threads of one process, each blocked in poll() on its own receive
+// CQ after fi_trywait; a third sends to both and waits on a semaphore. The
+// first answered descriptor disarmed them all, and the second poll() was
+// never answered.
+TEST(Poll, EachBlockedPollIsAnswered)
+{
+	fi_info *hints = fi_allocinfo(), *info = nullptr;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	hints->fabric_attr->prov_name = strdup("sim");
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
+			     &info), 0);
+	fi_freeinfo(hints);
+	fid_fabric *fab;
+	fid_domain *dom;
+	fid_av *av;
+	fid_cq *cqs[3];
+	fid_ep *eps[3]; // a sender, two receivers
+	ASSERT_EQ(fi_fabric(info->fabric_attr, &fab, nullptr), 0);
+	ASSERT_EQ(fi_domain(fab, info, &dom, nullptr), 0);
+	fi_av_attr aa = {};
+	aa.type = FI_AV_TABLE;
+	ASSERT_EQ(fi_av_open(dom, &aa, &av, nullptr), 0);
+	fi_addr_t dst[3];
+	for (int i = 0; i < 3; i++) {
+		fi_cq_attr ca = {};
+		ca.format = FI_CQ_FORMAT_CONTEXT;
+		ca.wait_obj = FI_WAIT_FD;
+		ASSERT_EQ(fi_cq_open(dom, &ca, &cqs[i], nullptr), 0);
+		ASSERT_EQ(fi_endpoint(dom, info, &eps[i], nullptr), 0);
+		ASSERT_EQ(fi_ep_bind(eps[i], &av->fid, 0), 0);
+		ASSERT_EQ(fi_ep_bind(eps[i], &cqs[i]->fid,
+				     FI_TRANSMIT | FI_RECV), 0);
+		ASSERT_EQ(fi_enable(eps[i]), 0);
+		char name[64];
+		size_t len = sizeof(name);
+		ASSERT_EQ(fi_getname(&eps[i]->fid, name, &len), 0);
+		ASSERT_EQ(fi_av_insert(av, name, 1, &dst[i], 0, nullptr), 1);
+	}
+	static char bufs[3][8];
+	static const char msg[8] = "hi";
+	for (int i = 1; i < 3; i++)
+		ASSERT_EQ(fi_recv(eps[i], bufs[i], sizeof(bufs[i]), nullptr,
+				  FI_ADDR_UNSPEC, nullptr), 0);
+
+	sem_t armed, done;
+	sem_init(&armed, 0, 0);
+	sem_init(&done, 0, 0);
+	int woke[3] = {};
+	auto receiver = [&](int i) {
+		int fd = -1;
+		ASSERT_EQ(fi_control(&cqs[i]->fid, FI_GETWAIT, &fd), 0);
+		fid *fids[1] = { &cqs[i]->fid };
+		ASSERT_EQ(fi_trywait(fab, fids, 1), 0);
+		sem_post(&armed);
+		pollfd p = { fd, POLLIN, 0 };
+		woke[i] = poll(&p, 1, 20000); // bounded for the test's sake
+	};
+	std::thread r1(receiver, 1), r2(receiver, 2);
+	sem_wait(&armed);
+	sem_wait(&armed);
+	std::thread sender([&] {
+		EXPECT_EQ(fi_inject(eps[0], msg, sizeof(msg), dst[1]), 0);
+		EXPECT_EQ(fi_inject(eps[0], msg, sizeof(msg), dst[2]), 0);
+		sem_wait(&done); // away from the fabric
+	});
+	r1.join();
+	r2.join();
+	EXPECT_EQ(woke[1], 1);
+	EXPECT_EQ(woke[2], 1);
+	sem_post(&done);
+	sender.join();
+	for (int i = 1; i < 3; i++) {
+		fi_cq_entry e;
+		EXPECT_EQ(fi_cq_read(cqs[i], &e, 1), 1) << i;
+	}
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(fi_close(&eps[i]->fid), 0);
+		EXPECT_EQ(fi_close(&cqs[i]->fid), 0);
+	}
+	EXPECT_EQ(fi_close(&av->fid), 0);
+	EXPECT_EQ(fi_close(&dom->fid), 0);
+	EXPECT_EQ(fi_close(&fab->fid), 0);
+	fi_freeinfo(info);
+}
+
 } // namespace

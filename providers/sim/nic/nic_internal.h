@@ -332,6 +332,7 @@ struct nic_world {
 	struct nic_thread *driver;     /* the poller that last moved time */
 	bool              threads_exited; /* some found exited: forget them */
 	uint32_t          out_running;   /* threads ABSENT with out_running */
+	bool              unexpected_told; /* nic_match.c: once per world */
 	bool              landing_stop;  /* a run stops: the NIC wrote where
 					  * such a thread may be looking */
 	struct nic_proc  *procs;       /* nic_proc.c */

@@ -13,6 +13,7 @@
  * free offset, so messages from several peers never interleave.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,19 +250,41 @@ static void deliver_held(struct nic_qp *qp, struct nic_rmatch *held,
 
 /* ---- Incoming messages ------------------------------------------------------------------ */
 
-/* The unexpected queue takes no more, and no receive is posted. A message
- * refused while the program waits in a receive it does not match would
- * block, for ever, the message that receive waits for behind it on the
- * same flow (MPI_Recv of a later tag after 64 MiB of earlier sends): it is
+/* How far past its budget the unexpected queue goes while receives wait. */
+#define NIC_UNEXPECTED_STRETCH 4
+
+/* The unexpected queue takes no more. A message refused while the program
+ * waits in a receive it does not match would block, for ever, the message
+ * that receive waits for behind it on the same flow (MPI_Recv of a later
+ * tag after 64 MiB of earlier sends): while receives are posted it is
  * taken beyond the budget, as a NIC whose tag-matching buffer is exhausted
- * hands messages to the host's software rather than stall. */
+ * hands messages to the host's software rather than stall — up to
+ * NIC_UNEXPECTED_STRETCH times the budget (memory is not endless: the
+ * sender then waits, receiver not ready, and the program is told once). */
 static bool unexpected_full(struct nic_qp *qp)
 {
 	struct nic_matcher *mt = qp->rq;
+	struct nic_world *world = qp->nic->world;
+	size_t budget = world->transport.unexpected_bytes;
 
-	return mt->unexpected_bytes >=
-		       qp->nic->world->transport.unexpected_bytes &&
-	       !mt->posted_msg.head && !mt->posted_tag.head;
+	if (mt->unexpected_bytes < budget)
+		return false;
+	if (!mt->posted_msg.head && !mt->posted_tag.head)
+		return true;
+	if (mt->unexpected_bytes < NIC_UNEXPECTED_STRETCH * budget ||
+	    (budget == 0 && mt->unexpected_bytes == 0))
+		return false;
+	if (!world->unexpected_told) {
+		world->unexpected_told = true;
+		fprintf(stderr, "fabsim: host %u: %zu bytes of messages no "
+				"receive matched wait, %d times the unexpected "
+				"budget (transport unexpected_bytes, "
+				"FI_SIM_UNEXPECTED_BYTES); later messages wait "
+				"for receives (receiver not ready)\n",
+			nic_host(qp->nic), mt->unexpected_bytes,
+			NIC_UNEXPECTED_STRETCH);
+	}
+	return true;
 }
 
 struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,

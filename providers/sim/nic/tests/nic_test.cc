@@ -786,6 +786,30 @@ TEST_P(NicTest, AFullUnexpectedQueueDoesNotBlockAReceiveForALaterMessage)
 	EXPECT_EQ(nodes[0].got.sends.size(), 4u);
 }
 
+// Taken beyond the budget while a receive waits, but not without end: a
+// receive that never matches must not let a sender fill the memory.
+TEST_P(NicTest, BeyondItsBudgetTheUnexpectedQueueStillHasALimit)
+{
+	build("ideal", nullptr, 2, small_unexpected);
+	std::vector<uint8_t> rbuf(64);
+	nic_recv r = recv_of(rbuf.data(), rbuf.size(), 1);
+	r.flags = NIC_RECV_TAGGED;
+	r.tag = 999; // never sent
+	ASSERT_EQ(nic_post_recv(nodes[1].qp, &r), 0);
+	std::vector<std::vector<uint8_t>> data;
+	for (int i = 0; i < 20; i++) {
+		data.push_back(pattern(5000, (uint8_t)i));
+		nic_wr wr = send_wr(nodes[1], data[i].data(), data[i].size(), i);
+		wr.flags = NIC_WR_TAGGED;
+		wr.tag = 1;
+		ASSERT_EQ(nic_post_send(nodes[0].qp, &wr), 0);
+	}
+	nic_world_advance(world, 200000);
+	size_t taken = nodes[0].got.sends.size();
+	EXPECT_GT(taken, 2u) << "no more than the budget taken";
+	EXPECT_LT(taken, 20u) << "every message taken: no limit";
+}
+
 // Registering and deregistering many times over: deleted key-table slots
 // are reclaimed, so a remote access naming an unknown key still ends (in
 // a remote access error) instead of searching the table forever.

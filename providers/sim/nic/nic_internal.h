@@ -178,9 +178,6 @@ struct nic_proc {
 		char     after[64];
 	} signals;
 	struct nic_call  *calls, *calls_tail;
-	/* Real time of the NIC's last write into its memory while one of its
-	 * threads was out of time running (nic_sched.c, nic_sched_landed). */
-	struct timespec   landed_at;
 	struct nic_proc  *next;
 };
 
@@ -274,13 +271,16 @@ struct nic_thread {
 	nm_time_ns             deadline;
 	bool                   exited;     /* its kernel task is gone */
 	/* ABSENT: taken out while the kernel had it running (it computes, or
-	 * reads memory the NIC writes in a loop), since out_at (real time). */
+	 * reads in a loop memory the NIC or another thread writes), and the
+	 * real time of the first news for its process since (0: none yet;
+	 * nic_sched.c, news_for_spinners). */
 	bool                   out_running;
-	struct timespec        out_at;
-	/* Seen to wait for the NIC by reading memory in a loop: it called in
-	 * just after the NIC wrote into its process's memory while it was
-	 * out of time running (nic_sched.c, NIC_SPIN_US). */
+	struct timespec        news_at;
+	struct timespec        news_last; /* ... and of the latest */
+	/* Seen to wait that way: twice in a row it called in just after news
+	 * for its process while it was out of time running (NIC_SPIN_US). */
 	bool                   spins;
+	uint8_t                spin_evidence;
 	/* ABSENT as such a spinner, or stepped out (nic_sched_step_out):
 	 * quietly, and blocked on no descriptor. */
 	bool                   away_untold;

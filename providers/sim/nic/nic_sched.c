@@ -133,9 +133,15 @@ static struct nic_thread *lookup(struct nic_world *world)
 /* The calling thread's entry, remembered by the thread itself: an entry
  * found by pthread id alone may be an ended thread's whose id glibc gave
  * to this one. */
+/* Bumped when this process's entries are freed (it leaves a world): a
+ * thread's remembered entry from before is gone, even in a world of the
+ * same identity attached again. */
+static uint64_t entries_freed;
+
 static struct nic_thread *thread_self(struct nic_world *world)
 {
 	static __thread uint64_t mine_in; /* the world's identity */
+	static __thread uint64_t mine_gen;
 	static __thread struct nic_thread *mine;
 
 	/* The identity, not the address: a new world may reuse a freed
@@ -143,10 +149,12 @@ static struct nic_thread *thread_self(struct nic_world *world)
 	 * entry. A forked child inherits the forking thread's memory: the
 	 * entry must be this process's. */
 	if (mine && mine_in == world->version.identity &&
-	    mine->pid == nic_self_pid())
+	    mine_gen == __atomic_load_n(&entries_freed, __ATOMIC_RELAXED) &&
+	    is_me(mine, nic_self_pid(), pthread_self()))
 		return mine;
 	mine = lookup(world);
 	mine_in = world->version.identity;
+	mine_gen = __atomic_load_n(&entries_freed, __ATOMIC_RELAXED);
 	return mine;
 }
 
@@ -163,30 +171,43 @@ static long us_between(const struct timespec *from, const struct timespec *to)
 	       (to->tv_nsec - from->tv_nsec) / 1000;
 }
 
-static bool later(const struct timespec *a, const struct timespec *b)
+/* Real time the clock waits for a thread out of time running to come back
+ * after the first news for its process since it went out (memory the NIC
+ * wrote, a completion another thread takes in). One that comes back this
+ * soon after news (the first, or any later: cmtime's main thread waits for
+ * its event thread to have taken in a hundred events), twice in a row, is
+ * taken for a thread that reads memory in a loop (t->spins); its reaction
+ * takes microseconds. Once could be a thread that computes and happens to
+ * end while one-sided writes stream in. One that comes back on its own,
+ * with no news that recent, computes, and is not taken for a spinner any
+ * more. */
+#define NIC_LANDING_HOLD_US 1000
+#define NIC_SPIN_EVIDENCE 2
+
+static bool within_hold_of(const struct timespec *news, struct timespec *real)
 {
-	return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec :
-					a->tv_nsec > b->tv_nsec;
+	if (!news->tv_sec)
+		return false;
+	if (!real->tv_sec)
+		real_now(real);
+	return us_between(news, real) < NIC_LANDING_HOLD_US;
 }
 
-/* Real time the clock waits for a thread out of time running to come back
- * after the NIC wrote into its process's memory; one that comes back
- * within it is taken for a thread that reads memory in a loop until a
- * peer writes there (t->spins). Its reaction takes microseconds; a thread
- * that computes coming back so close to a write is a coincidence. */
-#define NIC_LANDING_HOLD_US 1000
-
-/* A thread that was out of time calls in again (or is brought back). */
-static void back_in_time(struct nic_world *world, struct nic_thread *t)
+/* A thread that was out of time calls in again (called_in), or is brought
+ * back by another (a descriptor it waits on became readable). */
+static void back_in_time(struct nic_world *world, struct nic_thread *t,
+			 bool called_in)
 {
 	if (t->out_running) {
-		const struct timespec *landed = &t->proc->landed_at;
-		struct timespec real;
+		struct timespec real = { 0 };
 
-		real_now(&real);
-		if (later(landed, &t->out_at) &&
-		    us_between(landed, &real) < NIC_LANDING_HOLD_US)
-			t->spins = true;
+		if (called_in) {
+			if (!within_hold_of(&t->news_last, &real))
+				t->spin_evidence = 0;
+			else if (t->spin_evidence < NIC_SPIN_EVIDENCE)
+				t->spin_evidence++;
+			t->spins = t->spin_evidence >= NIC_SPIN_EVIDENCE;
+		}
 		t->out_running = false;
 		world->out_running--;
 	}
@@ -203,7 +224,7 @@ void nic_sched_enter(struct nic_world *world)
 	if (t->state == NIC_THREAD_ABSENT) {
 		if (world->proc_count > 1 && !t->away_untold)
 			tell(world, t->proc, TR_EVENT_BACK);
-		back_in_time(world, t);
+		back_in_time(world, t, true);
 	}
 	t->state = NIC_THREAD_RUNNING;
 	/* What other processes' runs left for us arrives now. */
@@ -286,12 +307,21 @@ static void wake_all(struct nic_world *world)
  * the run stops here, and the clock waits a moment for it (landing_hold). */
 static void news_for_spinners(struct nic_world *world, struct nic_proc *proc)
 {
-	for (const struct nic_thread *t = world->threads; t; t = t->next)
-		if (t->proc == proc && t->out_running) {
-			real_now(&proc->landed_at);
+	struct timespec real = { 0 };
+
+	/* The clock waits for the first news since it went out only: one
+	 * that did not come back for it is computing, or waits for more. */
+	for (struct nic_thread *t = world->threads; t; t = t->next) {
+		if (t->proc != proc || !t->out_running)
+			continue;
+		if (!real.tv_sec)
+			real_now(&real);
+		t->news_last = real;
+		if (!t->news_at.tv_sec) {
+			t->news_at = real;
 			world->landing_stop = true;
-			return;
 		}
+	}
 }
 
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
@@ -519,18 +549,13 @@ static bool waking(struct nic_thread *t, struct timespec *real)
 	return ms_between(&t->woke_at, real) < NIC_COMPUTING_MS;
 }
 
-/* An absent thread taken out while running, whose process's memory the NIC
- * has just written: it may be reading that memory in a loop, and calls in
- * at once when it sees the bytes; the clock waits for it a moment. */
+/* An absent thread taken out while running, whose process has just had
+ * its first news since (memory the NIC wrote, a completion): it may be
+ * reading that memory, or a flag another thread sets, in a loop, and calls
+ * in at once when it sees it; the clock waits for it a moment. */
 static bool landing_hold(const struct nic_thread *t, struct timespec *real)
 {
-	const struct timespec *landed = &t->proc->landed_at;
-
-	if (!later(landed, &t->out_at))
-		return false;
-	if (!real->tv_sec)
-		real_now(real);
-	return us_between(landed, real) < NIC_LANDING_HOLD_US;
+	return within_hold_of(&t->news_at, real);
 }
 
 /* Real time the clock waits for the processes a shared fabric expects. */
@@ -787,7 +812,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	t->woke_at.tv_sec = 0;
 	if (out_running) {
 		t->out_running = true;
-		t->out_at = *real;
+		t->news_at.tv_sec = t->news_last.tv_sec = 0;
 		t->futex.word = 0;
 		world->out_running++;
 	}
@@ -844,7 +869,7 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				if (waking(t, &real))
 					idle = false;
 			} else if (futex_woken(t, polling)) {
-				back_in_time(world, t);
+				back_in_time(world, t, false);
 				t->state = NIC_THREAD_RUNNING;
 				t->futex.word = 0;
 				restart_silence(t);
@@ -1281,11 +1306,11 @@ void nic_sched_rouse(struct nic_world *world)
 	pid_t pid = nic_self_pid();
 
 	for (struct nic_thread *t = world->threads; t; t = t->next)
-		/* Not one away quietly (stepped out, or spinning on memory):
-		 * it is blocked on no descriptor. */
+		/* Not one away quietly (stepped out) nor one taken out while
+		 * the kernel had it running: it is blocked on no descriptor. */
 		if (t->pid == pid && t->state == NIC_THREAD_ABSENT &&
-		    !t->away_untold) {
-			back_in_time(world, t);
+		    !t->away_untold && !t->out_running) {
+			back_in_time(world, t, false);
 			t->state = NIC_THREAD_RUNNING;
 			restart_silence(t);
 		}
@@ -1294,6 +1319,7 @@ void nic_sched_rouse(struct nic_world *world)
 void nic_sched_leave(struct nic_world *world)
 {
 	forget_threads(world, nic_self_pid());
+	__atomic_add_fetch(&entries_freed, 1, __ATOMIC_RELAXED);
 	world->stir = true;
 	wake_all(world); /* nobody waits for this process any more */
 }

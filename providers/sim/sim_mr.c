@@ -80,7 +80,8 @@ static int mr_close(struct fid *fid)
 
 /* fi_mr(3): FI_REMOTE_WRITE counts remote writes and atomics that change
  * the region; FI_REMOTE_READ (as fi_cntr(3) has it for endpoints) reads
- * of it. Only before fi_mr_enable where regions start disabled. */
+ * of it. sim does not offer FI_MR_RMA_EVENT: regions start enabled, and
+ * counters may be bound to them at any time. */
 static int bind_cntr(struct sim_mr *mr, struct sim_cntr *cntr, uint64_t flags)
 {
 	struct sim_domain *dom = mr->domain;
@@ -91,11 +92,6 @@ static int bind_cntr(struct sim_mr *mr, struct sim_cntr *cntr, uint64_t flags)
 		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_bind: the counter is of "
 			"another domain\n");
 		return -FI_EINVAL;
-	}
-	if ((dom->mr_mode & FI_MR_RMA_EVENT) && mr->enabled) {
-		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_bind: the region is "
-			"enabled already (FI_MR_RMA_EVENT)\n");
-		return -FI_EOPBADSTATE;
 	}
 	sim_lock(dom->world);
 	if (!mr->cntr_rem_write && !mr->cntr_rem_read) {

@@ -61,6 +61,8 @@ static int send_msg(int fd, const void *m, size_t len)
 	do
 		n = send(fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
+	if (n >= 0 && n != (ssize_t)len)
+		errno = EMSGSIZE; /* a short send says nothing in errno */
 	return n == (ssize_t)len ? 0 : -1;
 }
 

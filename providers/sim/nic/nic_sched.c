@@ -1009,10 +1009,16 @@ static bool someone_can_go(void *arg)
 	}
 	if (unseen_thread_running(world))
 		return true;
-	if (w->grace_for && jump_ahead(world) &&
-	    unseen_need_time(world, w->grace_for)) {
-		w->unseen_new = true;
-		return true;
+	/* Once per run: a thread cannot be born while the world's lock is
+	 * held, and the look reads /proc. */
+	if (w->grace_for && jump_ahead(world)) {
+		struct nic_proc *p = w->grace_for;
+
+		w->grace_for = NULL;
+		if (unseen_need_time(world, p)) {
+			w->unseen_new = true;
+			return true;
+		}
 	}
 	if (++w->turns % NIC_RUN_LONG_EVENTS == 0 && world->proc_count > 1) {
 		uint64_t changes = world->sched_changes;

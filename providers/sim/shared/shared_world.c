@@ -59,9 +59,12 @@ static int say(char *buf, size_t len, int code, const char *fmt, ...)
 /* Notes add up: a process may be told several things at once. */
 static void note_more(char *buf, size_t len, const char *fmt, ...)
 {
-	size_t used = strlen(buf);
+	size_t used;
 	va_list ap;
 
+	if (!buf || !len)
+		return;
+	used = strlen(buf);
 	if (used && used + 2 < len) {
 		memcpy(buf + used, "; ", 3);
 		used += 2;

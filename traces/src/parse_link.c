@@ -38,30 +38,37 @@ static int by_ethertype(tr_packet *p, const tr_frame *f, uint32_t off, uint16_t 
 	}
 }
 
+/* VLAN tags from `type` on, however many are stacked (switches add a provider tag to a customer
+ * one, and mirror sessions a third): the first TR_MAX_VLANS are kept, the rest only skipped. */
+static int by_vlan_tags(tr_packet *p, const tr_frame *f, uint32_t off, uint16_t type)
+{
+	while (type == ETHERTYPE_VLAN || type == ETHERTYPE_QINQ || type == ETHERTYPE_QINQ_OLD) {
+		int ret = tr_parse_need(f, off + 4, off, "a VLAN tag");
+
+		if (ret)
+			return ret;
+		if (p->vlan_count < TR_MAX_VLANS) {
+			p->vlan_tpid[p->vlan_count] = type;
+			p->vlan_tci[p->vlan_count] = rd16(f->buf + off);
+			p->vlan_count++;
+		}
+		type = rd16(f->buf + off + 2);
+		off += 4;
+	}
+	return by_ethertype(p, f, off, type);
+}
+
 int tr_parse_ethernet(tr_packet *p, const tr_frame *f, uint32_t off)
 {
 	int ret = tr_parse_need(f, off + ETH_HLEN, off, "the Ethernet header");
-	uint16_t type;
 
 	if (ret)
 		return ret;
 	memcpy(p->eth_dst, f->buf + off, 6);
 	memcpy(p->eth_src, f->buf + off + 6, 6);
-	type = rd16(f->buf + off + 12);
-	off += ETH_HLEN;
-	while (type == ETHERTYPE_VLAN || type == ETHERTYPE_QINQ || type == ETHERTYPE_QINQ_OLD) {
-		if (p->vlan_count == TR_MAX_VLANS)
-			return tr_parse_not_ib(f, "more than 2 VLAN tags");
-		ret = tr_parse_need(f, off + 4, off, "a VLAN tag");
-		if (ret)
-			return ret;
-		p->vlan_tpid[p->vlan_count] = type;
-		p->vlan_tci[p->vlan_count] = rd16(f->buf + off);
-		p->vlan_count++;
-		type = rd16(f->buf + off + 2);
-		off += 4;
-	}
-	return by_ethertype(p, f, off, type);
+	/* a decapsulated frame's tags are its own, not the tunnel's */
+	p->vlan_count = 0;
+	return by_vlan_tags(p, f, off + ETH_HLEN, rd16(f->buf + off + 12));
 }
 
 int tr_parse_sll(tr_packet *p, const tr_frame *f, uint32_t off, bool v2)
@@ -76,7 +83,7 @@ int tr_parse_sll(tr_packet *p, const tr_frame *f, uint32_t off, bool v2)
 	addr_len = v2 ? h[11] : rd16(h + 4);
 	if (addr_len == 6)
 		memcpy(p->eth_src, h + (v2 ? 12 : 6), 6);
-	return by_ethertype(p, f, off + hlen, rd16(h + (v2 ? 0 : 14)));
+	return by_vlan_tags(p, f, off + hlen, rd16(h + (v2 ? 0 : 14)));
 }
 
 int tr_parse_erf(tr_packet *p, const tr_frame *f)

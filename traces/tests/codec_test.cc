@@ -407,12 +407,6 @@ TEST(Parse, ForeignFramesAreNamed) {
   udp[37] = 53;
   EXPECT_EQ(TR_PARSE_NOT_IB, Parse(udp, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
   EXPECT_STREQ("UDP (not port 4791)", what);
-  tr_packet v = Pkt(0x04, 0x22, 1);
-  v.vlan_count = 2;
-  Bytes three = Build(v);
-  three.insert(three.begin() + 12, {0x81, 0x00, 0x00, 0x05});
-  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(three, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
-  EXPECT_STREQ("more than 2 VLAN tags", what);
   Bytes bad_version = f;
   bad_version[14] = 0x65;
   EXPECT_EQ(-EINVAL, Parse(bad_version, &out, &err));
@@ -442,6 +436,58 @@ TEST(Parse, CookedAndRawIpLinkTypes) {
   sll2.insert(sll2.end(), raw.begin(), raw.end());
   ASSERT_EQ(TR_PARSE_OK, Parse(sll2, &out, &err, 0, TR_LINKTYPE_LINUX_SLL2)) << err.msg;
   EXPECT_EQ(77u, out.psn);
+}
+
+// Switches stack a provider tag on a customer one and mirror sessions add another: every tag is
+// walked, the outermost two kept. A cooked capture (tcpdump -i any) of a VLAN interface names
+// 0x8100 as its protocol and the tag follows the cooked header.
+TEST(Parse, AnyNumberOfVlanTagsAlsoAfterACookedHeader) {
+  tr_packet v = Pkt(0x04, 0x22, 1);
+  v.vlan_count = 2;
+  v.vlan_tpid[0] = 0x88A8;
+  v.vlan_tci[0] = 10;
+  v.vlan_tpid[1] = 0x8100;
+  v.vlan_tci[1] = 100;
+  Bytes two = Build(v);
+  Bytes four = two;
+  four.insert(four.begin() + 20, {0x91, 0x00, 0x00, 0xC8, 0x81, 0x00, 0x01, 0x2C});
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(four, &out, &err)) << err.msg;
+  EXPECT_EQ(2, out.vlan_count);
+  EXPECT_EQ(0x88A8, out.vlan_tpid[0]);
+  EXPECT_EQ(100, out.vlan_tci[1]);
+  EXPECT_EQ(1u, out.psn);
+  EXPECT_EQ(14u + 4 * 4, out.l3_off);
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+  four = two;
+  four.insert(four.begin() + 20, {0x81, 0x00, 0x00, 0x05});
+  four[14 + 12 + 10] ^= 0xff;  // IPv4 header checksum, behind three tags
+  ASSERT_EQ(TR_PARSE_OK, Parse(four, &out, &err)) << err.msg;
+  EXPECT_FALSE(out.ip_csum_ok);
+  EXPECT_EQ(26u, out.l3_off);
+
+  tr_packet one = Pkt(0x04, 0x22, 77);
+  one.vlan_count = 1;
+  one.vlan_tci[0] = 0x0064;
+  one.vlan_tpid[0] = 0x8100;
+  Bytes f = Build(one);
+  Bytes sll(16, 0);
+  sll[5] = 6;
+  memcpy(&sll[6], f.data() + 6, 6);
+  sll[14] = 0x81;  // protocol 0x8100: the tag comes first
+  sll.insert(sll.end(), f.begin() + 14, f.end());
+  ASSERT_EQ(TR_PARSE_OK, Parse(sll, &out, &err, 0, TR_LINKTYPE_LINUX_SLL)) << err.msg;
+  EXPECT_EQ(77u, out.psn);
+  EXPECT_EQ(1, out.vlan_count);
+  EXPECT_EQ(0x64, out.vlan_tci[0]);
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+  Bytes sll2(20, 0);
+  sll2[0] = 0x81;
+  sll2.insert(sll2.end(), f.begin() + 14, f.end());
+  ASSERT_EQ(TR_PARSE_OK, Parse(sll2, &out, &err, 0, TR_LINKTYPE_LINUX_SLL2)) << err.msg;
+  EXPECT_EQ(77u, out.psn);
+  EXPECT_EQ(24u, out.l3_off);
 }
 
 // Frame 11 of the ERF capture as a bare InfiniBand frame (link type 247).

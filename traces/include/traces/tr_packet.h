@@ -65,8 +65,8 @@ typedef struct tr_packet {
 	uint8_t eth_dst[6];
 	uint8_t eth_src[6];
 	uint16_t ethertype;  /* after any VLAN tags */
-	uint8_t vlan_count;
-	uint16_t vlan_tpid[TR_MAX_VLANS]; /* 0x8100 or 0x88a8 */
+	uint8_t vlan_count;  /* tags kept: the parser walks any number, keeps the outermost two */
+	uint16_t vlan_tpid[TR_MAX_VLANS]; /* 0x8100, 0x88a8 or 0x9100 */
 	uint16_t vlan_tci[TR_MAX_VLANS];  /* PCP 3 bits, DEI 1, VID 12 */
 
 	/* IP: version 4 uses the first 4 bytes of the address arrays */

@@ -37,40 +37,49 @@ static uint32_t feed_ipv6_like(uint32_t c, const uint8_t *h)
 	return tr_crc32_update(c, b, sizeof(b));
 }
 
-uint32_t tr_icrc_roce(const uint8_t *ip, size_t len)
+uint32_t tr_icrc_roce_at(const uint8_t *ip, size_t udp_off, size_t len)
 {
 	uint32_t c = tr_crc32_update(~0u, ones, sizeof(ones));
-	size_t iplen;
+	size_t fixed, done = udp_off + UDP_LEN + TR_BTH_LEN;
 
-	if (len < IPV4_MIN_LEN)
+	if (len < done || len < IPV4_MIN_LEN)
 		return 0;
 	if ((ip[0] >> 4) == 4) {
-		uint8_t b[60];
+		uint8_t b[IPV4_MIN_LEN];
 
-		iplen = (size_t)(ip[0] & 0x0f) * 4;
-		if (iplen < IPV4_MIN_LEN || len < iplen + UDP_LEN + TR_BTH_LEN)
+		fixed = IPV4_MIN_LEN;
+		if (udp_off < fixed)
 			return 0;
-		memcpy(b, ip, iplen);
+		memcpy(b, ip, fixed);
 		b[1] = 0xff;              /* TOS */
 		b[8] = 0xff;              /* TTL */
 		b[10] = b[11] = 0xff;     /* header checksum */
-		c = tr_crc32_update(c, b, iplen);
+		c = tr_crc32_update(c, b, fixed);
 	} else {
-		iplen = IPV6_LEN;
-		if (len < iplen + UDP_LEN + TR_BTH_LEN)
+		fixed = IPV6_LEN;
+		if (udp_off < fixed)
 			return 0;
 		c = feed_ipv6_like(c, ip);
 	}
+	/* IPv4 options and IPv6 extension headers are part of the IP header the ICRC covers; none
+	 * of their bytes is masked. */
+	c = tr_crc32_update(c, ip + fixed, udp_off - fixed);
 	{
 		uint8_t udp[UDP_LEN];
 
-		memcpy(udp, ip + iplen, sizeof(udp));
+		memcpy(udp, ip + udp_off, sizeof(udp));
 		udp[6] = udp[7] = 0xff;   /* UDP checksum */
 		c = tr_crc32_update(c, udp, sizeof(udp));
 	}
-	c = feed_bth(c, ip + iplen + UDP_LEN);
-	size_t done = iplen + UDP_LEN + TR_BTH_LEN;
+	c = feed_bth(c, ip + udp_off + UDP_LEN);
 	return ~tr_crc32_update(c, ip + done, len - done);
+}
+
+uint32_t tr_icrc_roce(const uint8_t *ip, size_t len)
+{
+	if (len < IPV4_MIN_LEN)
+		return 0;
+	return tr_icrc_roce_at(ip, (ip[0] >> 4) == 4 ? (size_t)(ip[0] & 0x0f) * 4 : IPV6_LEN, len);
 }
 
 uint32_t tr_icrc_ib(const uint8_t *lrh, size_t len)

@@ -10,6 +10,11 @@
 
 #define IPPROTO_UDP_ 17u
 #define UDP_HLEN 8u
+#define IPV6_HLEN 40u
+#define IPV6_HOPOPTS 0u
+#define IPV6_ROUTING 43u
+#define IPV6_FRAGMENT 44u
+#define IPV6_DSTOPTS 60u
 
 static const char *ip_proto_name(uint8_t proto)
 {
@@ -25,6 +30,17 @@ static const char *ip_proto_name(uint8_t proto)
 	}
 }
 
+/* The IP length puts the end of the packet at `end`; it may not lie past the frame. */
+static int ip_end_ok(const tr_packet *p, const tr_frame *f, uint32_t end)
+{
+	if (end <= f->wirelen)
+		return 0;
+	return tr_error_set(f->err, -EINVAL,
+			    "byte %u: the IP length puts the end of the packet at byte %u, past the "
+			    "end of the %u-byte frame", p->l3_off + (p->ip_version == 4 ? 2 : 4), end,
+			    f->wirelen);
+}
+
 /* UDP header at off; the IP layer says the datagram ends at end. */
 static int parse_udp(tr_packet *p, const tr_frame *f, uint32_t off, uint32_t end)
 {
@@ -33,17 +49,16 @@ static int parse_udp(tr_packet *p, const tr_frame *f, uint32_t off, uint32_t end
 
 	if (ret)
 		return ret;
+	p->udp_off = off;
 	p->udp_sport = rd16(u);
 	p->udp_dport = rd16(u + 2);
 	p->udp_len = rd16(u + 4);
 	p->udp_csum = rd16(u + 6);
 	if (p->udp_dport != TR_ROCE_PORT)
 		return tr_parse_not_ib(f, "UDP (not port 4791)");
-	if (end > f->wirelen)
-		return tr_error_set(f->err, -EINVAL,
-				    "byte %u: the IP length puts the end of the packet at byte %u, "
-				    "past the end of the %u-byte frame", p->l3_off + 2, end,
-				    f->wirelen);
+	ret = ip_end_ok(p, f, end);
+	if (ret)
+		return ret;
 	if (p->udp_len != end - off)
 		return tr_error_set(f->err, -EINVAL,
 				    "byte %u: UDP length %u does not match the %u bytes the IP header "
@@ -63,6 +78,7 @@ static int parse_ipv4(tr_packet *p, const tr_frame *f, uint32_t off)
 		return ret;
 	ihl = (h[0] & 0x0fu) * 4;
 	p->ip_version = 4;
+	p->ip_flow_label = 0;
 	p->ip_tos = h[1];
 	p->ip_len = rd16(h + 2);
 	p->ip_id = rd16(h + 4);
@@ -90,10 +106,75 @@ static int parse_ipv4(tr_packet *p, const tr_frame *f, uint32_t off)
 	return parse_udp(p, f, off + ihl, off + p->ip_len);
 }
 
+/* A snap length that cuts the extension headers hides what the packet carries: most are not
+ * RoCE, and one that is cannot be told from them. A frame short on the wire is malformed. */
+static int ext_header_captured(const tr_frame *f, uint32_t at, uint32_t n)
+{
+	if (at + n <= f->caplen)
+		return 0;
+	if (f->caplen < f->wirelen && at + n <= f->wirelen)
+		return tr_parse_not_ib(f, "IPv6 (extension headers not captured)");
+	return tr_parse_need(f, at + n, at, "an IPv6 extension header");
+}
+
+/* Walks the IPv6 extension headers from the fixed header at off to the transport: a router
+ * alert (MLD, RSVP) or a host's options may come before UDP. Returns the transport's offset in
+ * *at and its protocol in *next, or a parse result. */
+static int ipv6_ext_headers(const tr_frame *f, uint32_t off, uint32_t end, uint32_t *at,
+			    uint8_t *next)
+{
+	uint32_t len;
+	int ret;
+
+	*next = f->buf[off + 6];
+	*at = off + IPV6_HLEN;
+	for (;;) {
+		const uint8_t *x = f->buf + *at;
+
+		switch (*next) {
+		case IPV6_HOPOPTS:
+		case IPV6_ROUTING:
+		case IPV6_DSTOPTS:
+			ret = ext_header_captured(f, *at, 2);
+			if (ret)
+				return ret;
+			len = (x[1] + 1u) * 8;
+			break;
+		case IPV6_FRAGMENT: {
+			uint16_t frag;
+
+			ret = ext_header_captured(f, *at, 8);
+			if (ret)
+				return ret;
+			frag = rd16(x + 2);
+			if (frag & 0xfff8u)
+				return tr_parse_not_ib(f, "IPv6 fragment");
+			/* A first fragment is readable only when it holds the whole datagram. */
+			if ((frag & 1) &&
+			    (x[0] != IPPROTO_UDP_ || *at + 8 + UDP_HLEN > f->caplen ||
+			     rd16(x + 8 + 4) != end - (*at + 8)))
+				return tr_parse_not_ib(f, "IPv6 fragment");
+			len = 8;
+			break;
+		}
+		default:
+			return 0;
+		}
+		if (*at + len > end)
+			return tr_error_set(f->err, -EINVAL,
+					    "byte %u: IPv6 extension header of %u bytes runs past the "
+					    "%u bytes of the payload length", *at, len, end - off - IPV6_HLEN);
+		*next = x[0];
+		*at += len;
+	}
+}
+
 static int parse_ipv6(tr_packet *p, const tr_frame *f, uint32_t off)
 {
-	int ret = tr_parse_need(f, off + 40, off, "the IPv6 header");
+	int ret = tr_parse_need(f, off + IPV6_HLEN, off, "the IPv6 header");
 	const uint8_t *h = f->buf + off;
+	uint32_t end, at;
+	uint8_t next;
 
 	if (ret)
 		return ret;
@@ -102,17 +183,24 @@ static int parse_ipv6(tr_packet *p, const tr_frame *f, uint32_t off)
 	p->ip_flow_label = rd32(h) & 0xfffffu;
 	p->ip_len = rd16(h + 4);
 	p->ip_ttl = h[7];
+	p->ip_id = 0;
+	p->ip_df = false;
+	p->ip_csum = 0;
 	p->ip_csum_ok = true;
 	memcpy(p->ip_src, h + 8, 16);
 	memcpy(p->ip_dst, h + 24, 16);
-	if (h[6] != IPPROTO_UDP_)
-		return tr_parse_not_ib(f, h[6] == 58 || h[6] == 6 ? ip_proto_name(h[6])
-							       : "IPv6 (not UDP)");
-	if (p->ip_len < UDP_HLEN)
+	end = off + IPV6_HLEN + p->ip_len;
+	ret = ipv6_ext_headers(f, off, end, &at, &next);
+	if (ret)
+		return ret;
+	if (next != IPPROTO_UDP_)
+		return tr_parse_not_ib(f, next == 58 || next == 6 ? ip_proto_name(next)
+								: "IPv6 (not UDP)");
+	if (end < at + UDP_HLEN)
 		return tr_error_set(f->err, -EINVAL,
 				    "byte %u: IPv6 payload length %u leaves no room for the UDP "
 				    "header", off + 4, p->ip_len);
-	return parse_udp(p, f, off + 40, off + 40 + p->ip_len);
+	return parse_udp(p, f, at, end);
 }
 
 int tr_parse_ip(tr_packet *p, const tr_frame *f, uint32_t off, uint16_t ethertype)

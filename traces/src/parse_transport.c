@@ -146,8 +146,9 @@ int tr_parse_transport(tr_packet *p, const tr_frame *f, uint32_t bth_off, uint32
 
 		p->icrc_captured = true;
 		p->icrc_stored = rd32le(f->buf + p->icrc_off);
-		p->icrc_computed = (p->flags & TR_PKT_NATIVE_IB) ? tr_icrc_ib(l3, covered)
-								   : tr_icrc_roce(l3, covered);
+		p->icrc_computed = (p->flags & TR_PKT_NATIVE_IB)
+					   ? tr_icrc_ib(l3, covered)
+					   : tr_icrc_roce_at(l3, p->udp_off - p->l3_off, covered);
 	} else {
 		p->flags |= TR_PKT_TRUNCATED;
 	}

@@ -55,6 +55,21 @@ TEST(Captures, HuaweiRoce) {
   EXPECT_EQ((std::map<int, uint64_t>{{0x00, 33}, {0x03, 33}, {0x05, 2}, {0x11, 37}}), c.opcodes);
 }
 
+// Its MLD reports carry a hop-by-hop option (router alert) before ICMPv6: they are ICMPv6, as
+// its other two ICMPv6 frames, and nothing of the capture is left as "IPv6 (not UDP)".
+TEST(Captures, HuaweiOtherFramesByKind) {
+  tr_summary* s;
+  tr_error err;
+  ASSERT_EQ(0, tr_summary_file(TestData(kOferby).c_str(), &s, &err)) << err.msg;
+  std::map<std::string, uint64_t> kinds;
+  for (unsigned i = 0; i < s->n_other_kinds; i++) kinds[s->other_kinds[i].what] = s->other_kinds[i].count;
+  tr_summary_free(s);
+  EXPECT_EQ(4u, kinds["ICMPv6"]);
+  EXPECT_EQ(0u, kinds.count("IPv6 (not UDP)"));
+  EXPECT_EQ(4u, kinds["ARP"]);
+  EXPECT_EQ(10u, kinds["TCP"]);
+}
+
 TEST(Captures, ErfInfiniBand) {
   Counts c = Read(TestData(kErf));
   EXPECT_EQ(43u, c.frames);

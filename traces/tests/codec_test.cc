@@ -490,6 +490,111 @@ TEST(Parse, AnyNumberOfVlanTagsAlsoAfterACookedHeader) {
   EXPECT_EQ(24u, out.l3_off);
 }
 
+// The ICRC as this test computes it, apart from the code under test: eight 0xFF bytes, the IP
+// header from l3 with its variant fields set to ones and whatever follows it up to UDP as it is,
+// UDP with its checksum set to ones, the BTH with byte 4 set to ones, the rest up to the ICRC.
+uint32_t IcrcByHand(const Bytes& f, size_t l3, size_t udp) {
+  Bytes b(8, 0xff);
+  b.insert(b.end(), f.begin() + static_cast<long>(l3), f.end() - 4);
+  size_t ip = 8, u = 8 + udp - l3;
+  if ((b[ip] >> 4) == 4) {
+    b[ip + 1] = b[ip + 8] = b[ip + 10] = b[ip + 11] = 0xff;
+  } else {
+    b[ip] |= 0x0f;
+    b[ip + 1] = b[ip + 2] = b[ip + 3] = b[ip + 7] = 0xff;
+  }
+  b[u + 6] = b[u + 7] = 0xff;
+  b[u + 8 + 4] = 0xff;
+  return tr_crc32(b.data(), b.size());
+}
+
+void PutIcrc(Bytes& f, uint32_t c) {
+  for (int i = 0; i < 4; i++) f[f.size() - 4 + i] = static_cast<uint8_t>(c >> (8 * i));
+}
+
+// An IPv6 RoCE frame with `ext` inserted after the fixed header: `first` is the first extension
+// header's type; the last of `ext` must name UDP (17). Lengths and the ICRC follow.
+Bytes WithIpv6Ext(uint8_t first, const Bytes& ext, uint32_t psn = 5) {
+  tr_packet in = Pkt(0x04, 0x22, psn);
+  in.ip_version = 6;
+  Bytes pay = trtest::Payload(32);
+  in.payload = pay.data();
+  in.payload_len = 32;
+  Bytes f = Build(in);
+  f.insert(f.begin() + 54, ext.begin(), ext.end());
+  uint16_t plen = static_cast<uint16_t>(((f[18] << 8) | f[19]) + ext.size());
+  f[18] = static_cast<uint8_t>(plen >> 8);
+  f[19] = static_cast<uint8_t>(plen);
+  f[20] = first;
+  PutIcrc(f, IcrcByHand(f, 14, 54 + ext.size()));
+  return f;
+}
+
+// Routers and hosts may put extension headers between IPv6 and UDP; the chain is walked to UDP,
+// and the ICRC covers them as part of the IP header.
+TEST(Parse, Ipv6ExtensionHeadersBeforeUdp) {
+  const Bytes hbh = {17, 0, 1, 4, 0, 0, 0, 0};  // hop-by-hop, PadN
+  const Bytes chain = {60, 0, 1, 4, 0, 0, 0, 0,                      // hop-by-hop -> dest. options
+                       43, 1, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // -> routing (16 bytes)
+                       44, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,   // -> fragment
+                       17, 0, 0, 0, 0, 0, 0, 1};   // atomic fragment (offset 0, no more) -> UDP
+  tr_packet out;
+  tr_error err;
+  for (auto [first, ext] : {std::pair<uint8_t, Bytes>{0, hbh}, {60, hbh}, {43, {17, 0, 0, 0, 0, 0, 0, 0}},
+                            {0, chain}}) {
+    Bytes f = WithIpv6Ext(first, ext);
+    ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg << " after " << int(first);
+    EXPECT_EQ(5u, out.psn);
+    EXPECT_EQ(0x22u, out.dest_qp);
+    EXPECT_EQ(32u, out.payload_len);
+    EXPECT_EQ(54u + ext.size(), out.udp_off);
+    EXPECT_EQ(54u + ext.size() + 8, out.bth_off);
+    EXPECT_EQ(out.icrc_stored, out.icrc_computed) << "after " << int(first);
+    Bytes g = f;
+    g[58] ^= 1;  // inside the extension headers: covered by the ICRC
+    ASSERT_EQ(TR_PARSE_OK, Parse(g, &out, &err)) << err.msg;
+    EXPECT_NE(out.icrc_stored, out.icrc_computed);
+    ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err, 54 + static_cast<uint32_t>(ext.size()) + 20));
+    EXPECT_TRUE(out.flags & TR_PKT_TRUNCATED);
+    EXPECT_EQ(5u, out.psn);
+  }
+}
+
+TEST(Parse, Ipv6FragmentsAndOtherProtocolsBehindExtensionHeaders) {
+  tr_packet out;
+  tr_error err;
+  const char* what = nullptr;
+  Bytes later = WithIpv6Ext(44, {17, 0, 0x01, 0x00, 0, 0, 0, 1});  // offset 32: no UDP header here
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(later, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("IPv6 fragment", what);
+  // A first fragment with more to come holds part of the datagram: its UDP length says more.
+  Bytes first = WithIpv6Ext(44, {17, 0, 0x00, 0x01, 0, 0, 0, 1});
+  first[54 + 8 + 5] += 8;
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(first, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("IPv6 fragment", what);
+  // ...unless the whole datagram is in it.
+  Bytes whole = WithIpv6Ext(44, {17, 0, 0x00, 0x01, 0, 0, 0, 1});
+  ASSERT_EQ(TR_PARSE_OK, Parse(whole, &out, &err)) << err.msg;
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+  // An MLD report: hop-by-hop (router alert) then ICMPv6.
+  Bytes mld = WithIpv6Ext(0, {58, 0, 5, 2, 0, 0, 1, 0});
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(mld, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("ICMPv6", what);
+  // Cut by the capture inside the extension headers: not known to be RoCE.
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(mld, &out, &err, 55, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("IPv6 (extension headers not captured)", what);
+  // An extension header longer than the payload length leaves: named at its offset.
+  Bytes lying = WithIpv6Ext(0, {17, 0, 1, 4, 0, 0, 0, 0});
+  lying[55] = 200;
+  EXPECT_EQ(-EINVAL, Parse(lying, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "byte 54: IPv6 extension header of 1608 bytes")) << err.msg;
+  // The payload length is at byte 4 of the IPv6 header, which is where the error points.
+  Bytes past = WithIpv6Ext(0, {17, 0, 1, 4, 0, 0, 0, 0});
+  past[18] += 1;
+  EXPECT_EQ(-EINVAL, Parse(past, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "byte 18: the IP length")) << err.msg;
+}
+
 // Frame 11 of the ERF capture as a bare InfiniBand frame (link type 247).
 TEST(Parse, NativeInfiniBand) {
   Bytes ib = {0x00, 0x02, 0x00, 0x04, 0x00, 0x07, 0x00, 0x01, 0x11, 0x40, 0xff, 0xff, 0x00, 0x87, 0x04,

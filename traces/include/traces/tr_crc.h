@@ -24,6 +24,10 @@ uint32_t tr_crc32_update(uint32_t state, const void *buf, size_t len);
  * headers the ICRC masks (callers check lengths first). */
 uint32_t tr_icrc_roce(const uint8_t *ip, size_t len);
 
+/* The same when the UDP header is not right after the fixed IP header: udp_off bytes from ip,
+ * past IPv4 options or IPv6 extension headers, which the ICRC covers as they are. */
+uint32_t tr_icrc_roce_at(const uint8_t *ip, size_t udp_off, size_t len);
+
 /* ICRC of a native InfiniBand packet: lrh points at the LRH, len counts the bytes up to the ICRC.
  * Without a GRH only the LRH's VL is variant; with one (LNH = 3) the whole LRH is, as routers
  * rewrite it — the rule RoCEv2's eight 0xFF bytes inherit. Checked on 43/43 frames of

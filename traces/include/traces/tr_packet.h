@@ -158,7 +158,8 @@ typedef struct tr_packet {
 	uint16_t vcrc_computed;
 
 	/* Offsets into the frame. */
-	uint32_t l3_off;      /* IP header or LRH */
+	uint32_t l3_off;      /* IP header or LRH; the inner one of a tunnel */
+	uint32_t udp_off;     /* RoCEv2: the UDP header, after any IPv6 extension headers */
 	uint32_t bth_off;
 	uint32_t payload_off; /* start of the wire payload (the tag header, if any) */
 	uint32_t icrc_off;

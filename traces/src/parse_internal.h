@@ -13,6 +13,7 @@ typedef struct tr_frame {
 	uint32_t wirelen;
 	const char **what; /* where to describe a frame that is not IB */
 	tr_error *err;
+	unsigned depth;    /* tunnels this frame is inside */
 } tr_frame;
 
 /* Returns TR_PARSE_NOT_IB after storing `what` for the caller's count of skipped frames. */
@@ -29,6 +30,11 @@ int tr_parse_erf(tr_packet *p, const tr_frame *f);
 
 /* IPv4/IPv6 + UDP at off; ethertype 0 means "guess from the version nibble" (raw IP). */
 int tr_parse_ip(tr_packet *p, const tr_frame *f, uint32_t off, uint16_t ethertype);
+
+/* Tunnels (parse_tunnel.c): the GRE header or the VXLAN header at off, in an IP packet that ends
+ * at end; the frame inside is parsed with offsets from the start of the captured one. */
+int tr_parse_gre(tr_packet *p, const tr_frame *f, uint32_t off, uint32_t end);
+int tr_parse_vxlan(tr_packet *p, const tr_frame *f, uint32_t off, uint32_t end);
 
 /* LRH [GRH] at off; wire_end is where the frame ends on the wire (VCRC included). */
 int tr_parse_lrh(tr_packet *p, const tr_frame *f, uint32_t off, uint32_t wire_end);

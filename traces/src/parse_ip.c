@@ -9,6 +9,8 @@
 #include "parse_internal.h"
 
 #define IPPROTO_UDP_ 17u
+#define IPPROTO_GRE_ 47u
+#define VXLAN_PORT 4789u
 #define UDP_HLEN 8u
 #define IPV6_HLEN 40u
 #define IPV6_HOPOPTS 0u
@@ -54,7 +56,7 @@ static int parse_udp(tr_packet *p, const tr_frame *f, uint32_t off, uint32_t end
 	p->udp_dport = rd16(u + 2);
 	p->udp_len = rd16(u + 4);
 	p->udp_csum = rd16(u + 6);
-	if (p->udp_dport != TR_ROCE_PORT)
+	if (p->udp_dport != TR_ROCE_PORT && p->udp_dport != VXLAN_PORT)
 		return tr_parse_not_ib(f, "UDP (not port 4791)");
 	ret = ip_end_ok(p, f, end);
 	if (ret)
@@ -63,6 +65,8 @@ static int parse_udp(tr_packet *p, const tr_frame *f, uint32_t off, uint32_t end
 		return tr_error_set(f->err, -EINVAL,
 				    "byte %u: UDP length %u does not match the %u bytes the IP header "
 				    "leaves for UDP", off + 4, p->udp_len, end - off);
+	if (p->udp_dport == VXLAN_PORT)
+		return tr_parse_vxlan(p, f, off + UDP_HLEN, end);
 	p->flags |= TR_PKT_ROCE;
 	return tr_parse_transport(p, f, off + UDP_HLEN, end);
 }
@@ -88,7 +92,7 @@ static int parse_ipv4(tr_packet *p, const tr_frame *f, uint32_t off)
 	p->ip_csum = rd16(h + 10);
 	memcpy(p->ip_src, h + 12, 4);
 	memcpy(p->ip_dst, h + 16, 4);
-	if (h[9] != IPPROTO_UDP_)
+	if (h[9] != IPPROTO_UDP_ && h[9] != IPPROTO_GRE_)
 		return tr_parse_not_ib(f, ip_proto_name(h[9]));
 	if (ihl < 20)
 		return tr_error_set(f->err, -EINVAL, "byte %u: IPv4 header length %u below 20",
@@ -99,6 +103,14 @@ static int parse_ipv4(tr_packet *p, const tr_frame *f, uint32_t off)
 	p->ip_csum_ok = tr_ipv4_checksum(h, ihl) == p->ip_csum;
 	if (frag & 0x3fff)
 		return tr_parse_not_ib(f, "IPv4 fragment");
+	if (h[9] == IPPROTO_GRE_) {
+		if (p->ip_len < ihl)
+			return tr_error_set(f->err, -EINVAL,
+					    "byte %u: IPv4 total length %u is less than its header",
+					    off + 2, p->ip_len);
+		ret = ip_end_ok(p, f, off + p->ip_len);
+		return ret ? ret : tr_parse_gre(p, f, off + ihl, off + p->ip_len);
+	}
 	if (p->ip_len < ihl + UDP_HLEN)
 		return tr_error_set(f->err, -EINVAL,
 				    "byte %u: IPv4 total length %u leaves no room for the UDP header",
@@ -193,6 +205,10 @@ static int parse_ipv6(tr_packet *p, const tr_frame *f, uint32_t off)
 	ret = ipv6_ext_headers(f, off, end, &at, &next);
 	if (ret)
 		return ret;
+	if (next == IPPROTO_GRE_) {
+		ret = ip_end_ok(p, f, end);
+		return ret ? ret : tr_parse_gre(p, f, at, end);
+	}
 	if (next != IPPROTO_UDP_)
 		return tr_parse_not_ib(f, next == 58 || next == 6 ? ip_proto_name(next)
 								: "IPv6 (not UDP)");

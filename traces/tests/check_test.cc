@@ -230,6 +230,36 @@ TEST(Check, FieldsCutOffAreNotGuessed) {
   EXPECT_EQ(4u, res.packets);
 }
 
+// Mirrored by a switch (ERSPAN) or carried over VXLAN, the inner packets follow the same rules,
+// and each problem names the byte of the captured frame at fault.
+TEST(Check, InsideTunnelsWithOffsetsInTheCapturedFrame) {
+  for (bool vxlan : {false, true}) {
+    std::string name = vxlan ? "vxlan" : "erspan";
+    auto wrap = [vxlan](Written w) {
+      w.frame = trtest::OverIpv4(vxlan ? 17 : 47, vxlan ? trtest::Vxlan() : trtest::Erspan2(), w.frame);
+      return w;
+    };
+    const int64_t outer = 14 + 20 + 16;
+    std::vector<Written> conv;
+    for (const auto& w : trtest::Conversation()) conv.push_back(wrap(w));
+    ExpectClean(name + "_conv.pcap", conv);
+    std::vector<Written> l = {wrap(Make(From(0x04, 1), 8, 0)), wrap(Make(From(0x04, 2), 8, 1)),
+                              wrap(Make(From(0x04, 5), 8, 2))};
+    int64_t off = 24;
+    for (int i = 0; i < 2; i++) off += 16 + static_cast<int64_t>(l[i].frame.size());
+    ExpectOne(name + "_gap.pcap", l, 3,
+              "byte offset " + std::to_string(off + 16 + outer + 42 + 9) + "): PSN gap");
+    Written bad = wrap(Make(From(0x04, 1), 64, 0));
+    bad.frame[outer + 70] ^= 0x08;
+    ExpectOne(name + "_icrc.pcap", {bad}, 1,
+              "byte offset " + std::to_string(24 + 16 + bad.frame.size() - 4) + "): ICRC 0x");
+    Written ip = wrap(Make(From(0x04, 1), 8, 0));
+    ip.frame[outer + 22] = 3;
+    ExpectOne(name + "_ipsum.pcap", {ip}, 1,
+              "byte offset " + std::to_string(24 + 16 + outer + 24) + "): IPv4 header checksum 0x");
+  }
+}
+
 TEST(Check, Integrity) {
   Written bad = Make(From(0x04, 1), 64, 0);
   bad.frame[70] ^= 0x08;

@@ -595,6 +595,148 @@ TEST(Parse, Ipv6FragmentsAndOtherProtocolsBehindExtensionHeaders) {
   EXPECT_NE(nullptr, strstr(err.msg, "byte 18: the IP length")) << err.msg;
 }
 
+// RoCE as a switch mirrors it (ERSPAN types I, II and III in GRE, with GRE's optional fields and
+// ERSPAN III's platform subheader) or bridges it (GRE 0x6558, VXLAN): the packet is the inner
+// one — its addresses, its ICRC — at offsets from the start of the captured frame.
+TEST(Parse, TunnelsCarryTheInnerFrame) {
+  tr_packet in = Pkt(0x04, 0x22, 9);
+  in.vlan_count = 1;
+  in.vlan_tpid[0] = 0x8100;
+  in.vlan_tci[0] = 100;
+  Bytes pay = trtest::Payload(32);
+  in.payload = pay.data();
+  in.payload_len = 32;
+  Bytes inner = Build(in);
+  Bytes e3 = trtest::Gre(0x1000, 0x22EB);
+  e3.insert(e3.end(), {0x20, 0x64, 0x00, 0x07, 1, 2, 3, 4, 0, 0, 0x00, 0x01});  // O: subheader
+  e3.insert(e3.end(), {0, 0, 0, 0, 0, 0, 0, 0});
+  Bytes e3k = trtest::Gre(0x3000, 0x22EB);
+  e3k.insert(e3k.end(), {0x20, 0x64, 0x00, 0x07, 1, 2, 3, 4, 0, 0, 0x00, 0x00});
+  const std::vector<std::pair<const char*, Bytes>> shims = {
+      {"ERSPAN II", trtest::Erspan2()},
+      {"ERSPAN III + subheader", e3},
+      {"ERSPAN III + key", e3k},
+      {"ERSPAN I", trtest::Gre(0, 0x88BE)},
+      {"GRE bridging + checksum, key", trtest::Gre(0xA000, 0x6558)},
+      {"VXLAN", trtest::Vxlan()}};
+  for (const auto& [name, shim] : shims) {
+    Bytes f = trtest::OverIpv4(name[0] == 'V' ? 17 : 47, shim, inner);
+    uint32_t at = 14 + 20 + static_cast<uint32_t>(shim.size());
+    tr_packet out;
+    tr_error err;
+    ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << name << ": " << err.msg;
+    EXPECT_TRUE(out.flags & TR_PKT_TUNNEL) << name;
+    EXPECT_TRUE(out.flags & TR_PKT_ROCE) << name;
+    EXPECT_EQ(9u, out.psn) << name;
+    EXPECT_EQ(32u, out.payload_len) << name;
+    EXPECT_EQ(f.size(), out.wirelen) << name;
+    EXPECT_EQ(0, memcmp(out.ip_src, in.ip_src, 4)) << name;
+    EXPECT_EQ(0, memcmp(out.eth_src, in.eth_src, 6)) << name;
+    EXPECT_EQ(1, out.vlan_count) << name;
+    EXPECT_EQ(100, out.vlan_tci[0]) << name;
+    EXPECT_EQ(TR_ROCE_PORT, out.udp_dport) << name;
+    EXPECT_EQ(at + 18, out.l3_off) << name;
+    EXPECT_EQ(at + 18 + 28, out.bth_off) << name;
+    EXPECT_EQ(f.size() - 4, out.icrc_off) << name;
+    EXPECT_EQ(out.icrc_stored, out.icrc_computed) << name;
+    EXPECT_TRUE(out.ip_csum_ok) << name;
+    Bytes g = f;
+    g[22] = 1;  // the outer TTL: the ICRC covers the inner packet only
+    ASSERT_EQ(TR_PARSE_OK, Parse(g, &out, &err)) << name << ": " << err.msg;
+    EXPECT_EQ(out.icrc_stored, out.icrc_computed) << name;
+    g = f;
+    g[out.payload_off + 3] ^= 1;
+    ASSERT_EQ(TR_PARSE_OK, Parse(g, &out, &err)) << name << ": " << err.msg;
+    EXPECT_NE(out.icrc_stored, out.icrc_computed) << name;
+    g = f;
+    g[at + 18 + 8] = 1;  // inner TTL: the inner IPv4 checksum fails
+    ASSERT_EQ(TR_PARSE_OK, Parse(g, &out, &err)) << name << ": " << err.msg;
+    EXPECT_FALSE(out.ip_csum_ok) << name;
+    ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err, at + 18 + 28 + 12)) << name << ": " << err.msg;
+    EXPECT_TRUE(out.flags & TR_PKT_TRUNCATED) << name;
+    EXPECT_FALSE(out.icrc_captured) << name;
+    EXPECT_EQ(9u, out.psn) << name;
+  }
+  // ERSPAN II over IPv6, behind a hop-by-hop header.
+  Bytes shim = trtest::Erspan2();
+  Bytes f = {0x02, 0xAA, 0, 0, 0, 0x02, 0x02, 0xAA, 0, 0, 0, 0x01, 0x86, 0xDD};
+  size_t plen = 8 + shim.size() + inner.size();
+  Bytes ip6 = {0x60, 0, 0, 0, static_cast<uint8_t>(plen >> 8), static_cast<uint8_t>(plen), 0, 64};
+  ip6.resize(40, 0xFD);
+  f.insert(f.end(), ip6.begin(), ip6.end());
+  f.insert(f.end(), {47, 0, 1, 4, 0, 0, 0, 0});
+  f.insert(f.end(), shim.begin(), shim.end());
+  f.insert(f.end(), inner.begin(), inner.end());
+  tr_packet out;
+  tr_error err;
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg;
+  EXPECT_EQ(4, out.ip_version);
+  EXPECT_EQ(0u, out.ip_flow_label);
+  EXPECT_EQ(14u + 48 + shim.size() + 18, out.l3_off);
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+}
+
+TEST(Parse, TunnelsWithoutRoceOrWithLengthsThatLie) {
+  Bytes inner = Build(Pkt(0x04, 0x22, 9));
+  tr_packet out;
+  tr_error err;
+  const char* what = nullptr;
+  Bytes f = trtest::OverIpv4(47, trtest::Gre(0, 0x0800), Bytes(inner.begin() + 14, inner.end()));
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(f, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("GRE (other protocol)", what);
+  f = trtest::OverIpv4(47, trtest::Gre(0x0001, 0x880B), inner);  // PPTP's enhanced GRE
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(f, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("GRE (other)", what);
+  Bytes arp(42, 0);
+  arp[12] = 0x08;
+  arp[13] = 0x06;
+  f = trtest::OverIpv4(47, trtest::Erspan2(), arp);
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(f, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("ARP", what);
+  Bytes e3 = trtest::Gre(0x1000, 0x22EB);
+  e3.insert(e3.end(), {0x20, 0x64, 0x00, 0x07, 1, 2, 3, 4, 0, 0, 0x0C, 0x00});  // FT 3
+  f = trtest::OverIpv4(47, e3, inner);
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(f, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("ERSPAN frame of another type", what);
+  e3[4 + 4 + 10] = 0x08;  // FT 2: an IP packet, no Ethernet header
+  f = trtest::OverIpv4(47, e3, Bytes(inner.begin() + 14, inner.end()));
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg;
+  EXPECT_EQ(out.icrc_stored, out.icrc_computed);
+  // VXLAN in VXLAN is fine; a frame nesting more than a few is not taken for RoCE.
+  f = inner;
+  for (int i = 0; i < 2; i++) f = trtest::OverIpv4(17, trtest::Vxlan(), f);
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg;
+  EXPECT_EQ(f.size() - inner.size() + 14, out.l3_off);
+  for (int i = 0; i < 4; i++) f = trtest::OverIpv4(17, trtest::Vxlan(), f);
+  EXPECT_EQ(TR_PARSE_NOT_IB, Parse(f, &out, &err, 0, TR_LINKTYPE_ETHERNET, &what));
+  EXPECT_STREQ("tunnels nested too deep", what);
+  // The outer IP length ends the packet inside the GRE header, or the inner one's past it.
+  f = trtest::OverIpv4(47, trtest::Gre(0xA000, 0x6558), inner);
+  f[16] = 0;
+  f[17] = 20 + 6;
+  EXPECT_EQ(-EINVAL, Parse(f, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "byte 34: the GRE header runs past the end of the tunnel's "
+                                     "packet at byte 40")) << err.msg;
+  f = trtest::OverIpv4(47, trtest::Erspan2(), inner);
+  f.resize(f.size() - 10);  // a mirror session cut the frame...
+  f[17] -= 10;
+  f[24] = f[25] = 0;
+  EXPECT_EQ(-EINVAL, Parse(f, &out, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "byte 66: the IP length puts the end of the packet at byte "))
+      << err.msg;
+  // ...and says so (ERSPAN's T bit): a truncated packet.
+  tr_packet send = Pkt(0x04, 0x22, 9);
+  Bytes pay = trtest::Payload(64);
+  send.payload = pay.data();
+  send.payload_len = 64;
+  inner = Build(send);
+  f = trtest::OverIpv4(47, trtest::Erspan2(true), Bytes(inner.begin(), inner.end() - 10));
+  ASSERT_EQ(TR_PARSE_OK, Parse(f, &out, &err)) << err.msg;
+  EXPECT_TRUE(out.flags & TR_PKT_TRUNCATED);
+  EXPECT_FALSE(out.icrc_captured);
+  EXPECT_EQ(9u, out.psn);
+}
+
 // Frame 11 of the ERF capture as a bare InfiniBand frame (link type 247).
 TEST(Parse, NativeInfiniBand) {
   Bytes ib = {0x00, 0x02, 0x00, 0x04, 0x00, 0x07, 0x00, 0x01, 0x11, 0x40, 0xff, 0xff, 0x00, 0x87, 0x04,

@@ -423,6 +423,47 @@ TEST(Summary, AFrameRecordedTwiceIsACaptureCopy) {
 
 // `trace summary --json` writes its flows one at a time: the text is the
 // whole tree's, byte for byte.
+// A conversation mirrored through ERSPAN, or carried over VXLAN, sums up as itself: the flows are
+// the inner hosts' and QPs', messages, retransmissions and latencies the same; only the bytes on
+// the wire grow by the tunnel's headers.
+TEST(Summary, TunnelledTrafficIsTheInnerTraffic) {
+  std::vector<Written> plain = trtest::Conversation();
+  Sum a;
+  Summarize("plain.pcap", plain, &a);
+  for (bool vxlan : {false, true}) {
+    std::vector<Written> wrapped;
+    for (Written w : plain) {
+      w.frame = trtest::OverIpv4(vxlan ? 17 : 47, vxlan ? trtest::Vxlan() : trtest::Erspan2(), w.frame);
+      wrapped.push_back(w);
+    }
+    Sum b;
+    Summarize(vxlan ? "vxlan.pcap" : "erspan.pcap", wrapped, &b);
+    ASSERT_GT(a.s->packets, 10u);
+    EXPECT_EQ(a.s->packets, b.s->packets);
+    EXPECT_EQ(0u, b.s->other);
+    EXPECT_EQ(0u, b.s->malformed);
+    EXPECT_EQ(a.s->bytes + a.s->packets * (14 + 20 + 16), b.s->bytes);
+    EXPECT_EQ(a.s->payload_bytes, b.s->payload_bytes);
+    EXPECT_EQ(a.s->icrc_bad, b.s->icrc_bad);
+    EXPECT_EQ(a.s->dropped, b.s->dropped);
+    EXPECT_EQ(a.s->problems, b.s->problems);
+    EXPECT_EQ(a.s->retransmissions, b.s->retransmissions);
+    ASSERT_EQ(a.s->n_flows, b.s->n_flows);
+    for (size_t i = 0; i < a.s->n_flows; i++) {
+      EXPECT_STREQ(a.s->flows[i].src, b.s->flows[i].src);
+      EXPECT_STREQ(a.s->flows[i].dst, b.s->flows[i].dst);
+      EXPECT_EQ(a.s->flows[i].dest_qp, b.s->flows[i].dest_qp);
+      EXPECT_EQ(a.s->flows[i].packets, b.s->flows[i].packets);
+      EXPECT_EQ(a.s->flows[i].unique_payload_bytes, b.s->flows[i].unique_payload_bytes);
+    }
+    for (int k = 0; k < TR_LAT_KINDS; k++) {
+      EXPECT_EQ(a.s->latency[k].count, b.s->latency[k].count);
+      EXPECT_EQ(a.s->latency[k].p50_ns, b.s->latency[k].p50_ns);
+    }
+    for (int k = 0; k < TR_MSG_KINDS; k++) EXPECT_EQ(a.s->messages[k].bytes, b.s->messages[k].bytes);
+  }
+}
+
 TEST(Summary, PrintedJsonIsTheWholeTreesText) {
   auto list = trtest::Conversation();
   Sum s;

@@ -1,6 +1,10 @@
 // The generated conversation: see test_util.h.
 #include "traces/tests/test_util.h"
 
+extern "C" {
+#include "traces/tr_inet.h"
+}
+
 #include <algorithm>
 
 namespace trtest {
@@ -270,6 +274,33 @@ Written Make(tr_packet p, size_t payload, uint64_t ts, uint32_t flags, tr_where 
   w.flags = flags;
   w.where = where;
   return w;
+}
+
+Bytes OverIpv4(uint8_t proto, Bytes shim, const Bytes& inner) {
+  Bytes f = {0x02, 0xAA, 0, 0, 0, 0x02, 0x02, 0xAA, 0, 0, 0, 0x01, 0x08, 0x00};
+  size_t total = 20 + shim.size() + inner.size();
+  if (proto == 17) {
+    shim[4] = static_cast<uint8_t>((total - 20) >> 8);
+    shim[5] = static_cast<uint8_t>(total - 20);
+  }
+  Bytes ip = {0x45, 0, static_cast<uint8_t>(total >> 8), static_cast<uint8_t>(total), 0x12, 0x34,
+              0x40, 0, 64, proto, 0, 0, 192, 168, 1, 1, 192, 168, 1, 2};
+  uint16_t c = tr_ipv4_checksum(ip.data(), 20);
+  ip[10] = static_cast<uint8_t>(c >> 8);
+  ip[11] = static_cast<uint8_t>(c);
+  f.insert(f.end(), ip.begin(), ip.end());
+  f.insert(f.end(), shim.begin(), shim.end());
+  f.insert(f.end(), inner.begin(), inner.end());
+  return f;
+}
+
+Bytes Gre(uint16_t flags, uint16_t proto) {
+  Bytes b = {static_cast<uint8_t>(flags >> 8), static_cast<uint8_t>(flags),
+             static_cast<uint8_t>(proto >> 8), static_cast<uint8_t>(proto)};
+  if (flags & 0x8000) b.insert(b.end(), {0xC5, 0xC5, 0, 0});
+  if (flags & 0x2000) b.insert(b.end(), {0x0E, 0xE0, 0x0E, 0xE0});
+  if (flags & 0x1000) b.insert(b.end(), {0, 0, 0x01, 0x23});
+  return b;
 }
 
 void FixIcrc(Bytes& f) {

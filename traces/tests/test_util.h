@@ -214,6 +214,28 @@ inline Bytes Pcapng(bool be, uint32_t linktype, const std::vector<Rec>& recs,
 // One packet of a hand-written scenario: p with `payload` bytes, built at ts.
 Written Make(tr_packet p, size_t payload, uint64_t ts, uint32_t flags = 0, tr_where where = {});
 
+// A frame as a switch mirrors or tunnels it: outer Ethernet and IPv4 (192.168.1.1 -> .2,
+// protocol `proto`, DF, header checksum) carrying `shim` then `inner`. For UDP (17) the shim
+// starts with the UDP header, whose length is filled in.
+Bytes OverIpv4(uint8_t proto, Bytes shim, const Bytes& inner);
+
+// A GRE header with protocol `proto` and the optional fields `flags` asks for (C 0x8000, K 0x2000,
+// S 0x1000), filled with recognisable values.
+Bytes Gre(uint16_t flags, uint16_t proto);
+
+// ERSPAN type II in GRE (S set, as type II has it): version 1, VLAN 100, session 7, `t`: the
+// mirrored frame was cut.
+inline Bytes Erspan2(bool t = false) {
+  Bytes b = Gre(0x1000, 0x88BE);
+  b.insert(b.end(), {0x10, 0x64, static_cast<uint8_t>(t ? 0x04 : 0x00), 0x07, 0, 0, 0, 0x2A});
+  return b;
+}
+
+// UDP to port 4789 and a VXLAN header (I flag, VNI 100).
+inline Bytes Vxlan() {
+  return Bytes{0x30, 0x39, 0x12, 0xB5, 0, 0, 0, 0, 0x08, 0, 0, 0, 0, 0, 0x64, 0};
+}
+
 // Rewrites the ICRC of a RoCEv2 frame (IPv4 or IPv6, no VLAN) after a test edited it.
 void FixIcrc(Bytes& frame);
 

@@ -4,7 +4,7 @@
  * Both walk the opcode table (tr_opcode.h); neither knows anything of libfabric.
  *
  * RoCEv2 frame: Ethernet [802.1Q/802.1ad tags] IPv4|IPv6 UDP(4791) BTH ext-headers payload pad
- * ICRC. Native IB frame: LRH [GRH] BTH ext-headers payload pad ICRC VCRC. */
+ * ICRC, possibly inside a tunnel (GRE, ERSPAN, VXLAN) the parser takes it out of. Native IB frame: LRH [GRH] BTH ext-headers payload pad ICRC VCRC. */
 #ifndef TR_PACKET_H
 #define TR_PACKET_H
 
@@ -47,6 +47,8 @@ enum tr_packet_flag {
 	TR_PKT_ERF = 1u << 5,       /* came wrapped in an ERF record */
 	TR_PKT_ATOMICHDR = 1u << 6, /* payload starts with a fabsim atomic header (tr_atomichdr.h):
 				     * a request in a SEND_ONLY, a response in a READ_RESPONSE_ONLY */
+	TR_PKT_TUNNEL = 1u << 7,    /* taken out of GRE (ERSPAN, bridging) or VXLAN: the Ethernet, IP
+				     * and UDP fields and offsets are the inner frame's */
 };
 
 /* What the parser made of a frame. */

@@ -315,6 +315,7 @@ void tr_analyzer_free(tr_analyzer *a)
 		free(a->flows.flows[i]);
 	}
 	tr_flow_table_free(&a->flows);
+	free(a->pairs);
 	for (int k = 0; k < TR_LAT_KINDS; k++)
 		free(a->lat[k].v);
 	memset(a, 0, sizeof(*a));

@@ -18,9 +18,19 @@ typedef struct tr_samples {
 	size_t n, cap;
 } tr_samples;
 
+/* The RC flows between two hosts (one direction) that sent requests and are not paired with a
+ * response flow yet, in the order of their first request: where a response of an unpaired flow
+ * looks for its request flow, whatever the number of flows elsewhere (analyze_response.c). */
+typedef struct tr_hostpair {
+	tr_flow_key hosts; /* family, source and destination; family 0: free slot */
+	tr_flow *head, *tail;
+} tr_hostpair;
+
 typedef struct tr_analyzer {
 	tr_summary *s;
 	tr_flow_table flows;
+	tr_hostpair *pairs; /* open addressing, npairs a power of two */
+	size_t npairs, pairs_used;
 	tr_samples lat[TR_LAT_KINDS];
 	tr_problem_fn problem;
 	void *ctx;

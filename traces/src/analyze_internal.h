@@ -66,6 +66,8 @@ struct tr_flow {
 	tr_msg_progress resp;
 	tr_flow *peer;      /* the request flow these responses answer, NULL until it is certain */
 	tr_flow *answered_by; /* for a request flow: the response flow paired with it */
+	bool unpaired_listed; /* in its host pair's list (tr_hostpair) */
+	tr_flow *unpaired_prev, *unpaired_next;
 };
 
 /* Reports a problem about rec at byte `at` of its frame. */
@@ -77,6 +79,10 @@ void tr_an_check_packet(tr_analyzer *a, tr_flow *f, const tr_record *rec);
 
 /* A request (SEND, WRITE, READ request, atomic) on flow f. */
 void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec);
+
+/* Lists f, an RC flow that just sent a request, among the candidates of its host pair for a
+ * response flow to pair with (once; not when already paired). */
+void tr_an_unpaired_add(tr_analyzer *a, tr_flow *f);
 
 /* A response (READ response, ACK/NAK, atomic ACK) on flow f. */
 void tr_an_response(tr_analyzer *a, tr_flow *f, const tr_record *rec);

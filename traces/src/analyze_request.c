@@ -238,6 +238,8 @@ void tr_an_request(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 	}
 	if (sequenced)
 		remember(f, rec, kind);
+	if (transport == TR_TRANSPORT_RC && f->sum.transport == TR_TRANSPORT_RC && f->sent)
+		tr_an_unpaired_add(a, f);
 	if (!fresh)
 		return;
 	if (late) {

@@ -5,7 +5,12 @@
  * source port is the QP's number (the simulator's rule, and the Huawei NIC's) because simulated
  * QPs may all start at the same PSN, and taking none while several could be it. Once found, the
  * pair is kept (find_peer). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "analyze_internal.h"
+#include "traces/tr_crc.h"
 
 static tr_sent *sent_at(tr_flow *g, uint32_t psn)
 {
@@ -31,24 +36,110 @@ static bool ports_name_qps(const tr_flow *g, const tr_flow *f)
 	return port_names_qp(g, f->key.dest_qp) && port_names_qp(f, g->key.dest_qp);
 }
 
+static size_t hosts_hash(const tr_flow_key *k)
+{
+	uint32_t h = tr_crc32_update(tr_crc32(k->src, 16), k->dst, 16) ^ k->family;
+
+	return h ^ (h >> 15);
+}
+
+static bool same_hosts(const tr_flow_key *a, const tr_flow_key *b)
+{
+	return a->family == b->family && !memcmp(a->src, b->src, 16) && !memcmp(a->dst, b->dst, 16);
+}
+
+/* The slot of the host pair (family, src, dst) of k: its own, or the free one it would take. */
+static tr_hostpair *pair_slot(const tr_analyzer *a, const tr_flow_key *k)
+{
+	for (size_t i = hosts_hash(k) & (a->npairs - 1);; i = (i + 1) & (a->npairs - 1))
+		if (!a->pairs[i].hosts.family || same_hosts(&a->pairs[i].hosts, k))
+			return &a->pairs[i];
+}
+
+static int pairs_grow(tr_analyzer *a)
+{
+	size_t n = a->npairs ? a->npairs * 2 : 16;
+	tr_hostpair *old = a->pairs, *slots = calloc(n, sizeof(*slots));
+	size_t old_n = a->npairs;
+
+	if (!slots)
+		return -ENOMEM;
+	a->pairs = slots;
+	a->npairs = n;
+	for (size_t i = 0; i < old_n; i++)
+		if (old[i].hosts.family)
+			*pair_slot(a, &old[i].hosts) = old[i];
+	free(old);
+	return 0;
+}
+
+void tr_an_unpaired_add(tr_analyzer *a, tr_flow *f)
+{
+	tr_hostpair *hp;
+
+	if (f->unpaired_listed || f->answered_by)
+		return;
+	if ((a->pairs_used + 1) * 2 > a->npairs && pairs_grow(a)) {
+		a->oom = -ENOMEM;
+		return;
+	}
+	hp = pair_slot(a, &f->key);
+	if (!hp->hosts.family) {
+		hp->hosts.family = f->key.family;
+		memcpy(hp->hosts.src, f->key.src, 16);
+		memcpy(hp->hosts.dst, f->key.dst, 16);
+		a->pairs_used++;
+	}
+	f->unpaired_listed = true;
+	f->unpaired_prev = hp->tail;
+	f->unpaired_next = NULL;
+	if (hp->tail)
+		hp->tail->unpaired_next = f;
+	else
+		hp->head = f;
+	hp->tail = f;
+}
+
+static void unpaired_remove(tr_analyzer *a, tr_flow *g)
+{
+	tr_hostpair *hp = pair_slot(a, &g->key);
+
+	if (g->unpaired_prev)
+		g->unpaired_prev->unpaired_next = g->unpaired_next;
+	else
+		hp->head = g->unpaired_next;
+	if (g->unpaired_next)
+		g->unpaired_next->unpaired_prev = g->unpaired_prev;
+	else
+		hp->tail = g->unpaired_prev;
+	g->unpaired_listed = false;
+	g->unpaired_prev = g->unpaired_next = NULL;
+}
+
 /* The request flow f's responses answer, found once and kept: switching later would credit
  * the ACKs of one QP to another. Candidates are the RC flows going the other way between the same
  * hosts that sent this PSN and answer to no other response flow (one QP answers one QP). The one
  * whose UDP source port names f's QP, f's port naming its, is certain; otherwise a candidate is taken only when it is
  * the only one — QPs that start at the same PSN, on ports that say nothing of the QP, stay apart
- * until a response tells them apart, or for good, rather than be paired by chance. */
+ * until a response tells them apart, or for good, rather than be paired by chance. The
+ * candidates are those listed for the reverse host pair, so that a response costs the unpaired
+ * flows between its two hosts, not every flow of the capture. */
 static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
 {
 	tr_flow *only = NULL;
+	tr_flow_key rev = { .family = f->key.family };
+	tr_hostpair *hp;
 	unsigned n = 0;
 
 	if (f->peer)
 		return f->peer;
-	for (size_t i = 0; i < a->flows.count; i++) {
-		tr_flow *g = a->flows.flows[i];
-
-		if (g->sum.transport != TR_TRANSPORT_RC || g->answered_by ||
-		    !tr_flow_key_reverse_hosts(&g->key, &f->key) || !sent_at(g, psn))
+	if (!a->npairs)
+		return NULL;
+	memcpy(rev.src, f->key.dst, 16);
+	memcpy(rev.dst, f->key.src, 16);
+	hp = pair_slot(a, &rev);
+	for (tr_flow *g = hp->head; g; g = g->unpaired_next) {
+		if (!sent_at(g, psn))
 			continue;
 		if (ports_name_qps(g, f)) {
 			only = g;
@@ -62,6 +153,7 @@ static tr_flow *find_peer(tr_analyzer *a, tr_flow *f, uint32_t psn)
 		return NULL;
 	f->peer = only;
 	only->answered_by = f;
+	unpaired_remove(a, only);
 	return only;
 }
 

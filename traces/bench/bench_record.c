@@ -10,7 +10,10 @@
  * fsync'ed): the cost a simulation pays, not the disk's.
  *   bazel run -c opt //traces:bench_record -- --flows N [--dir DIR]
  * instead reads a trace of N flows of one 256-byte SEND each (another QP each) and prints the
- * memory the summary took per flow (the growth of the peak resident size). */
+ * memory the summary took per flow (the growth of the peak resident size).
+ *   bazel run -c opt //traces:bench_record -- --qps N [--dir DIR]
+ * reads a trace of N QPs between two hosts, a READ and its response each, whose ports name no QP
+ * (each response flow finds its request flow once): time per QP. */
 #include <sys/resource.h>
 #include <errno.h>
 #include <stdio.h>
@@ -177,9 +180,61 @@ static int bench_flows(const char *path, long flows, const uint8_t *payload, uin
 	return 0;
 }
 
+/* A trace of `qps` QPs between two hosts, a READ request and its one-packet
+ * response each, whose UDP ports name no QP (as mlx5's and rxe's do): each
+ * response flow looks for its request flow once. Time per QP. */
+static int bench_qps(const char *path, long qps, const uint8_t *payload, uint8_t *buf)
+{
+	tr_writer *w;
+	tr_error err;
+
+	if (tr_writer_open(&w, path, 0, &err)) {
+		fprintf(stderr, "bench_record: %s\n", err.msg);
+		return 1;
+	}
+	for (long q = 0; q < qps; q++) {
+		tr_packet r = packet(0, payload), a = packet(64, payload);
+		int len;
+
+		r.opcode = 0x0C; /* RC RDMA READ request */
+		r.dest_qp = (uint32_t)(0x100000 + q) & 0xffffff;
+		r.psn = (uint32_t)(q * 37) & 0xffffff;
+		r.udp_sport = (uint16_t)(0xC000 + q % 0x4000);
+		r.ack_req = true;
+		r.reth.va = 0x1000;
+		r.reth.rkey = 7;
+		r.reth.dma_len = 64;
+		len = tr_packet_build(&r, buf, TR_FRAME_MAX, NULL);
+		if (len < 0)
+			return 1;
+		tr_trace_write_packet(w, (uint64_t)q * 200, buf, (uint32_t)len, 0, NULL, NULL);
+		a.opcode = 0x10; /* RC RDMA READ response only */
+		memcpy(a.ip_src, r.ip_dst, 4);
+		memcpy(a.ip_dst, r.ip_src, 4);
+		a.dest_qp = (uint32_t)(0x1000 + q) & 0xffffff;
+		a.psn = r.psn;
+		a.udp_sport = (uint16_t)(0xC000 + (q * 13 + 5) % 0x4000);
+		len = tr_packet_build(&a, buf, TR_FRAME_MAX, NULL);
+		if (len < 0)
+			return 1;
+		tr_trace_write_packet(w, (uint64_t)q * 200 + 100, buf, (uint32_t)len, 0, NULL,
+				      NULL);
+	}
+	if (tr_writer_close(w, &err)) {
+		fprintf(stderr, "bench_record: %s\n", err.msg);
+		return 1;
+	}
+	double t = bench_read(path, qps);
+
+	unlink(path);
+	printf("bench_record: %ld QPs of one READ each, ports naming no QP: read + summary "
+	       "%.1f ns/QP\n", qps, t * 1e9);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	long n = 200000, flows = 0;
+	long n = 200000, flows = 0, qps = 0;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	static const uint32_t sizes[] = { 0, 256, 1024, 4096 };
 	uint8_t *payload = malloc(4096), *buf = malloc(TR_FRAME_MAX);
@@ -192,18 +247,23 @@ int main(int argc, char **argv)
 			dir = argv[++i];
 		} else if (!strcmp(argv[i], "--flows") && i + 1 < argc) {
 			flows = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--qps") && i + 1 < argc) {
+			qps = atol(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: bench_record [--packets N | --flows N] [--dir DIR]\n");
+			fprintf(stderr, "usage: bench_record [--packets N | --flows N | --qps N] "
+					"[--dir DIR]\n");
 			return 2;
 		}
 	}
-	if (!payload || !buf || n <= 0 || flows < 0)
+	if (!payload || !buf || n <= 0 || flows < 0 || qps < 0)
 		return 1;
 	for (int i = 0; i < 4096; i++)
 		payload[i] = (uint8_t)(i * 7 + 3);
 	snprintf(path, sizeof(path), "%s/bench_record_%d.pcap", dir, (int)getpid());
 	if (flows)
 		return bench_flows(path, flows, payload, buf);
+	if (qps)
+		return bench_qps(path, qps, payload, buf);
 
 	printf("bench_record: %ld packets per case, best of 3, file %s\n\n", n, path);
 	printf("%-8s %-7s %-22s %10s %10s %12s %12s\n", "payload", "frame", "case", "ns/packet",

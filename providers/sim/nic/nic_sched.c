@@ -173,16 +173,19 @@ static long us_between(const struct timespec *from, const struct timespec *to)
 
 /* Real time the clock waits for a thread out of time running to come back
  * after the first news for its process since it went out (memory the NIC
- * wrote, a completion another thread takes in). One that comes back this
- * soon after news (the first, or any later: cmtime's main thread waits for
- * its event thread to have taken in a hundred events), twice in a row, is
- * taken for a thread that reads memory in a loop (t->spins); its reaction
- * takes microseconds. Once could be a thread that computes and happens to
- * end while one-sided writes stream in. One that comes back on its own,
- * with no news that recent, computes, and is not taken for a spinner any
- * more. */
+ * wrote, a completion another thread takes in). One that comes back soon
+ * after news (the first, or any later: cmtime's main thread waits for its
+ * event thread to have taken in a hundred events; within NIC_SPIN_LEARN_US,
+ * a busy machine may keep it from its CPU), twice in a row, is taken for a
+ * thread that reads memory in a loop (t->spins); its reaction takes
+ * microseconds. Once could be a thread that computes and happens to end
+ * while one-sided writes stream in. One that comes back on its own, with no
+ * news for NIC_SPIN_UNLEARN_US, computes, and is not taken for a spinner
+ * any more. */
 #define NIC_LANDING_HOLD_US 1000
 #define NIC_SPIN_EVIDENCE 2
+#define NIC_SPIN_LEARN_US 10000
+#define NIC_SPIN_UNLEARN_US 100000
 
 static bool within_hold_of(const struct timespec *news, struct timespec *real)
 {
@@ -202,10 +205,21 @@ static void back_in_time(struct nic_world *world, struct nic_thread *t,
 		struct timespec real = { 0 };
 
 		if (called_in) {
-			if (!within_hold_of(&t->news_last, &real))
-				t->spin_evidence = 0;
-			else if (t->spin_evidence < NIC_SPIN_EVIDENCE)
+			long since = LONG_MAX; /* no news since it went out */
+
+			if (t->news_last.tv_sec) {
+				real_now(&real);
+				since = us_between(&t->news_last, &real);
+			}
+
+			/* A busy machine may keep a spinner from its CPU
+			 * for a while: it learns within NIC_SPIN_LEARN_US
+			 * and unlearns only past NIC_SPIN_UNLEARN_US. */
+			if (since < NIC_SPIN_LEARN_US &&
+			    t->spin_evidence < NIC_SPIN_EVIDENCE)
 				t->spin_evidence++;
+			else if (since >= NIC_SPIN_UNLEARN_US)
+				t->spin_evidence = 0;
 			t->spins = t->spin_evidence >= NIC_SPIN_EVIDENCE;
 		}
 		t->out_running = false;

@@ -49,4 +49,39 @@ TEST(Cq, ACqSmallerThanWhatIsInFlightGrows)
 			EXPECT_EQ(in[n][i], 1000u * (1 - n) + i);
 }
 
+// fabtests' rdm_tagged_peek: FI_PEEK, then fi_cq_sread for its answer, in
+// a loop until the message is there. A peek found nothing at the very
+// instant it was posted, so the clock never moved and the message, still
+// on its way, never came: the loop spun for ever.
+TEST(Cq, APeekLoopWithBlockingReadsLetsTheMessageArrive)
+{
+	Scenario s(2, {{"FI_SIM_PRESET", "roce-100g"}});
+	ASSERT_EQ(s.failure, "");
+	static char msg[64] = "peek me";
+	fid_mr *mr = s.reg(0, msg, sizeof(msg), FI_SEND);
+	ASSERT_EQ(fi_tsend(s.node(0).ep, msg, sizeof(msg), fi_mr_desc(mr),
+			   s.node(0).peers[1], 0x900d, nullptr), 0);
+	fi_context2 ctx;
+	fi_msg_tagged m = { nullptr, nullptr, 0, FI_ADDR_UNSPEC, 0x900d, 0,
+			    &ctx, 0 };
+	int tries = 0;
+	ssize_t got = -FI_EAVAIL;
+	while (got != 1 && tries < 100000) {
+		tries++;
+		ASSERT_EQ(fi_trecvmsg(s.node(1).ep, &m, FI_PEEK), 0);
+		fi_cq_tagged_entry e;
+		got = fi_cq_sread(s.node(1).cq, &e, 1, nullptr, 1000);
+		if (got == -FI_EAVAIL) {
+			fi_cq_err_entry err = {};
+			ASSERT_EQ(fi_cq_readerr(s.node(1).cq, &err, 0), 1);
+			ASSERT_EQ(err.err, FI_ENOMSG);
+		} else {
+			ASSERT_EQ(got, 1);
+			EXPECT_EQ(e.tag, 0x900du);
+		}
+	}
+	EXPECT_EQ(got, 1) << "the message never arrived (" << tries
+			  << " peeks)";
+}
+
 } // namespace

@@ -487,7 +487,13 @@ static void peek_reply(struct nic_qp *qp, const struct nic_recv *r,
 			c.flags |= NIC_CQ_TAGGED;
 		c.flags |= u->end_flags & NIC_CQ_IMM;
 	}
-	nic_complete_later(qp, NIC_PENDING_RECV, &c, 0);
+	/* The search takes the NIC a moment, as a receive's completion
+	 * does: a program that peeks in a loop until a message is there
+	 * (fabtests' rdm_tagged_peek) must let the clock move, or the
+	 * message never comes. */
+	nm_time_ns cost = qp->nic->world->recv_overhead_ns;
+
+	nic_complete_later(qp, NIC_PENDING_RECV, &c, cost ? cost : 1);
 }
 
 /* PEEK, PEEK|CLAIM, PEEK|DISCARD, CLAIM and CLAIM|DISCARD. */

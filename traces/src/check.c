@@ -38,6 +38,15 @@ int tr_check_file(const char *path, FILE *out, tr_check_result *res)
 			}
 		if (ret < 0)
 			tr_analyzer_problem(&a, err.msg);
+		/* A capture cut after a marker: what it marks is not there. */
+		if (ret == 0 && tr_reader_cut_marker(r)) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "frame %llu: marker at the end of the file, "
+				 "with no frame after it (the file was cut)",
+				 (unsigned long long)tr_reader_cut_marker(r));
+			tr_analyzer_problem(&a, msg);
+		}
 		tr_reader_close(r);
 		/* No RoCE or InfiniBand packet: nothing was checked, and a clean
 		 * verdict would say otherwise — frames of other traffic (or a

@@ -33,6 +33,7 @@ struct tr_reader {
 	bool pending;   /* a marker is waiting for its frame */
 	tr_mark mark;
 	uint64_t mark_frame;
+	uint64_t cut_marker; /* the file ended after this marker's frame */
 };
 
 static int linktype_of_dlt(int dlt, uint32_t *out)
@@ -271,6 +272,11 @@ static void apply_mark(tr_reader *r, tr_record *rec)
 	rec->mark = r->mark;
 }
 
+uint64_t tr_reader_cut_marker(const tr_reader *r)
+{
+	return r->cut_marker;
+}
+
 int tr_reader_next(tr_reader *r, tr_record *rec, tr_error *err)
 {
 	struct pcap_pkthdr *h;
@@ -283,10 +289,7 @@ int tr_reader_next(tr_reader *r, tr_record *rec, tr_error *err)
 	if (ret == PCAP_ERROR_BREAK) {
 		if (r->pending) {
 			r->pending = false;
-			return tr_error_set(err, -EINVAL,
-					    "%s: frame %llu: marker at the end of the file, with no "
-					    "frame after it", r->name,
-					    (unsigned long long)r->mark_frame);
+			r->cut_marker = r->mark_frame;
 		}
 		return 0;
 	}

@@ -117,8 +117,12 @@ int tr_reader_fopen(tr_reader **out, FILE *f, const char *name, tr_error *err);
 
 /* The next record: 1 (rec filled), 0 at the end of the file, or a negative errno when the file
  * cannot be read further (truncated record, impossible length): err then says which frame and
- * byte offset. A marker with no frame after it is reported at the end as -EINVAL. */
+ * byte offset. A file that ends with a marker (one cut in pieces, say) ends all the same: see
+ * tr_reader_cut_marker. */
 int tr_reader_next(tr_reader *r, tr_record *rec, tr_error *err);
+
+/* At the end of the file: the frame number of a marker with no frame after it, or 0. */
+uint64_t tr_reader_cut_marker(const tr_reader *r);
 
 void tr_reader_get_info(const tr_reader *r, tr_reader_info *out);
 

@@ -581,6 +581,18 @@ int rdma_getaddrinfo(const char *node, const char *service,
 	} else {
 		r->ai_dst_addr = (struct sockaddr *)sin;
 		r->ai_dst_len = sizeof(*sin);
+		/* The source the caller asks for comes back, to bind to when
+		 * resolving (ucmatose -b): a wrong one fails there. */
+		if (hints && hints->ai_src_addr && hints->ai_src_len) {
+			r->ai_src_addr = malloc(hints->ai_src_len);
+			if (!r->ai_src_addr) {
+				rdma_freeaddrinfo(r);
+				return fail(ENOMEM);
+			}
+			memcpy(r->ai_src_addr, hints->ai_src_addr,
+			       hints->ai_src_len);
+			r->ai_src_len = hints->ai_src_len;
+		}
 	}
 	*res = r;
 	return 0;

@@ -503,6 +503,29 @@ TEST_F(Cm, AHostWithoutANicIsUnreachableAfterRetries)
 	rdma_ack_cm_event(ev);
 }
 
+// ucmatose -b: the source address a program asks rdma_getaddrinfo for comes
+// back with the destination, and binding to it when resolving checks it
+// (it was dropped: any -b was taken, even an address of no NIC).
+TEST_F(Cm, GetaddrinfoKeepsTheSourceAskedFor)
+{
+	sockaddr_in src = Addr("192.168.77.5", 0); // not a simulated NIC
+	rdma_addrinfo hints = {}, *res = nullptr;
+	hints.ai_src_addr = (sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	hints.ai_port_space = RDMA_PS_TCP;
+	ASSERT_EQ(rdma_getaddrinfo("10.0.0.1", "7471", &hints, &res), 0);
+	ASSERT_NE(res->ai_src_addr, nullptr);
+	ASSERT_EQ(res->ai_src_len, sizeof(src));
+	EXPECT_EQ(((sockaddr_in *)res->ai_src_addr)->sin_addr.s_addr,
+		  src.sin_addr.s_addr);
+	ASSERT_NE(res->ai_dst_addr, nullptr);
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+	EXPECT_EQ(rdma_resolve_addr(client, res->ai_src_addr,
+				    res->ai_dst_addr, 2000), -1);
+	EXPECT_EQ(errno, EADDRNOTAVAIL);
+	rdma_freeaddrinfo(res);
+}
+
 TEST_F(Cm, AnAddressOutsideTheFabricIsAnAddressError)
 {
 	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);

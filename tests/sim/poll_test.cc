@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
@@ -51,84 +52,107 @@ TEST(Poll, APollSetFindsTheCompletionItMadeHappen)
 	EXPECT_TRUE(s.collect(2, &done));
 }
 
+// One domain, n endpoints each with its own receive and send CQ, opened
+// with FI_WAIT_FD: what a program blocked in poll() on a CQ uses.
+class FdEndpoints {
+public:
+	explicit FdEndpoints(int n) : eps(n), cqs(n), addrs(n)
+	{
+		fi_info *hints = fi_allocinfo();
+		hints->ep_attr->type = FI_EP_RDM;
+		hints->caps = FI_MSG;
+		hints->fabric_attr->prov_name = strdup("sim");
+		ok = !fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
+				 &info) &&
+		     !fi_fabric(info->fabric_attr, &fab, nullptr) &&
+		     !fi_domain(fab, info, &dom, nullptr);
+		fi_freeinfo(hints);
+		fi_av_attr aa = {};
+		aa.type = FI_AV_TABLE;
+		ok = ok && !fi_av_open(dom, &aa, &av, nullptr);
+		for (int i = 0; ok && i < n; i++) {
+			fi_cq_attr ca = {};
+			ca.format = FI_CQ_FORMAT_CONTEXT;
+			ca.wait_obj = FI_WAIT_FD;
+			char name[64];
+			size_t len = sizeof(name);
+			ok = !fi_cq_open(dom, &ca, &cqs[i], nullptr) &&
+			     !fi_endpoint(dom, info, &eps[i], nullptr) &&
+			     !fi_ep_bind(eps[i], &av->fid, 0) &&
+			     !fi_ep_bind(eps[i], &cqs[i]->fid,
+					 FI_TRANSMIT | FI_RECV) &&
+			     !fi_enable(eps[i]) &&
+			     !fi_getname(&eps[i]->fid, name, &len) &&
+			     fi_av_insert(av, name, 1, &addrs[i], 0, nullptr) == 1;
+		}
+	}
+	~FdEndpoints()
+	{
+		for (size_t i = 0; i < eps.size(); i++) {
+			if (eps[i])
+				EXPECT_EQ(fi_close(&eps[i]->fid), 0);
+			if (cqs[i])
+				EXPECT_EQ(fi_close(&cqs[i]->fid), 0);
+		}
+		for (fid *f : { av ? &av->fid : nullptr,
+				dom ? &dom->fid : nullptr,
+				fab ? &fab->fid : nullptr })
+			if (f)
+				EXPECT_EQ(fi_close(f), 0);
+		fi_freeinfo(info);
+	}
+	int fd(int i)
+	{
+		int fd = -1;
+		EXPECT_EQ(fi_control(&cqs[i]->fid, FI_GETWAIT, &fd), 0);
+		return fd;
+	}
+
+	bool ok = false;
+	fi_info *info = nullptr;
+	fid_fabric *fab = nullptr;
+	fid_domain *dom = nullptr;
+	fid_av *av = nullptr;
+	std::vector<fid_ep *> eps;
+	std::vector<fid_cq *> cqs;
+	std::vector<fi_addr_t> addrs;
+};
+
+static const char kMsg[8] = "hi";
+
 // fi_poll(3)'s fi_trywait-then-poll(2) in one process: the main thread
 // blocks in poll() on its receive CQ's descriptor; another thread sends
 // and goes to wait on a semaphore. Nothing of the program is in the fabric
 // then, and nothing moved the clock: the poll waited for ever.
 TEST(Poll, ABlockedPollWakesForAMessageAnotherThreadSent)
 {
-	fi_info *hints = fi_allocinfo(), *info = nullptr;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
-	hints->fabric_attr->prov_name = strdup("sim");
-	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
-			     &info), 0);
-	fi_freeinfo(hints);
-	fid_fabric *fab;
-	fid_domain *dom;
-	fid_av *av;
-	fid_cq *txcq, *rxcq;
-	fid_ep *tx, *rx;
-	ASSERT_EQ(fi_fabric(info->fabric_attr, &fab, nullptr), 0);
-	ASSERT_EQ(fi_domain(fab, info, &dom, nullptr), 0);
-	fi_av_attr aa = {};
-	aa.type = FI_AV_TABLE;
-	ASSERT_EQ(fi_av_open(dom, &aa, &av, nullptr), 0);
-	fi_cq_attr ca = {};
-	ca.format = FI_CQ_FORMAT_CONTEXT;
-	ca.wait_obj = FI_WAIT_FD;
-	ASSERT_EQ(fi_cq_open(dom, &ca, &txcq, nullptr), 0);
-	ASSERT_EQ(fi_cq_open(dom, &ca, &rxcq, nullptr), 0);
-	for (auto [ep, cq] : {std::pair{&tx, txcq}, std::pair{&rx, rxcq}}) {
-		ASSERT_EQ(fi_endpoint(dom, info, ep, nullptr), 0);
-		ASSERT_EQ(fi_ep_bind(*ep, &av->fid, 0), 0);
-		ASSERT_EQ(fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-		ASSERT_EQ(fi_enable(*ep), 0);
-	}
-	char name[64];
-	size_t len = sizeof(name);
-	fi_addr_t dst;
-	ASSERT_EQ(fi_getname(&rx->fid, name, &len), 0);
-	ASSERT_EQ(fi_av_insert(av, name, 1, &dst, 0, nullptr), 1);
-	int fd = -1;
-	ASSERT_EQ(fi_control(&rxcq->fid, FI_GETWAIT, &fd), 0);
+	FdEndpoints f(2); // 0 sends, 1 receives
+	ASSERT_TRUE(f.ok);
 	static char buf[8];
-	static const char msg[8] = "hi";
-	ASSERT_EQ(fi_recv(rx, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
+	ASSERT_EQ(fi_recv(f.eps[1], buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
 			  nullptr), 0);
-
 	sem_t go, done;
 	sem_init(&go, 0, 0);
 	sem_init(&done, 0, 0);
 	std::thread worker([&] {
 		fi_cq_entry e;
-		fi_cq_read(txcq, &e, 1); // it has used the fabric before
+		fi_cq_read(f.cqs[0], &e, 1); // it has used the fabric before
 		sem_wait(&go);
-		EXPECT_EQ(fi_inject(tx, msg, sizeof(msg), dst), 0);
+		EXPECT_EQ(fi_inject(f.eps[0], kMsg, sizeof(kMsg), f.addrs[1]), 0);
 		sem_wait(&done); // away from the fabric, for another party
 	});
-	fid *fids[1] = { &rxcq->fid };
-	ASSERT_EQ(fi_trywait(fab, fids, 1), 0) << "nothing to read yet";
+	fid *fids[1] = { &f.cqs[1]->fid };
+	ASSERT_EQ(fi_trywait(f.fab, fids, 1), 0) << "nothing to read yet";
 	sem_post(&go);
-	pollfd p = { fd, POLLIN, 0 };
+	pollfd p = { f.fd(1), POLLIN, 0 };
 	// Bounded for the test's sake; the program this stands for waits
 	// with no timeout.
-	int r = poll(&p, 1, 20000);
-	EXPECT_EQ(r, 1) << "poll() never woke";
+	EXPECT_EQ(poll(&p, 1, 20000), 1) << "poll() never woke";
 	fi_cq_entry e;
-	EXPECT_EQ(fi_cq_read(rxcq, &e, 1), 1) << "readable, with its entry";
+	EXPECT_EQ(fi_cq_read(f.cqs[1], &e, 1), 1) << "readable, with its entry";
 	EXPECT_STREQ(buf, "hi");
 	sem_post(&done);
 	worker.join();
-
-	EXPECT_EQ(fi_close(&tx->fid), 0);
-	EXPECT_EQ(fi_close(&rx->fid), 0);
-	EXPECT_EQ(fi_close(&txcq->fid), 0);
-	EXPECT_EQ(fi_close(&rxcq->fid), 0);
-	EXPECT_EQ(fi_close(&av->fid), 0);
-	EXPECT_EQ(fi_close(&dom->fid), 0);
-	EXPECT_EQ(fi_close(&fab->fid), 0);
-	fi_freeinfo(info);
 }
 
 // Two threads of one process, each blocked in poll() on its own receive
@@ -137,64 +161,29 @@ TEST(Poll, ABlockedPollWakesForAMessageAnotherThreadSent)
 // never answered.
 TEST(Poll, EachBlockedPollIsAnswered)
 {
-	fi_info *hints = fi_allocinfo(), *info = nullptr;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
-	hints->fabric_attr->prov_name = strdup("sim");
-	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
-			     &info), 0);
-	fi_freeinfo(hints);
-	fid_fabric *fab;
-	fid_domain *dom;
-	fid_av *av;
-	fid_cq *cqs[3];
-	fid_ep *eps[3]; // a sender, two receivers
-	ASSERT_EQ(fi_fabric(info->fabric_attr, &fab, nullptr), 0);
-	ASSERT_EQ(fi_domain(fab, info, &dom, nullptr), 0);
-	fi_av_attr aa = {};
-	aa.type = FI_AV_TABLE;
-	ASSERT_EQ(fi_av_open(dom, &aa, &av, nullptr), 0);
-	fi_addr_t dst[3];
-	for (int i = 0; i < 3; i++) {
-		fi_cq_attr ca = {};
-		ca.format = FI_CQ_FORMAT_CONTEXT;
-		ca.wait_obj = FI_WAIT_FD;
-		ASSERT_EQ(fi_cq_open(dom, &ca, &cqs[i], nullptr), 0);
-		ASSERT_EQ(fi_endpoint(dom, info, &eps[i], nullptr), 0);
-		ASSERT_EQ(fi_ep_bind(eps[i], &av->fid, 0), 0);
-		ASSERT_EQ(fi_ep_bind(eps[i], &cqs[i]->fid,
-				     FI_TRANSMIT | FI_RECV), 0);
-		ASSERT_EQ(fi_enable(eps[i]), 0);
-		char name[64];
-		size_t len = sizeof(name);
-		ASSERT_EQ(fi_getname(&eps[i]->fid, name, &len), 0);
-		ASSERT_EQ(fi_av_insert(av, name, 1, &dst[i], 0, nullptr), 1);
-	}
+	FdEndpoints f(3); // 0 sends, 1 and 2 receive
+	ASSERT_TRUE(f.ok);
 	static char bufs[3][8];
-	static const char msg[8] = "hi";
 	for (int i = 1; i < 3; i++)
-		ASSERT_EQ(fi_recv(eps[i], bufs[i], sizeof(bufs[i]), nullptr,
+		ASSERT_EQ(fi_recv(f.eps[i], bufs[i], sizeof(bufs[i]), nullptr,
 				  FI_ADDR_UNSPEC, nullptr), 0);
-
 	sem_t armed, done;
 	sem_init(&armed, 0, 0);
 	sem_init(&done, 0, 0);
 	int woke[3] = {};
 	auto receiver = [&](int i) {
-		int fd = -1;
-		ASSERT_EQ(fi_control(&cqs[i]->fid, FI_GETWAIT, &fd), 0);
-		fid *fids[1] = { &cqs[i]->fid };
-		ASSERT_EQ(fi_trywait(fab, fids, 1), 0);
+		fid *fids[1] = { &f.cqs[i]->fid };
+		pollfd p = { f.fd(i), POLLIN, 0 };
+		ASSERT_EQ(fi_trywait(f.fab, fids, 1), 0);
 		sem_post(&armed);
-		pollfd p = { fd, POLLIN, 0 };
 		woke[i] = poll(&p, 1, 20000); // bounded for the test's sake
 	};
 	std::thread r1(receiver, 1), r2(receiver, 2);
 	sem_wait(&armed);
 	sem_wait(&armed);
 	std::thread sender([&] {
-		EXPECT_EQ(fi_inject(eps[0], msg, sizeof(msg), dst[1]), 0);
-		EXPECT_EQ(fi_inject(eps[0], msg, sizeof(msg), dst[2]), 0);
+		EXPECT_EQ(fi_inject(f.eps[0], kMsg, sizeof(kMsg), f.addrs[1]), 0);
+		EXPECT_EQ(fi_inject(f.eps[0], kMsg, sizeof(kMsg), f.addrs[2]), 0);
 		sem_wait(&done); // away from the fabric
 	});
 	r1.join();
@@ -205,16 +194,8 @@ TEST(Poll, EachBlockedPollIsAnswered)
 	sender.join();
 	for (int i = 1; i < 3; i++) {
 		fi_cq_entry e;
-		EXPECT_EQ(fi_cq_read(cqs[i], &e, 1), 1) << i;
+		EXPECT_EQ(fi_cq_read(f.cqs[i], &e, 1), 1) << i;
 	}
-	for (int i = 0; i < 3; i++) {
-		EXPECT_EQ(fi_close(&eps[i]->fid), 0);
-		EXPECT_EQ(fi_close(&cqs[i]->fid), 0);
-	}
-	EXPECT_EQ(fi_close(&av->fid), 0);
-	EXPECT_EQ(fi_close(&dom->fid), 0);
-	EXPECT_EQ(fi_close(&fab->fid), 0);
-	fi_freeinfo(info);
 }
 
 } // namespace

@@ -214,32 +214,12 @@ static bool listed(pid_t tid, const pid_t *known, size_t count)
 	return false;
 }
 
-pid_t nic_kernel_newest_other_thread(pid_t pid, const pid_t *known,
-				     size_t count)
-{
-	char path[32];
-	struct dirent *e;
-	pid_t newest = 0;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (!dir)
-		return 0;
-	while ((e = readdir(dir))) {
-		char *end;
-		long tid = strtol(e->d_name, &end, 10);
-
-		if (*end || tid <= newest || listed((pid_t)tid, known, count))
-			continue;
-		newest = (pid_t)tid;
-	}
-	closedir(dir);
-	return newest;
-}
-
-pid_t nic_kernel_other_thread_running(pid_t pid, const pid_t *known,
-				      size_t count)
+/* Calls pick(pid, tid, arg) for each thread of `pid` that is none of
+ * known[0..count), until it returns a nonzero id, which is returned (0:
+ * none, or the threads cannot be listed). */
+static pid_t each_other_thread(pid_t pid, const pid_t *known, size_t count,
+			       pid_t (*pick)(pid_t pid, pid_t tid, void *arg),
+			       void *arg)
 {
 	char path[32];
 	struct dirent *e;
@@ -256,9 +236,39 @@ pid_t nic_kernel_other_thread_running(pid_t pid, const pid_t *known,
 
 		if (*end || tid <= 0 || listed((pid_t)tid, known, count))
 			continue;
-		if (nic_kernel_thread_state(pid, (pid_t)tid) == 'R')
-			found = (pid_t)tid;
+		found = pick(pid, (pid_t)tid, arg);
 	}
 	closedir(dir);
 	return found;
+}
+
+static pid_t keep_newest(pid_t pid, pid_t tid, void *arg)
+{
+	pid_t *newest = arg;
+
+	(void)pid;
+	if (tid > *newest)
+		*newest = tid;
+	return 0; /* look at them all */
+}
+
+pid_t nic_kernel_newest_other_thread(pid_t pid, const pid_t *known,
+				     size_t count)
+{
+	pid_t newest = 0;
+
+	each_other_thread(pid, known, count, keep_newest, &newest);
+	return newest;
+}
+
+static pid_t if_running(pid_t pid, pid_t tid, void *arg)
+{
+	(void)arg;
+	return nic_kernel_thread_state(pid, tid) == 'R' ? tid : 0;
+}
+
+pid_t nic_kernel_other_thread_running(pid_t pid, const pid_t *known,
+				      size_t count)
+{
+	return each_other_thread(pid, known, count, if_running, NULL);
 }

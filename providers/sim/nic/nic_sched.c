@@ -481,9 +481,9 @@ static bool kernel_running(const struct nic_thread *t)
 
 /* Real time a thread seen to wait by reading memory in a loop (t->spins)
  * keeps its place in time while the kernel has it running and it does not
- * call in; past that it is out of time until the NIC writes into its
- * process's memory (landing_hold) or it calls in. Every wait of such a
- * thread costs this much real time: ib_write_lat's 1000 iterations took
+ * call in; past that it is out of time until news for its process (memory
+ * the NIC wrote, a completion: landing_hold) or its call. Every wait of such
+ * a thread costs this much real time: ib_write_lat's 1000 iterations took
  * 2 s of real time each when it was held as long as a computing one. */
 #define NIC_SPIN_US 200
 

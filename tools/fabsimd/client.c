@@ -240,8 +240,19 @@ failed:
 static void not_running(const struct fabsimd_paths *p, char *err,
 			size_t errlen)
 {
-	fabsimd_seterr(err, errlen, "no fabric %s is running (no coordinator "
-		       "at %s)", p->fabric, p->sock);
+	struct stat st;
+
+	/* A socket nobody answers on: its coordinator died (killed), and
+	 * processes that had joined may still run. */
+	if (!lstat(p->sock, &st) && S_ISSOCK(st.st_mode))
+		fabsimd_seterr(err, errlen, "no coordinator answers for fabric "
+			       "%s: it ended without cleaning up (killed?); "
+			       "processes that had joined may still run, and "
+			       "the next one to join starts a new coordinator "
+			       "(%s is left)", p->fabric, p->sock);
+	else
+		fabsimd_seterr(err, errlen, "no fabric %s is running (no "
+			       "coordinator at %s)", p->fabric, p->sock);
 }
 
 static void reply_error(const struct fabsimd_paths *p, int rc, char *err,

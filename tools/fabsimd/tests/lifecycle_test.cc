@@ -449,6 +449,12 @@ TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
 	EXPECT_EQ(fabsimd_next_notice(a, &n), -ENOTCONN);
 	ASSERT_TRUE(wait_until([&] { return gone(old); }, 5000));
 	EXPECT_TRUE(exists(file(f, ".sock"))); // left behind
+	// Status says the coordinator died, not that nothing ever ran.
+	struct fabsimd_status st;
+	char err[512] = "";
+	EXPECT_EQ(fabsimd_status(f, &st, err, sizeof(err)), -ENOENT);
+	EXPECT_NE(std::string(err).find("ended without cleaning up"),
+		  std::string::npos) << err;
 
 	fabsimd_session *b = attach(f, 1);
 	ASSERT_NE(b, nullptr);

@@ -157,8 +157,16 @@ static int spawn(const struct fabsimd_paths *p, bool persistent,
 		fabsimd_log_path(p, "removed the stale socket %s (its "
 				 "coordinator is gone)", p->sock);
 	}
-	rc = fabsimd_remove_segments(p);
-	if (rc > 0)
+	/* Processes may still run on the fabric's memory: its coordinator
+	 * was killed, they were not. The new one serves that fabric, which
+	 * newcomers join; removing it would split the fabric in two. */
+	pid_t user = fabsimd_segment_user(p);
+
+	if (user)
+		fabsimd_log_path(p, "kept the shared memory %s*: process %d "
+				 "still runs on it (its coordinator ended "
+				 "without cleaning up)", p->segment, (int)user);
+	else if ((rc = fabsimd_remove_segments(p)) > 0)
 		fabsimd_log_path(p, "removed %d stale shared-memory segment%s "
 				 "%s*", rc, rc == 1 ? "" : "s", p->segment);
 

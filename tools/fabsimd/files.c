@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,52 @@ int fabsimd_lock(const struct fabsimd_paths *p, int timeout_ms, bool wait,
 			return -ETIMEDOUT;
 		}
 	}
+}
+
+/* Whether a maps line names /dev/shm/<base> or one of its "-*" segments. */
+static bool maps_segment(const char *line, const char *base, size_t baselen)
+{
+	const char *at = strstr(line, "/dev/shm/");
+
+	if (!at)
+		return false;
+	at += strlen("/dev/shm/");
+	return !strncmp(at, base, baselen) &&
+	       (at[baselen] == '\n' || at[baselen] == '-' ||
+		at[baselen] == ' ' || at[baselen] == '\0');
+}
+
+pid_t fabsimd_segment_user(const struct fabsimd_paths *p)
+{
+	const char *base = p->segment + 1; /* without the leading '/' */
+	size_t baselen = strlen(base);
+	pid_t user = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return 0;
+	while (!user && (e = readdir(d))) {
+		char path[64], line[1024];
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		FILE *maps;
+
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+		maps = fopen(path, "r");
+		if (!maps)
+			continue; /* gone, or another user's */
+		while (fgets(line, sizeof(line), maps))
+			if (maps_segment(line, base, baselen)) {
+				user = (pid_t)pid;
+				break;
+			}
+		fclose(maps);
+	}
+	closedir(d);
+	return user;
 }
 
 int fabsimd_remove_segments(const struct fabsimd_paths *p)

@@ -436,6 +436,37 @@ TEST_F(FabricTest, StaleSocketAndSegmentAreCleanedByTheNextAttach)
 		  std::string::npos) << log;
 }
 
+// A coordinator killed while processes run on the fabric's memory: the next
+// process to join starts a new one, which must leave that memory alone, or
+// the newcomer would build a second fabric of the same name, apart from
+// the processes still running.
+TEST_F(FabricTest, MemoryStillInUseIsKeptByTheNextAttach)
+{
+	const char *f = fabric("inuse");
+	char seg[128];
+	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
+	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
+	ASSERT_GE(shm, 0);
+	ASSERT_EQ(ftruncate(shm, 4096), 0);
+	void *mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 shm, 0);
+	ASSERT_NE(mem, MAP_FAILED); // this process runs on it
+	close(shm);
+
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	shm = shm_open(seg, O_RDWR, 0600);
+	EXPECT_GE(shm, 0) << "the segment in use was removed";
+	if (shm >= 0)
+		close(shm);
+	fabsimd_detach(a);
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_NE(log.find("kept the shared memory"), std::string::npos)
+		<< log;
+	munmap(mem, 4096);
+	shm_unlink(seg);
+}
+
 TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
 {
 	const char *f = fabric("crash");

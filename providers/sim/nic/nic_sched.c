@@ -117,8 +117,15 @@ static struct nic_thread *lookup(struct nic_world *world)
 			/* glibc gives a new thread the id of one joined
 			 * before: that one's entry (its kernel id, state and
 			 * silence) is not this thread's. */
-			if (t->tid != (pid_t)syscall(SYS_gettid))
+			if (t->tid != (pid_t)syscall(SYS_gettid)) {
+				/* The ended thread's trip out of time, told,
+				 * ends here: its AWAY must not stand alone in
+				 * the trace. */
+				if (t->state == NIC_THREAD_ABSENT &&
+				    !t->away_untold && world->proc_count > 1)
+					tell(world, t->proc, TR_EVENT_BACK);
 				init_entry(world, t, pid, me);
+			}
 			return t;
 		}
 	t = fs_mem_calloc(world->arena, 1, sizeof(*t));

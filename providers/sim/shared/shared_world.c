@@ -174,6 +174,36 @@ static int build_world(struct shared_world *sw, const nm_config *cfg,
 	return 0;
 }
 
+/* The process asked to record where the fabric does not: it is told. The
+ * recorder is read under the world's lock (the last member to leave stops
+ * it). */
+static void note_recording(struct nic_world *world,
+			   const struct nic_record_params *record, char *note,
+			   size_t notelen)
+{
+	char where[300];
+	bool recording, same;
+
+	nic_world_lock(world);
+	recording = nic_world_recording(world);
+	same = recording && nic_world_records_as(world, record);
+	if (recording)
+		nic_world_record_where(world, where, sizeof(where));
+	nic_world_unlock(world);
+	if (!recording)
+		note_more(note, notelen,
+		    "FI_SIM_PCAP=%s: the fabric was started without recording "
+		    "(the first process decides); nothing is recorded",
+		    record->path);
+	else if (!same)
+		note_more(note, notelen,
+		    "FI_SIM_PCAP=%s%s: the fabric records the whole network "
+		    "to %s, as the process that created it asked; this "
+		    "process's traffic goes there",
+		    record->path, record->per_node ? " (per node)" : "",
+		    where);
+}
+
 static int find_world(struct shared_world *sw, const nm_config *cfg,
 		      const struct nic_record_params *record,
 		      struct nic_world **world, char *err, size_t errlen,
@@ -203,23 +233,8 @@ static int find_world(struct shared_world *sw, const nm_config *cfg,
 		    "created it); this process asked for %s, seed %llu",
 		    root->preset, (unsigned long long)root->seed, cfg->preset,
 		    (unsigned long long)cfg->seed);
-	if (record && record->path && !nic_world_recording(root->world))
-		note_more(note, notelen,
-		    "FI_SIM_PCAP=%s: the fabric was started without recording "
-		    "(the first process decides); nothing is recorded",
-		    record->path);
-	else if (record && record->path &&
-		 !nic_world_records_as(root->world, record)) {
-		char where[300];
-
-		nic_world_record_where(root->world, where, sizeof(where));
-		note_more(note, notelen,
-		    "FI_SIM_PCAP=%s%s: the fabric records the whole network "
-		    "to %s, as the process that created it asked; this "
-		    "process's traffic goes there",
-		    record->path, record->per_node ? " (per node)" : "",
-		    where);
-	}
+	if (record && record->path)
+		note_recording(root->world, record, note, notelen);
 	*world = root->world;
 	return 0;
 }

@@ -175,14 +175,14 @@ int sim_waitfd_control(int fd, enum fi_wait_obj wait_obj, int command,
  * fabrics: it becomes readable as soon as the world has work to run again
  * (sim_waitfd_fire, from the waker), so that the thread comes back into
  * the fabric. One process: the waker runs the world until an armed one
- * becomes readable (sim_waitfd_answered). */
+ * becomes readable (sim_waitfd_forget). */
 void sim_waitfd_arm(struct sim_world *world, int fd);
-/* One process: fd became readable, it is armed no more. */
-void sim_waitfd_answered(struct sim_world *world, int fd);
 /* One process: the calling thread is back in the fabric, so not blocked on
  * what it armed (a poll() with a timeout that ran out, say). */
 void sim_waitfd_caller_back(struct sim_world *world);
-/* The descriptor is closing: it must not be written any more. */
+/* fd is armed no more: it is closing (it must not be written any more),
+ * or, in one process, it became readable (only it: other threads may be
+ * blocked on others). */
 void sim_waitfd_forget(struct sim_world *world, int fd);
 /* Whether an armed descriptor waits for the world's next work. */
 bool sim_waitfd_armed(const struct sim_world *world);

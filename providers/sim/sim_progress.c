@@ -45,7 +45,7 @@ void sim_progress_ready(struct sim_world *world, int fd)
 	/* One process: a blocked thread's descriptor is readable, it is
 	 * answered (its waker may step out). */
 	if (!world->shared && fd >= 0)
-		sim_waitfd_answered(world, fd);
+		sim_waitfd_forget(world, fd);
 	/* A thread blocked in poll() on it wakes: until it calls in, time
 	 * must not run on without it. */
 	if (fd >= 0)

@@ -135,12 +135,6 @@ void sim_waitfd_forget(struct sim_world *world, int fd)
 	disarm_where(world, is_fd, &fd);
 }
 
-void sim_waitfd_answered(struct sim_world *world, int fd)
-{
-	/* Only that one: other threads may be blocked on others. */
-	disarm_where(world, is_fd, &fd);
-}
-
 void sim_waitfd_caller_back(struct sim_world *world)
 {
 	disarm_where(world, armed_by_caller, NULL);

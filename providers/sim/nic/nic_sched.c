@@ -325,7 +325,7 @@ static void wake_all(struct nic_world *world)
  * flag or buffer that this news changes (memory the NIC wrote; a variable
  * another thread of its process sets when it takes in a completion or a
  * connection event, as cmtime's main thread waits on its event thread):
- * the run stops here, and the clock waits a moment for it (landing_hold). */
+ * the run stops here, and the clock waits a moment for it (others_idle). */
 static void news_for_spinners(struct nic_world *world, struct nic_proc *proc)
 {
 	struct timespec real = { 0 };
@@ -489,7 +489,7 @@ static bool kernel_running(const struct nic_thread *t)
 /* Real time a thread seen to wait by reading memory in a loop (t->spins)
  * keeps its place in time while the kernel has it running and it does not
  * call in; past that it is out of time until news for its process (memory
- * the NIC wrote, a completion: landing_hold) or its call. Every wait of such
+ * the NIC wrote, a completion) or its call. Every wait of such
  * a thread costs this much real time: ib_write_lat's 1000 iterations took
  * 2 s of real time each when it was held as long as a computing one. */
 #define NIC_SPIN_US 200
@@ -568,15 +568,6 @@ static bool waking(struct nic_thread *t, struct timespec *real)
 	if (!t->woke_at.tv_sec)
 		t->woke_at = *real;
 	return ms_between(&t->woke_at, real) < NIC_COMPUTING_MS;
-}
-
-/* An absent thread taken out while running, whose process has just had
- * its first news since (memory the NIC wrote, a completion): it may be
- * reading that memory, or a flag another thread sets, in a loop, and calls
- * in at once when it sees it; the clock waits for it a moment. */
-static bool landing_hold(const struct nic_thread *t, struct timespec *real)
-{
-	return within_hold_of(&t->news_at, real);
 }
 
 /* Real time the clock waits for the processes a shared fabric expects. */
@@ -883,8 +874,11 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 		case NIC_THREAD_ABSENT:
 			if (t->out_running) {
 				/* The kernel has had it running all along:
-				 * that says nothing about its coming back. */
-				if (landing_hold(t, &real))
+				 * that says nothing about its coming back. Its
+				 * process's first news since it went out (memory
+				 * the NIC wrote, a completion) may be what it
+				 * reads in a loop: the clock waits a moment. */
+				if (within_hold_of(&t->news_at, &real))
 					idle = false;
 			} else if (t->pid != nic_self_pid()) {
 				if (waking(t, &real))

@@ -5,6 +5,7 @@
 #include "nic_kernel.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +17,29 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+typedef int (*clock_reader)(clockid_t id, struct timespec *ts);
+
+/* The C library's own clock_gettime, found in the C library itself: the
+ * global one may be libfabsim_vclock.so's (LD_PRELOAD). A system call
+ * costs ~120 ns on a virtual machine, and pollers read the clock often. */
+static clock_reader libc_clock;
+
+__attribute__((constructor)) static void find_libc_clock(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!libc)
+		return;
+	libc_clock = (clock_reader)dlsym(libc, "clock_gettime");
+	dlclose(libc);
+}
+
+void nic_kernel_clock(clockid_t id, struct timespec *ts)
+{
+	if (!libc_clock || libc_clock(id, ts))
+		syscall(SYS_clock_gettime, id, ts);
+}
 
 /* Reads a small /proc file into buf (NUL-terminated); -errno when it
  * cannot. */

@@ -10,10 +10,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The kernel's clock `id`, read as the C library reads it (through the
+ * vDSO, no system call): not through the program's clock_gettime, which
+ * `fabsim run --virtual-clock` makes read virtual time. */
+void nic_kernel_clock(clockid_t id, struct timespec *ts);
 
 /* The one-letter state of thread `tid` of process `pid` (R running or
  * runnable, S sleeping, D in uninterruptible wait, Z zombie...); '?' when

@@ -20,11 +20,11 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nic_internal.h"
+#include "nic_kernel.h"
 
 /* The lock is ours: pollers may look (and see on which CPU we run: one on
  * the same CPU had better give it to us). */
@@ -270,7 +270,7 @@ static void missed(const struct nic_world *world)
 		sched_yield();
 		return;
 	}
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &now);
+	nic_kernel_clock(CLOCK_MONOTONIC, &now);
 	if (poller.misses == 1) {
 		poller.since = now;
 	} else if (us_between(&poller.since, &now) >= NIC_SPIN_YIELD_US) {

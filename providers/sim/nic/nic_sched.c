@@ -50,7 +50,7 @@ void nic_sched_init(struct nic_world *world)
 
 	/* Different for every world ever made here or elsewhere (the
 	 * kernel's clock: the program's may read virtual time). */
-	syscall(SYS_clock_gettime, CLOCK_REALTIME, &now);
+	nic_kernel_clock(CLOCK_REALTIME, &now);
 	world->version.identity =
 		((uint64_t)now.tv_sec * 1000000000u + now.tv_nsec) ^
 		((uint64_t)getpid() << 40) ^ (uintptr_t)world;
@@ -165,11 +165,11 @@ static struct nic_thread *thread_self(struct nic_world *world)
 	return mine;
 }
 
-/* The real monotonic clock, from the kernel: under `fabsim run
- * --virtual-clock` the program's clock_gettime reads virtual time. */
+/* The real monotonic clock (under `fabsim run --virtual-clock` the
+ * program's clock_gettime reads virtual time). */
 static void real_now(struct timespec *ts)
 {
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
+	nic_kernel_clock(CLOCK_MONOTONIC, ts);
 }
 
 static long us_between(const struct timespec *from, const struct timespec *to)

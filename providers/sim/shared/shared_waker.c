@@ -8,11 +8,12 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "shared_waker.h"
+
+#include "providers/sim/nic/nic_kernel.h"
 
 struct shared_waker {
 	struct nic_world       *world;
@@ -52,7 +53,7 @@ static bool waker_ready(void *arg)
  * --virtual-clock` the program's clock_gettime reads virtual time. */
 static void real_deadline(struct timespec *ts, long ms)
 {
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts);
+	nic_kernel_clock(CLOCK_MONOTONIC, ts);
 	ts->tv_nsec += ms * 1000000L;
 	while (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;

@@ -26,6 +26,20 @@ extern "C" {
 #include "providers/sim/nic/nic_kernel.h"
 }
 
+// The program's clock, as `fabsim run --virtual-clock` replaces it
+// (LD_PRELOAD): while `frozen` is set it reads one fixed instant.
+std::atomic<bool> frozen{false};
+
+extern "C" int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	if (frozen.load()) {
+		ts->tv_sec = 12345;
+		ts->tv_nsec = 0;
+		return 0;
+	}
+	return static_cast<int>(syscall(SYS_clock_gettime, id, ts));
+}
+
 namespace {
 
 pid_t Gettid()
@@ -312,6 +326,26 @@ TEST(NicKernel, FindsTheNewestThreadNotKnown)
 	stop = true;
 	a.join();
 	b.join();
+}
+
+// The scheduler times absences in real time; a program whose clock reads
+// virtual time must not stop that clock for it.
+TEST(NicKernel, TheKernelsClockIsNotTheProgramsClock)
+{
+	timespec program{}, before{}, after{};
+
+	frozen = true;
+	clock_gettime(CLOCK_MONOTONIC, &program);
+	nic_kernel_clock(CLOCK_MONOTONIC, &before);
+	usleep(2000);
+	nic_kernel_clock(CLOCK_MONOTONIC, &after);
+	frozen = false;
+	EXPECT_EQ(program.tv_sec, 12345);
+	EXPECT_NE(before.tv_sec, 12345);
+	const long long moved_ns =
+		(after.tv_sec - before.tv_sec) * 1000000000LL +
+		(after.tv_nsec - before.tv_nsec);
+	EXPECT_GE(moved_ns, 2000000);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include <sys/select.h>
 #include <thread>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/sim/scenario.h"
 
@@ -125,6 +126,55 @@ TEST(SleepLong, AWaitWithNoTimeoutWaitsForAThreadAwayForSeconds)
 	// The send's own completion, before the scenario closes its buffer.
 	EXPECT_EQ(fi_cq_sread(p.s.node(0).cq, &e, 1, nullptr, 1000), 1);
 	EXPECT_EQ(e.op_context, &p.c[2]);
+}
+
+// A thread that naps in a loop for something outside the fabric (fabtests'
+// fi_unexpected_msg retries its out-of-band connect() every 100 us, 100
+// times, while its peer needs the clock to move before it listens) does not
+// hold the clock as a sleeper does: it is taken out of time within
+// milliseconds, and a send completion another thread waits for arrives.
+TEST(Nap, AThreadNappingInALoopLetsTheClockMove)
+{
+	Scenario s{2, {{"FI_SIM_PRESET", "roce-100g"}}};
+	ASSERT_EQ(s.failure, "");
+	char abuf[64] = "nap", bbuf[64] = {}, spare[64] = {};
+	fi_context2 c[3];
+	fid_mr *ma = s.reg(0, abuf, sizeof(abuf), FI_SEND);
+	fid_mr *mb = s.reg(1, bbuf, sizeof(bbuf), FI_RECV);
+	fid_mr *ms = s.reg(0, spare, sizeof(spare), FI_RECV);
+	std::atomic<bool> entered{false}, done{false};
+	int naps = 0;
+
+	ASSERT_EQ(fi_recv(s.node(1).ep, bbuf, sizeof(bbuf), fi_mr_desc(mb),
+			  FI_ADDR_UNSPEC, &c[0]),
+		  0);
+	std::thread napper([&] {
+		// Known to the fabric from here on, then away from it.
+		EXPECT_EQ(fi_recv(s.node(0).ep, spare, sizeof(spare),
+				  fi_mr_desc(ms), FI_ADDR_UNSPEC, &c[1]),
+			  0);
+		entered = true;
+		while (!done) {
+			usleep(100);
+			naps++;
+		}
+	});
+	while (!entered)
+		std::this_thread::yield();
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_send(s.node(0).ep, abuf, 8, fi_mr_desc(ma),
+			  s.node(0).peers[1], &c[2]),
+		  0);
+	// The send completes once acknowledged: the clock must move.
+	EXPECT_EQ(fi_cq_sread(s.node(0).cq, &e, 1, nullptr, -1), 1);
+	done = true;
+	napper.join();
+	EXPECT_EQ(e.op_context, &c[2]);
+	// Held as a sleeper, it would have napped for NIC_ABSENT_MS (250 ms,
+	// some 1500 naps); a nap loop is let go after 2 ms of silence.
+	EXPECT_LT(naps, 300) << "the napping thread held the clock";
+	EXPECT_EQ(fi_cq_sread(s.node(1).cq, &e, 1, nullptr, 1000), 1);
+	EXPECT_STREQ(bbuf, "nap");
 }
 
 } // namespace

@@ -271,7 +271,8 @@ struct nic_thread {
 	nm_time_ns             deadline;
 	bool                   exited;     /* its kernel task is gone */
 	/* ABSENT: taken out while the kernel had it running (it computes, or
-	 * reads in a loop memory the NIC or another thread writes), and the
+	 * reads in a loop memory the NIC or another thread writes) or while
+	 * it napped in such a loop (NIC_NAP_US), and the
 	 * real time of the first news for its process since (0: none yet;
 	 * nic_sched.c, news_for_spinners). */
 	bool                   out_running;

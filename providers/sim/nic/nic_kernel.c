@@ -15,7 +15,9 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int (*clock_reader)(clockid_t id, struct timespec *ts);
@@ -201,6 +203,87 @@ bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 	 * not taken for blocked. */
 	return blocking_call(pid, tid, &call) &&
 	       waits_for_another_party(pid, &call, futex) &&
+	       nic_kernel_thread_state(pid, tid) == 'S';
+}
+
+/* Bytes of process `pid` at `addr` (a sleep's timespec or timeval). */
+static bool read_theirs(pid_t pid, uintptr_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)addr, len };
+
+	return addr && process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
+			       (ssize_t)len;
+}
+
+static long timespec_us(pid_t pid, uintptr_t addr)
+{
+	struct timespec ts;
+
+	if (!read_theirs(pid, addr, &ts, sizeof(ts)) || ts.tv_sec < 0 ||
+	    ts.tv_sec > 1000000)
+		return -1;
+	return (long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static long timeval_us(pid_t pid, uintptr_t addr)
+{
+	struct timeval tv;
+
+	if (!read_theirs(pid, addr, &tv, sizeof(tv)) || tv.tv_sec < 0 ||
+	    tv.tv_sec > 1000000)
+		return -1;
+	return (long)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+static long ms_us(int ms)
+{
+	return ms < 0 ? -1 : ms * 1000L;
+}
+
+/* How long the call sleeps at most, in microseconds; -1 when it is no
+ * nap (no time limit, a sleep until an instant, another call) or the
+ * length cannot be read. */
+static long nap_us(pid_t pid, const struct blocking_call *c)
+{
+	switch (c->nr) {
+	case SYS_nanosleep: /* request, remainder */
+		return timespec_us(pid, c->arg[0]);
+	case SYS_clock_nanosleep: /* clock, flags, request, remainder */
+		if (int_arg(c->arg[1]) & TIMER_ABSTIME)
+			return -1;
+		return timespec_us(pid, c->arg[2]);
+#ifdef SYS_poll
+	case SYS_poll: /* fds, nfds, timeout in ms */
+		return ms_us(int_arg(c->arg[2]));
+#endif
+	case SYS_ppoll: /* fds, nfds, timeout (NULL: none) */
+		return c->arg[2] ? timespec_us(pid, c->arg[2]) : -1;
+#ifdef SYS_select
+	case SYS_select: /* nfds, sets, timeout (NULL: none) */
+		return c->arg[4] ? timeval_us(pid, c->arg[4]) : -1;
+#endif
+	case SYS_pselect6:
+		return c->arg[4] ? timespec_us(pid, c->arg[4]) : -1;
+#ifdef SYS_epoll_wait
+	case SYS_epoll_wait: /* epfd, events, max, timeout in ms */
+#endif
+	case SYS_epoll_pwait:
+		return ms_us(int_arg(c->arg[3]));
+	default:
+		return -1;
+	}
+}
+
+bool nic_kernel_napping(pid_t pid, pid_t tid, long max_us)
+{
+	struct blocking_call call;
+	long us;
+
+	if (!blocking_call(pid, tid, &call))
+		return false;
+	us = nap_us(pid, &call);
+	return us >= 0 && us <= max_us &&
 	       nic_kernel_thread_state(pid, tid) == 'S';
 }
 

@@ -43,6 +43,12 @@ struct nic_futex_wait {
 bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 					 struct nic_futex_wait *futex);
 
+/* The thread is asleep in a short nap: a relative nanosleep or
+ * clock_nanosleep, or a poll, select or epoll wait with a timeout, of at
+ * most `max_us` microseconds. False when the call or its length cannot be
+ * read (another process's memory, where ptrace is restricted). */
+bool nic_kernel_napping(pid_t pid, pid_t tid, long max_us);
+
 /* The futex word of a thread of this process still holds what it held
  * when the thread went to sleep on it (false too when its memory is gone,
  * and so is the wait; true when the system refuses the read: it tells

@@ -328,6 +328,74 @@ TEST(NicKernel, FindsTheNewestThreadNotKnown)
 	b.join();
 }
 
+// A short sleep in a loop is a nap: a thread that looks for something
+// outside the fabric between naps (a connect() retried until a server
+// listens) is taken out of time as soon as one blocked on another party
+// (nic_sched.c, NIC_NAP_US). Sleeps longer than asked, and sleeps until an
+// instant, are not naps.
+TEST(NicKernel, ShortSleepsInALoopAreNaps)
+{
+	std::atomic<bool> stop{false};
+	const auto Napping = [](const Sleeper &t, long max_us) {
+		return nic_kernel_napping(getpid(), t.tid(), max_us);
+	};
+
+	{
+		Sleeper napper([&] {
+			while (!stop)
+				usleep(100);
+		});
+		EXPECT_TRUE(Eventually([&] { return Napping(napper, 500); }));
+		stop = true;
+	}
+	stop = false;
+	{
+		Sleeper selector([&] {
+			while (!stop) {
+				struct timeval tv = {0, 200};
+				select(0, nullptr, nullptr, nullptr, &tv);
+			}
+		});
+		EXPECT_TRUE(Eventually([&] { return Napping(selector, 500); }));
+		stop = true;
+	}
+	stop = false;
+	{
+		Sleeper ticker([&] {
+			while (!stop)
+				poll(nullptr, 0, 1);
+		});
+		EXPECT_TRUE(Eventually([&] { return Napping(ticker, 1000); }));
+		EXPECT_FALSE(Napping(ticker, 500)) << "a 1 ms tick is no 500 us nap";
+		stop = true;
+	}
+	{
+		Sleeper sleeper([] { usleep(300000); });
+
+		ASSERT_TRUE(Eventually([&] { return sleeper.Asleep(); }));
+		EXPECT_FALSE(Napping(sleeper, 500));
+		EXPECT_TRUE(Napping(sleeper, 1000000)) << "300 ms asked";
+	}
+	{
+		Sleeper until([] {
+			struct timespec at;
+
+			clock_gettime(CLOCK_MONOTONIC, &at);
+			at.tv_nsec += 300000000;
+			if (at.tv_nsec >= 1000000000) {
+				at.tv_sec++;
+				at.tv_nsec -= 1000000000;
+			}
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at,
+					nullptr);
+		});
+
+		ASSERT_TRUE(Eventually([&] { return until.Asleep(); }));
+		EXPECT_FALSE(Napping(until, 1000000000))
+			<< "a sleep until an instant";
+	}
+}
+
 // The scheduler times absences in real time; a program whose clock reads
 // virtual time must not stop that clock for it.
 TEST(NicKernel, TheKernelsClockIsNotTheProgramsClock)

@@ -165,7 +165,12 @@ struct match {
 
 /* Requested primary capabilities and their modifiers narrow the result;
  * secondary ones are kept only when asked for (and the offer has them), plus
- * the local/remote reach that describes the offer itself. */
+ * the local/remote reach that describes the offer itself, and FI_RMA_EVENT
+ * with RMA or atomics at the target where it is offered: fi_getinfo(3)
+ * lets a provider report secondary capabilities not asked for when they
+ * cost neither performance nor security, and a program that binds a
+ * counter for remote writes may not have asked (fabtests' fi_rma_bw -t
+ * counter; the sockets provider reports it too). */
 static uint64_t narrow_caps(uint64_t asked, uint64_t offered)
 {
 	uint64_t primary, mods, secondary;
@@ -177,6 +182,9 @@ static uint64_t narrow_caps(uint64_t asked, uint64_t offered)
 	mods = mods ? mods & offered : offered & FABSIM_CAP_MODIFIERS;
 	secondary = (asked & offered & FABSIM_SECONDARY_CAPS) |
 		    (offered & (FI_LOCAL_COMM | FI_REMOTE_COMM));
+	if ((primary & (FI_RMA | FI_ATOMIC)) &&
+	    (mods & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		secondary |= offered & FI_RMA_EVENT;
 	return primary | mods | secondary;
 }
 

@@ -134,6 +134,30 @@ std::vector<Row> rows()
 			 EXPECT_TRUE(i->caps & FI_DIRECTED_RECV);
 			 EXPECT_FALSE(i->caps & FI_MULTI_RECV);
 		 }},
+		// fi_getinfo(3): a provider "may optionally report non-selected
+		// secondary capabilities if doing so would not compromise
+		// performance or security": FI_RMA_EVENT, where offered, comes
+		// with RMA or atomics at the target (fabtests' fi_rma_bw -t
+		// counter binds a counter for remote writes without asking).
+		{"FI_RMA_EVENT comes with RMA at the target where offered", V,
+		 [](fi_info *h) { h->caps = FI_MSG | FI_RMA; }, 0,
+		 {STRICT, MSG},
+		 [](const fi_info *i) {
+			 bool offered = i->ep_attr->type == FI_EP_RDM;
+			 EXPECT_EQ(!!(i->caps & FI_RMA_EVENT), offered);
+			 EXPECT_EQ(!!(i->rx_attr->caps & FI_RMA_EVENT), offered);
+		 }},
+		{"... not for an initiator only", V,
+		 [](fi_info *h) { h->caps = FI_RMA | FI_WRITE | FI_READ; }, 0,
+		 {STRICT, MSG},
+		 [](const fi_info *i) {
+			 EXPECT_FALSE(i->caps & FI_RMA_EVENT);
+		 }},
+		{"... nor without RMA or atomics", V,
+		 [](fi_info *h) { h->caps = FI_TAGGED; }, 0, {STRICT},
+		 [](const fi_info *i) {
+			 EXPECT_FALSE(i->caps & FI_RMA_EVENT);
+		 }},
 		{"endpoint type MSG", V,
 		 [](fi_info *h) { h->ep_attr->type = FI_EP_MSG; }, 0, {MSG},
 		 [](const fi_info *i) {

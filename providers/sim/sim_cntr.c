@@ -176,7 +176,8 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	if (attr->events != FI_CNTR_EVENTS_COMP || attr->flags)
 		return -FI_EINVAL;
 	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
-	    attr->wait_obj != FI_WAIT_FD && attr->wait_obj != FI_WAIT_SET)
+	    attr->wait_obj != FI_WAIT_FD && attr->wait_obj != FI_WAIT_SET &&
+	    attr->wait_obj != FI_WAIT_YIELD)
 		return -FI_ENOSYS;
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr)

@@ -405,11 +405,13 @@ static struct fi_ops_cq cq_ops = {
 
 static int check_attr(struct fi_cq_attr *attr)
 {
-	/* A wait set is checked when the CQ joins it. */
+	/* A wait set is checked when the CQ joins it. FI_WAIT_YIELD waits
+	 * with no object, as the others do here: in virtual time (fi_cq(3):
+	 * "allows usage of fi_cq_sread and fi_cq_sreadfrom through a spin"). */
 	struct fi_cq_attr plain = *attr;
 	int ret;
 
-	if (attr->wait_obj == FI_WAIT_SET)
+	if (attr->wait_obj == FI_WAIT_SET || attr->wait_obj == FI_WAIT_YIELD)
 		plain.wait_obj = FI_WAIT_UNSPEC;
 	ret = fabsim_cq_check_attr(&sim_prov, &plain, FI_AFFINITY);
 	attr->format = plain.format;

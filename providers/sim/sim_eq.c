@@ -208,6 +208,7 @@ int sim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
 	case FI_WAIT_SET:
+	case FI_WAIT_YIELD:
 		break;
 	default:
 		return -FI_ENOSYS;

@@ -84,4 +84,54 @@ TEST(Cq, APeekLoopWithBlockingReadsLetsTheMessageArrive)
 			  << " peeks)";
 }
 
+// fi_cq(3), fi_cntr(3), fi_eq(3): FI_WAIT_YIELD waits "without a wait
+// object but instead yield on every wait", and allows the blocking reads
+// (fabtests' -c yield): they wait here as with FI_WAIT_UNSPEC, in virtual
+// time; there is no descriptor to get.
+TEST(Cq, WaitYieldAllowsBlockingReadsWithoutAWaitObject)
+{
+	Scenario s(2, {});
+	ASSERT_EQ(s.failure, "");
+	fi_cq_attr ca = {};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ca.wait_obj = FI_WAIT_YIELD;
+	fid_cq *cq = nullptr;
+	ASSERT_EQ(fi_cq_open(s.node(0).domain, &ca, &cq, nullptr), 0);
+	fi_cq_tagged_entry e;
+	EXPECT_EQ(fi_cq_sread(cq, &e, 1, nullptr, 5), -FI_EAGAIN);
+	int fd = -1;
+	EXPECT_EQ(fi_control(&cq->fid, FI_GETWAIT, &fd), -FI_ENODATA);
+	fi_wait_obj obj = FI_WAIT_NONE;
+	EXPECT_EQ(fi_control(&cq->fid, FI_GETWAITOBJ, &obj), 0);
+	EXPECT_EQ(obj, FI_WAIT_YIELD);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
+
+	fi_cntr_attr na = {};
+	na.events = FI_CNTR_EVENTS_COMP;
+	na.wait_obj = FI_WAIT_YIELD;
+	fid_cntr *cntr = nullptr;
+	ASSERT_EQ(fi_cntr_open(s.node(0).domain, &na, &cntr, nullptr), 0);
+	EXPECT_EQ(fi_cntr_add(cntr, 1), 0);
+	EXPECT_EQ(fi_cntr_wait(cntr, 1, 1000), 0);
+	EXPECT_EQ(fi_cntr_wait(cntr, 2, 5), -FI_ETIMEDOUT);
+	EXPECT_EQ(fi_close(&cntr->fid), 0);
+
+	fi_eq_attr qa = {};
+	qa.wait_obj = FI_WAIT_YIELD;
+	qa.flags = FI_WRITE;
+	fid_eq *eq = nullptr;
+	ASSERT_EQ(fi_eq_open(s.fabric(), &qa, &eq, nullptr), 0);
+	fi_eq_entry in = {}, out = {};
+	in.context = &in;
+	uint32_t event = 0;
+	ASSERT_EQ(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
+		  (ssize_t)sizeof(in));
+	EXPECT_EQ(fi_eq_sread(eq, &event, &out, sizeof(out), 1000, 0),
+		  (ssize_t)sizeof(out));
+	EXPECT_EQ(event, (uint32_t)FI_NOTIFY);
+	EXPECT_EQ(out.context, &in);
+	EXPECT_EQ(fi_eq_sread(eq, &event, &out, sizeof(out), 5, 0), -FI_EAGAIN);
+	EXPECT_EQ(fi_close(&eq->fid), 0);
+}
+
 } // namespace

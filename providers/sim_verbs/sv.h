@@ -77,9 +77,7 @@ struct sv_world {
 	struct sv_waitable *waitables;
 	struct shared_world *shared;   /* FI_SIM_FABRIC: one node of a shared
 					* fabric, this process's device */
-	uint64_t           posts;      /* completions and events handed in */
 	struct shared_waker *waker;    /* shared: see sv_world.c */
-	uint64_t           waker_seen; /* posts when the waker last looked */
 };
 
 extern struct sv_world sv_world;

@@ -378,7 +378,6 @@ static bool waitable_fini(struct sv_waitable *w)
 
 static void posted(void)
 {
-	sv_world.posts++;
 	nic_sched_posted(sv_world.nic);
 	update_all();
 }
@@ -390,35 +389,20 @@ static void posted(void)
  * event that brings this one a completion or a connection request: it can
  * only leave it on this process's list (nic_proc.c). The process's waker
  * (providers/sim/shared/shared_waker.h) waits inside the fabric for exactly
- * that and takes it in; here, after each of its waits (and whenever work
- * was handed in since the last), the descriptors are brought up to date.
- * It starts with the process's first channel (a completion channel or an
- * rdma_cm event channel): a program without one cannot be blocked in
- * poll() on our descriptors, and a waker woken at every post would only
- * take CPU time from its busy-polling threads (ibv_rc_pingpong across two
- * processes: ~1.4 ms per iteration with it, ~0.1 ms without). */
+ * that and takes it in: what it takes in calls posted(), which brings the
+ * descriptors up to date. Its wait itself never ends: a wait that ended at
+ * every post (the process's own included) looked, to the process's own
+ * threads, like a thread about to run, and the clock waited for the waker
+ * to get a CPU from the threads that poll — ~1.4 ms per iteration of
+ * `ib_send_lat -R` across two processes, as for any program that opens an
+ * rdma_cm event channel and polls its CQ. It starts with the process's
+ * first channel (a completion channel or an rdma_cm event channel): a
+ * program without one cannot be blocked in poll() on our descriptors. */
 
-static bool waker_ready(void *unused)
-{
-	(void)unused;
-	return sv_world.posts != sv_world.waker_seen;
-}
-
-static void waker_woke(void *unused)
-{
-	(void)unused;
-	update_all();
-	sv_world.waker_seen = sv_world.posts;
-}
-
-static const struct shared_waker_ops waker_ops = {
-	.ready = waker_ready,
-	.woke = waker_woke,
-};
+static const struct shared_waker_ops waker_ops = { 0 };
 
 static int waker_start(void)
 {
-	sv_world.waker_seen = sv_world.posts;
 	return shared_waker_start(sv_world.nic, &waker_ops, NULL,
 				  &sv_world.waker);
 }

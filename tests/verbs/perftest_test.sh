@@ -48,9 +48,15 @@ perf send_lat 127.0.0.1 ib_send_lat
 perf read_lat 127.0.0.1 ib_read_lat
 perf write_lat 127.0.0.1 ib_write_lat
 perf atomic_lat 127.0.0.1 ib_atomic_lat
-# Other transports, and connections made by rdma_cm (-R).
+# Other transports, and connections made by rdma_cm (-R). With -R the
+# client's first contact is its REQ, which a host whose process has not
+# joined yet (a busy machine may start the server late) leaves unanswered:
+# the clock, free to run, would time it out (UNREACHABLE) at once. So it
+# waits for both processes, as a launcher would say (FI_SIM_NODES).
 perf send_bw_ud 127.0.0.1 ib_send_bw -c UD
 perf write_bw_uc 127.0.0.1 ib_write_bw -c UC
+export FI_SIM_NODES=2
 perf send_bw_cm 10.0.0.1 ib_send_bw -R
 perf read_lat_cm 10.0.0.1 ib_read_lat -R
+unset FI_SIM_NODES
 exit $fail

@@ -9,7 +9,7 @@
  * advances only while no thread is running the program, that is while
  * every thread that uses the world is blocked in a wait, has just polled
  * and found nothing, or has stayed away from the fabric while the kernel
- * had it asleep — for NIC_ABSENT_MS of real time, or NIC_BLOCKED_MS when
+ * had it asleep — for NIC_ABSENT_MS of real time, or NIC_BLOCKED_US when
  * it sleeps waiting for another party (a socket, a pipe) — and is then
  * out of time until it calls again; one that computes keeps its place for
  * up to NIC_COMPUTING_MS, or NIC_SPIN_US once seen to wait by reading in a
@@ -289,7 +289,7 @@ static bool unseen_need_time(const struct nic_world *world,
 /* Real time a thread may stay out of the fabric and still hold the clock. */
 #define NIC_ABSENT_MS 250
 /* How often a thread held back by a running one looks again: often enough
- * to find it blocked outside the fabric soon after NIC_BLOCKED_MS (a
+ * to find it blocked outside the fabric soon after NIC_BLOCKED_US (a
  * program whose threads hand work to each other through a semaphore pays
  * that at every hand-over: rping, 200 round trips, 14.5 s with 10 ms, 4.9 s
  * with 1 ms), seldom enough to cost nothing. */
@@ -517,10 +517,14 @@ static bool computing(const struct nic_thread *t, long silent_ms)
  * clock run on meanwhile, nor one that waits a moment for the fabric. A
  * thread of this process asleep on a futex comes back into time as soon as
  * its word changes or the kernel wakes it (futex_woken): the thread that
- * wakes it does both before it calls into the fabric again. */
-#define NIC_BLOCKED_MS 2
+ * wakes it does both before it calls into the fabric again, so such a
+ * thread leaves time at once (rping's hand-offs cost 2 ms each, ~24 ms per
+ * round trip, before stop 21). Other waits keep the grace: what ends them
+ * may be a thread the fabric does not know (Open MPI's PMIx thread), and
+ * the clock stays while it answers within the grace. */
+#define NIC_BLOCKED_US 2000
 
-/* A nap no longer than this, in a thread silent for NIC_BLOCKED_MS, was
+/* A nap no longer than NIC_NAP_US, in a thread silent for NIC_NAPS_MS, was
  * not its first: it looks for something in a loop and naps in between
  * (fabtests' fi_unexpected_msg retries its out-of-band connect() every
  * 100 us, 100 times, while its peer needs the clock to move before it
@@ -529,6 +533,7 @@ static bool computing(const struct nic_thread *t, long silent_ms)
  * clock waits NIC_LANDING_HOLD_US for it to come back at that instant —
  * hence at most half of that. Longer sleeps keep the longer rule. */
 #define NIC_NAP_US 500
+#define NIC_NAPS_MS 2
 
 static bool napping(const struct nic_thread *t)
 {
@@ -791,7 +796,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 			 bool polling, struct timespec *real)
 {
 	bool out_running = false;
-	long silent_ms;
+	long silent_us, silent_ms;
 
 	/* Calls since we last looked: it is busy in the fabric, no need to
 	 * read the clock. Its silence is timed from the first look that finds
@@ -810,14 +815,18 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 		t->seen_at = *real;
 		return false;
 	}
-	silent_ms = ms_between(&t->seen_at, real);
-	if (t->spins && us_between(&t->seen_at, real) >= NIC_SPIN_US &&
-	    kernel_running(t)) {
+	silent_us = us_between(&t->seen_at, real);
+	silent_ms = silent_us / 1000;
+	if (t->spins && silent_us >= NIC_SPIN_US && kernel_running(t)) {
 		out_running = true;
-	} else if (silent_ms < NIC_BLOCKED_MS) {
-		return false;
+	} else if (silent_us < NIC_BLOCKED_US) {
+		/* One of this process asleep on a futex leaves at once: it
+		 * comes back at the instant its word changes (futex_woken). */
+		if (t->pid != nic_self_pid() || !blocked_elsewhere(world, t) ||
+		    !t->futex.word)
+			return false;
 	} else if (silent_ms < NIC_ABSENT_MS) {
-		if (napping(t)) {
+		if (silent_ms >= NIC_NAPS_MS && napping(t)) {
 			out_running = true;
 		} else if (!blocked_elsewhere(world, t)) {
 			if (!thread_exited(t))

@@ -158,6 +158,14 @@ if command -v rping >/dev/null; then
 	pair rping rping -s -a 10.0.0.1 -C 20 -v -- rping -c -a 10.0.0.1 -C 20 -v
 	n=$(grep -c "ping data: rdma-ping-" rping.client || true)
 	[ "$n" -eq 20 ] || { echo "FAIL: rping: the client saw $n pings, want 20"; cat rping.client; fail=1; }
+	# Its main thread waits on a semaphore for its CQ thread at every step,
+	# taken out of time by its own process: a trip nobody told of ends
+	# quietly too (it said "called in again" at every step, alone).
+	for side in server client; do
+		away=$(grep -c "blocked outside the fabric" rping.$side || true)
+		back=$(grep -c "called in again" rping.$side || true)
+		[ "$back" -le "$away" ] || { echo "FAIL: rping: $side told $back returns after $away trips out of time"; cat rping.$side; fail=1; }
+	done
 	# -q: QPs the program makes and moves itself (conn_param.qp_num,
 	# rdma_init_qp_attr, CONNECT_RESPONSE, rdma_establish). rping's client
 	# then destroys its event channel while its CM thread may still call

@@ -285,6 +285,9 @@ struct nic_thread {
 	/* ABSENT as such a spinner, or stepped out (nic_sched_step_out):
 	 * quietly, and blocked on no descriptor. */
 	bool                   away_untold;
+	/* ABSENT, and its AWAY was told: its return is told too (and only
+	 * then: a thread its own process took out of time, told nothing). */
+	bool                   away_told;
 	struct nic_thread     *next;
 };
 

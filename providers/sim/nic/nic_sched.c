@@ -122,7 +122,7 @@ static struct nic_thread *lookup(struct nic_world *world)
 				 * ends here: its AWAY must not stand alone in
 				 * the trace. */
 				if (t->state == NIC_THREAD_ABSENT &&
-				    !t->away_untold && world->proc_count > 1)
+				    t->away_told)
 					tell(world, t->proc, TR_EVENT_BACK);
 				init_entry(world, t, pid, me);
 			}
@@ -233,6 +233,7 @@ static void back_in_time(struct nic_world *world, struct nic_thread *t,
 		world->out_running--;
 	}
 	t->away_untold = false;
+	t->away_told = false;
 }
 
 void nic_sched_enter(struct nic_world *world)
@@ -243,7 +244,7 @@ void nic_sched_enter(struct nic_world *world)
 	t->was_polling = t->state == NIC_THREAD_POLLING;
 	t->entered_idle = idle_poller(t) && !nic_proc_has_calls(t->proc);
 	if (t->state == NIC_THREAD_ABSENT) {
-		if (world->proc_count > 1 && !t->away_untold)
+		if (t->away_told)
 			tell(world, t->proc, TR_EVENT_BACK);
 		back_in_time(world, t, true);
 	}
@@ -860,7 +861,8 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	t->away_untold = out_running && t->spins;
 	world->sched_changes++;
 	world->stats.threads_out_of_time++;
-	if (t->pid != nic_self_pid() && !t->away_untold)
+	t->away_told = t->pid != nic_self_pid() && !t->away_untold;
+	if (t->away_told)
 		tell(world, t->proc, TR_EVENT_AWAY);
 	return true;
 }

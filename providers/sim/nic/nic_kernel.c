@@ -206,7 +206,8 @@ bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 	       nic_kernel_thread_state(pid, tid) == 'S';
 }
 
-/* Bytes of process `pid` at `addr` (a sleep's timespec or timeval). */
+/* Bytes of process `pid` at `addr` (false, errno set, when it cannot be
+ * read). */
 static bool read_theirs(pid_t pid, uintptr_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len };
@@ -216,24 +217,20 @@ static bool read_theirs(pid_t pid, uintptr_t addr, void *buf, size_t len)
 			       (ssize_t)len;
 }
 
-static long timespec_us(pid_t pid, uintptr_t addr)
+/* A sleep's length in microseconds, read from the sleeper: a timespec
+ * (units_per_us 1000) or a timeval (1): both are seconds and a count of
+ * smaller units, in two longs. -1 when it cannot be read. */
+static long duration_us(pid_t pid, uintptr_t addr, long units_per_us)
 {
-	struct timespec ts;
+	long pair[2]; /* seconds, then nanoseconds or microseconds */
 
-	if (!read_theirs(pid, addr, &ts, sizeof(ts)) || ts.tv_sec < 0 ||
-	    ts.tv_sec > 1000000)
+	_Static_assert(sizeof(struct timespec) == sizeof(pair) &&
+			       sizeof(struct timeval) == sizeof(pair),
+		       "timespec and timeval are two longs");
+	if (!read_theirs(pid, addr, pair, sizeof(pair)) || pair[0] < 0 ||
+	    pair[0] > 1000000)
 		return -1;
-	return (long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static long timeval_us(pid_t pid, uintptr_t addr)
-{
-	struct timeval tv;
-
-	if (!read_theirs(pid, addr, &tv, sizeof(tv)) || tv.tv_sec < 0 ||
-	    tv.tv_sec > 1000000)
-		return -1;
-	return (long)tv.tv_sec * 1000000 + tv.tv_usec;
+	return pair[0] * 1000000 + pair[1] / units_per_us;
 }
 
 static long ms_us(int ms)
@@ -248,23 +245,23 @@ static long nap_us(pid_t pid, const struct blocking_call *c)
 {
 	switch (c->nr) {
 	case SYS_nanosleep: /* request, remainder */
-		return timespec_us(pid, c->arg[0]);
+		return duration_us(pid, c->arg[0], 1000);
 	case SYS_clock_nanosleep: /* clock, flags, request, remainder */
 		if (int_arg(c->arg[1]) & TIMER_ABSTIME)
 			return -1;
-		return timespec_us(pid, c->arg[2]);
+		return duration_us(pid, c->arg[2], 1000);
 #ifdef SYS_poll
 	case SYS_poll: /* fds, nfds, timeout in ms */
 		return ms_us(int_arg(c->arg[2]));
 #endif
 	case SYS_ppoll: /* fds, nfds, timeout (NULL: none) */
-		return c->arg[2] ? timespec_us(pid, c->arg[2]) : -1;
+		return c->arg[2] ? duration_us(pid, c->arg[2], 1000) : -1;
 #ifdef SYS_select
 	case SYS_select: /* nfds, sets, timeout (NULL: none) */
-		return c->arg[4] ? timeval_us(pid, c->arg[4]) : -1;
+		return c->arg[4] ? duration_us(pid, c->arg[4], 1) : -1;
 #endif
 	case SYS_pselect6:
-		return c->arg[4] ? timespec_us(pid, c->arg[4]) : -1;
+		return c->arg[4] ? duration_us(pid, c->arg[4], 1000) : -1;
 #ifdef SYS_epoll_wait
 	case SYS_epoll_wait: /* epfd, events, max, timeout in ms */
 #endif
@@ -290,14 +287,11 @@ bool nic_kernel_napping(pid_t pid, pid_t tid, long max_us)
 bool nic_kernel_futex_unchanged(const struct nic_futex_wait *futex)
 {
 	uint32_t now;
-	struct iovec local = { &now, sizeof(now) };
-	struct iovec remote = { (void *)futex->word, sizeof(now) };
 
 	/* Not a plain load: the word may live in memory freed since (a
 	 * condition variable on a stack), and then the wait is over. A read
 	 * the system refuses (ENOSYS, EPERM under a filter) tells nothing. */
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
-	    (ssize_t)sizeof(now))
+	if (!read_theirs(getpid(), futex->word, &now, sizeof(now)))
 		return errno != EFAULT;
 	return now == futex->value;
 }

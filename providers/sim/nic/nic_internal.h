@@ -293,7 +293,10 @@ struct nic_thread {
 
 struct nic_world {
 	fs_arena         *arena;      /* where the model's state lives (NULL: malloc) */
-	pthread_mutex_t   lock;
+	pthread_mutex_t   lock;       /* a world of one process */
+	/* A shared world's lock (nic_lock.c): its holder as pid << 32 | tid,
+	 * 0 when free. */
+	uint64_t          holder;
 	bool              locked;     /* a hint for pollers: someone holds it */
 	int               holder_cpu; /* ... and the CPU it runs on */
 	uint32_t          lock_waiters; /* threads asleep on the lock */
@@ -419,7 +422,7 @@ void nic_dma_deliver(struct nic_qp *qp, void *dst, const void *src,
 /* Queues len bytes for `qp`'s owner to write at dst (nic_proc.c). */
 void nic_call_copy(struct nic_qp *qp, void *dst, const void *src, size_t len);
 
-/* The lock was found abandoned by a dead process (EOWNERDEAD). */
+/* The lock was found abandoned by a thread that is gone. */
 void nic_world_owner_died(struct nic_world *world);
 
 /* Schedules fn at now + delay, ordered by the host where it happens. */

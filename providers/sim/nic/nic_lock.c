@@ -2,9 +2,9 @@
  * The world's lock, and how the pollers of a shared world spin around it.
  *
  * Every step of the model runs with the lock held. In one process it is a
- * plain mutex. A world that several processes share has a process-shared,
- * robust one (a process may die holding it), and its pollers never block
- * on it: a poll is one turn of the program's busy loop around fi_cq_read,
+ * plain mutex. A world that several processes share has one of its own
+ * that any process can take (and take from a process that died holding
+ * it), and its pollers never block on it: a poll is one turn of the program's busy loop around fi_cq_read,
  * and one that can find nothing new should cost no more than a look at a
  * cache line. So every hold ends by telling whether it may let a thread of
  * another process go on (the world's version moves: work or completions
@@ -18,8 +18,10 @@
  */
 #define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,18 +47,116 @@ static bool holder_here(const struct nic_world *world)
 		       sched_getcpu();
 }
 
-/* The mutex itself, whatever `locked` says: a holder that died left it
- * set, and only the mutex tells (EOWNERDEAD). */
+/* A shared world's lock is a word that names its holder (pid << 32 |
+ * tid), not a robust process-shared mutex: glibc's robust unlock is an
+ * atomic exchange, whose fence waits for every store of the hold that
+ * missed the cache (~0.45 µs per transfer across processes, BENCHMARKS.md),
+ * and it keeps a list inside the mutex. The word is released with a plain
+ * store; a holder that is gone is found by its name, where the robust
+ * mutex said EOWNERDEAD. */
+
+/* This thread's name for the word (0: not known yet, or forked since). */
+static __thread uint64_t my_name;
+
+static uint64_t me(void)
+{
+	if (!my_name)
+		my_name = (uint64_t)(uint32_t)nic_self_pid() << 32 |
+			  (uint32_t)syscall(SYS_gettid);
+	return my_name;
+}
+
+/* The half of the word that holds the tid: what a sleeper waits on. */
+static uint32_t *holder_tid_word(struct nic_world *world)
+{
+	return (uint32_t *)&world->holder +
+	       (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+}
+
+static bool take_free(struct nic_world *world)
+{
+	uint64_t free_word = 0;
+
+	return __atomic_compare_exchange_n(&world->holder, &free_word, me(),
+					   false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static bool holder_gone(uint64_t holder)
+{
+	pid_t pid = (pid_t)(holder >> 32), tid = (pid_t)(uint32_t)holder;
+	char state;
+
+	if (nic_kernel_process_gone(pid))
+		return true;
+	state = nic_kernel_thread_state(pid, tid);
+	return state == '-' || state == 'Z' || state == 'X';
+}
+
+/* The lock of a holder that is gone (it died in the middle of a step). */
+static bool take_abandoned(struct nic_world *world)
+{
+	uint64_t holder = __atomic_load_n(&world->holder, __ATOMIC_RELAXED);
+
+	if (!holder || !holder_gone(holder) ||
+	    !__atomic_compare_exchange_n(&world->holder, &holder, me(), false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	nic_world_owner_died(world);
+	return true;
+}
+
+/* The lock itself, whatever `locked` says: a holder that died left it
+ * set. */
 static bool trylock_mutex(struct nic_world *world)
 {
-	int ret = pthread_mutex_trylock(&world->lock);
-
-	if (ret == EOWNERDEAD)
-		nic_world_owner_died(world);
-	if (ret != 0 && ret != EOWNERDEAD)
+	if (world->version.shared ? !take_free(world)
+				  : pthread_mutex_trylock(&world->lock) != 0)
 		return false;
 	nic_world_held(world);
 	return true;
+}
+
+static bool trylock_or_take_abandoned(struct nic_world *world)
+{
+	if (trylock_mutex(world))
+		return true;
+	if (!take_abandoned(world))
+		return false;
+	nic_world_held(world);
+	return true;
+}
+
+/* A sleeper on a shared world's lock looks again after this long: the
+ * release does not fence, so it may miss that a sleeper came, and a holder
+ * may be gone. */
+#define NIC_LOCK_NAP_NS 1000000
+
+static void wait_shared(struct nic_world *world)
+{
+	__atomic_add_fetch(&world->lock_waiters, 1, __ATOMIC_SEQ_CST);
+	while (!trylock_or_take_abandoned(world)) {
+		uint64_t holder = __atomic_load_n(&world->holder,
+						  __ATOMIC_RELAXED);
+		struct timespec nap = {0, NIC_LOCK_NAP_NS};
+
+		if (holder)
+			syscall(SYS_futex, holder_tid_word(world), FUTEX_WAIT,
+				(uint32_t)holder, &nap, NULL, 0);
+	}
+	__atomic_sub_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
+}
+
+static void release(struct nic_world *world)
+{
+	if (!world->version.shared) {
+		pthread_mutex_unlock(&world->lock);
+		return;
+	}
+	__atomic_store_n(&world->holder, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&world->lock_waiters, __ATOMIC_RELAXED))
+		syscall(SYS_futex, holder_tid_word(world), FUTEX_WAKE, 1, NULL,
+			NULL, 0);
 }
 
 static bool trylock(struct nic_world *world)
@@ -90,7 +190,7 @@ static void unless_departed(struct nic_world *world)
 			     world, 1))
 		return;
 	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&world->lock);
+	release(world);
 	for (;;)
 		pause();
 }
@@ -117,12 +217,15 @@ void nic_world_lock(struct nic_world *world)
 			return;
 		}
 	}
-	__atomic_add_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
-	if (pthread_mutex_lock(&world->lock) == EOWNERDEAD)
-		nic_world_owner_died(world);
-	__atomic_sub_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
+	if (world->version.shared) {
+		wait_shared(world);
+	} else {
+		__atomic_add_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&world->lock);
+		__atomic_sub_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
+		nic_world_held(world);
+	}
 	unless_departed(world);
-	nic_world_held(world);
 }
 
 bool nic_world_trylock(struct nic_world *world)
@@ -150,7 +253,6 @@ void nic_world_owner_died(struct nic_world *world)
 	/* A process died in the middle of a step: the state may be half
 	 * changed. The world is marked so (nic_world_broken) and goes on:
 	 * nothing refuses a broken world yet (MULTIPROCESS.md). */
-	pthread_mutex_consistent(&world->lock);
 	world->broken = true;
 }
 
@@ -215,12 +317,13 @@ void nic_world_letting_go(struct nic_world *world)
 void nic_world_forget_poller(void)
 {
 	memset(&poller, 0, sizeof(poller));
+	my_name = 0;
 }
 
 void nic_world_unlock(struct nic_world *world)
 {
 	nic_world_letting_go(world);
-	pthread_mutex_unlock(&world->lock);
+	release(world);
 }
 
 /* This thread's last poll found nothing, and no hold since may have
@@ -291,7 +394,7 @@ bool nic_world_poll_lock(struct nic_world *world)
 	}
 	if (poller.misses % NIC_STALE_LOCK_MISSES == NIC_STALE_LOCK_MISSES - 1 &&
 	    __atomic_load_n(&world->locked, __ATOMIC_RELAXED) &&
-	    trylock_mutex(world)) {
+	    trylock_or_take_abandoned(world)) {
 		unless_departed(world);
 		poller.misses = 0;
 		return true;

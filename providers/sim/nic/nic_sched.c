@@ -547,8 +547,11 @@ static bool blocked_elsewhere(const struct nic_world *world,
 	if (!t->tid ||
 	    !nic_kernel_blocked_on_another_party(t->pid, t->tid, &t->futex))
 		return false;
-	/* Waiting for the world's lock is entering the fabric. */
-	return t->futex.word != (uintptr_t)&world->lock;
+	/* Waiting for the world's lock (on a half of world->holder) is
+	 * entering the fabric. */
+	uintptr_t lock = (uintptr_t)&world->holder;
+
+	return t->futex.word < lock || t->futex.word >= lock + sizeof(world->holder);
 }
 
 /* An absent thread of this process that was asleep on a futex and is

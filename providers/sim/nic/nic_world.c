@@ -81,19 +81,9 @@ int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
 	world->version.shared = arena != NULL;
 	world->cfg = *cfg;
 	world->transport = *transport;
-	if (arena) {
-		pthread_mutexattr_t attr;
-
-		/* Every process mapping the arena takes it; one dying with it
-		 * must not leave the others blocked. */
-		pthread_mutexattr_init(&attr);
-		pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-		pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-		pthread_mutex_init(&world->lock, &attr);
-		pthread_mutexattr_destroy(&attr);
-	} else {
+	/* A shared world's lock is world->holder (nic_lock.c). */
+	if (!arena)
 		pthread_mutex_init(&world->lock, NULL);
-	}
 	nic_sched_init(world);
 	ret = nm_engine_create_in(arena, &world->engine);
 	if (!ret)
@@ -152,7 +142,8 @@ void nic_world_destroy(struct nic_world *world)
 	fs_mem_free(world->arena, world->hosts);
 	fs_mem_free(world->arena, world->cm_comm_ids);
 	nic_sched_fini(world);
-	pthread_mutex_destroy(&world->lock);
+	if (!world->version.shared)
+		pthread_mutex_destroy(&world->lock);
 	fs_mem_free(world->arena, world);
 }
 

@@ -187,4 +187,65 @@ TEST_F(NicExit, APollerGetsTheLockOfAProcessThatDiedHoldingIt)
 	nic_world_unlock(world);
 }
 
+// A thread that takes the lock to post (no poll: it waits for it) gets it
+// from a process that died holding it, and the world says it is broken.
+TEST_F(NicExit, ALockerGetsTheLockOfAProcessThatDiedHoldingIt)
+{
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		nic_world_lock(world);
+		_exit(0);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_FALSE(nic_world_broken(world));
+	nic_world_lock(world);
+	EXPECT_TRUE(nic_world_broken(world));
+	nic_world_unlock(world);
+	// Released, it is free again: another process takes it at once.
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0)
+		_exit(nic_world_trylock(world) ? 0 : 1);
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// A thread asleep on the lock (past its spins) gets it when the holder,
+// another process, lets go.
+TEST_F(NicExit, ALockerAsleepOnTheLockGetsItWhenReleased)
+{
+	int go[2];
+	ASSERT_EQ(pipe(go), 0);
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		nic_world_lock(world);
+		char c = 'x';
+		(void)!write(report[1], &c, 1);
+		(void)!read(go[0], &c, 1);
+		nic_world_unlock(world);
+		_exit(0);
+	}
+	char c;
+	ASSERT_EQ(read(report[0], &c, 1), 1);
+	std::atomic<bool> got{false};
+	std::thread t([&] {
+		nic_world_lock(world);
+		got.store(true);
+		nic_world_unlock(world);
+	});
+	usleep(50000); // long past its spins: asleep
+	EXPECT_FALSE(got.load());
+	ASSERT_EQ(write(go[1], "g", 1), 1);
+	t.join();
+	EXPECT_TRUE(got.load());
+	EXPECT_FALSE(nic_world_broken(world));
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	close(go[0]);
+	close(go[1]);
+}
+
 }  // namespace

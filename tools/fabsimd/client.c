@@ -456,6 +456,20 @@ void fabsimd_detach(struct fabsimd_session *s)
 	free(s);
 }
 
+int fabsimd_adopt(struct fabsimd_session *s, uint32_t node, pid_t pid)
+{
+	struct fabsimd_msg m;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	if (s->lost)
+		return -ENOTCONN;
+	fabsimd_msg_init(&m, FABSIMD_MSG_ADOPT);
+	m.node = node;
+	m.pid = pid;
+	return send_request(s->fd, &m);
+}
+
 /* A connection to a running coordinator, or -ENOENT with its message. */
 static int connect_running(const struct fabsimd_paths *p, char *err,
 			   size_t errlen)

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -36,6 +37,9 @@ struct conn {
 	pid_t pid;
 	uid_t uid;
 	uint64_t since_ms;
+	/* A member that attached before this coordinator started (fd -1):
+	 * known from another member, watched through its pidfd only. */
+	bool adopted;
 	char prog[FABSIMD_PROG_MAX];
 };
 
@@ -116,7 +120,7 @@ static void notify(struct daemon *d, int type, const struct conn *about,
 	for (size_t i = 0; i < CONN_MAX; i++) {
 		struct conn *c = &d->conn[i];
 
-		if (c->role != CONN_MEMBER || c == except)
+		if (c->role != CONN_MEMBER || c == except || c->fd < 0)
 			continue;
 		/* A member that has closed its end (leaving, as the ranks of
 		 * an MPI job do together) hears nothing more: its own going
@@ -133,7 +137,11 @@ static void member_gone(struct daemon *d, struct conn *c, bool clean)
 {
 	uint64_t held = fabsimd_now_ms() - c->since_ms;
 
-	if (clean)
+	if (c->adopted)
+		fabsimd_log_fd(d->log_fd, "node %u (pid %d, %s) ended; it had "
+			       "attached before this coordinator started",
+			       c->node, c->pid, c->prog);
+	else if (clean)
 		fabsimd_log_fd(d->log_fd, "node %u (pid %d, %s) left after "
 			       "%llu.%03llu s", c->node, c->pid, c->prog,
 			       (unsigned long long)(held / 1000),
@@ -143,6 +151,83 @@ static void member_gone(struct daemon *d, struct conn *c, bool clean)
 			       "detaching", c->node, c->pid, c->prog);
 	notify(d, clean ? FABSIMD_MSG_LEFT : FABSIMD_MSG_DIED, c, c);
 	close_conn(d, c);
+}
+
+/* A program name fit for one line of the log. */
+static void set_prog(struct conn *c, const char *prog)
+{
+	snprintf(c->prog, sizeof(c->prog), "%s", prog);
+	for (char *s = c->prog; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* The name the kernel gives a process (its comm), or "?". */
+static void kernel_name(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* A member tells of a process that attached before this coordinator
+ * started (the one before was killed) and still runs node `in->node`: it
+ * is listed, and kept until it ends, as a member, though it has no
+ * connection here to say goodbye on. */
+static void adopt(struct daemon *d, const struct conn *from,
+		  const struct fabsimd_msg *in)
+{
+	char path[64], name[FABSIMD_PROG_MAX];
+	struct conn *c = NULL;
+	struct stat st;
+	int pidfd;
+
+	for (size_t i = 0; i < CONN_MAX; i++) {
+		const struct conn *o = &d->conn[i];
+
+		if (o->role == CONN_MEMBER &&
+		    (o->pid == in->pid || o->node == in->node))
+			return; /* known, or its node is someone else's now */
+		if (o->role == CONN_FREE && !c)
+			c = &d->conn[i];
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)in->pid);
+	if (!c || d->stopping || d->members >= FABSIMD_MEMBERS_MAX ||
+	    in->pid <= 0 || stat(path, &st) || st.st_uid != from->uid)
+		return;
+	pidfd = (int)syscall(SYS_pidfd_open, in->pid, 0);
+	if (pidfd < 0)
+		return; /* ended already, or nothing could tell when it ends */
+	kernel_name(in->pid, name, sizeof(name));
+	c->role = CONN_MEMBER;
+	c->fd = -1;
+	c->pidfd = pidfd;
+	c->node = in->node;
+	c->pid = in->pid;
+	c->uid = from->uid;
+	c->since_ms = fabsimd_now_ms();
+	c->adopted = true;
+	set_prog(c, name);
+	d->conns++;
+	d->members++;
+	d->ever_attached = true;
+	fabsimd_log_fd(d->log_fd, "node %u (pid %d, %s) attached before this "
+		       "coordinator started (pid %d says); %zu member%s",
+		       c->node, c->pid, c->prog, from->pid, d->members,
+		       d->members == 1 ? "" : "s");
 }
 
 static void hello(struct daemon *d, struct conn *c, const struct fabsimd_msg *in)
@@ -162,8 +247,13 @@ static void hello(struct daemon *d, struct conn *c, const struct fabsimd_msg *in
 			 FABSIMD_MEMBERS_MAX);
 	}
 	for (size_t i = 0; i < CONN_MAX && !out.status; i++) {
-		const struct conn *o = &d->conn[i];
+		struct conn *o = &d->conn[i];
 
+		/* Known from another member, it attaches itself again. */
+		if (o->role == CONN_MEMBER && o->adopted && o->pid == c->pid) {
+			close_conn(d, o);
+			continue;
+		}
 		if (o->role == CONN_MEMBER && o->node == in->node) {
 			out.status = -EADDRINUSE;
 			snprintf(out.text, sizeof(out.text),
@@ -182,11 +272,10 @@ static void hello(struct daemon *d, struct conn *c, const struct fabsimd_msg *in
 	c->role = CONN_MEMBER;
 	c->node = in->node;
 	c->since_ms = fabsimd_now_ms();
-	memcpy(c->prog, in->prog, sizeof(c->prog));
-	c->prog[sizeof(c->prog) - 1] = '\0';
-	for (char *s = c->prog; *s; s++) /* one line per event in the log */
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	char prog[FABSIMD_PROG_MAX];
+	memcpy(prog, in->prog, sizeof(prog));
+	prog[sizeof(prog) - 1] = '\0';
+	set_prog(c, prog);
 	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
 	d->members++;
 	d->ever_attached = true;
@@ -298,6 +387,9 @@ static void readable(struct daemon *d, struct conn *c)
 		break;
 	case -FABSIMD_MSG_BYE:
 		member_gone(d, c, true);
+		break;
+	case -FABSIMD_MSG_ADOPT:
+		adopt(d, c, &m);
 		break;
 	case FABSIMD_MSG_STATUS:
 	case -FABSIMD_MSG_STATUS:

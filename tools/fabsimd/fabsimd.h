@@ -91,6 +91,14 @@ int fabsimd_next_notice(struct fabsimd_session *session,
  * session. NULL is ignored. */
 void fabsimd_detach(struct fabsimd_session *session);
 
+/* Tells the coordinator of a process that runs node `node` of the fabric
+ * but attached before this coordinator started (its predecessor was
+ * killed): the coordinator lists it and watches its process as a member's
+ * (it stays while that process runs). One it knows already, one of
+ * another user or one that has ended is ignored. 0 or -errno (the
+ * message could not be sent). */
+int fabsimd_adopt(struct fabsimd_session *session, uint32_t node, pid_t pid);
+
 /* What the coordinator of `fabric` knows. -ENOENT (and "no fabric NAME is
  * running") when none runs. */
 int fabsimd_status(const char *fabric, struct fabsimd_status *out, char *err,

@@ -34,6 +34,9 @@ enum fabsimd_msg_type {
 	FABSIMD_MSG_STOP_REPLY,  /* coord -> client: pid, value = members */
 	FABSIMD_MSG_PERSIST,     /* client -> coord: stay until stopped */
 	FABSIMD_MSG_PERSIST_REPLY, /* coord -> client: pid, flags = was */
+	FABSIMD_MSG_ADOPT,       /* member -> coord: node, pid of a process
+				  * that attached before the coordinator
+				  * started */
 };
 
 struct fabsimd_msg {

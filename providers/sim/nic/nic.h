@@ -220,6 +220,16 @@ bool nic_world_records_as(const struct nic_world *world,
 /* Its trace file or files, in words. */
 void nic_world_record_where(const struct nic_world *world, char *buf,
 			    size_t len);
+/* Another process attached to a shared world, and the host it runs. */
+struct nic_member {
+	pid_t    pid;
+	uint32_t host;
+};
+/* The other processes that run a host of the world and have not left
+ * (lock held): up to `max` of them in out[]; how many there are. */
+size_t nic_world_members(struct nic_world *world, struct nic_member *out,
+			 size_t max);
+
 /* Whether processes other than this one still use the world (lock held). */
 bool nic_world_others_present(struct nic_world *world);
 /* This process stops writing the files of a world others go on recording

@@ -442,6 +442,29 @@ void nic_proc_leave(struct nic_world *world)
 	self->gone = true;
 }
 
+size_t nic_world_members(struct nic_world *world, struct nic_member *out,
+			 size_t max)
+{
+	pid_t me = nic_self_pid();
+	size_t n = 0;
+
+	for (struct nic_proc *p = world->procs; p; p = p->next) {
+		if (p->pid == me || p->gone)
+			continue;
+		for (uint32_t h = 0; h < world->host_count; h++) {
+			const struct nic *nic = world->hosts[h];
+
+			if (!nic || nic->owner != p || nic->dead)
+				continue;
+			if (n < max)
+				out[n] = (struct nic_member){ p->pid, h };
+			n++;
+			break;
+		}
+	}
+	return n;
+}
+
 bool nic_world_others_present(struct nic_world *world)
 {
 	pid_t me = nic_self_pid();

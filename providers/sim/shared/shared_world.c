@@ -290,6 +290,24 @@ static void allow_peers(void)
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 }
 
+/* The coordinator learns of the processes that run on the fabric from
+ * before it started (a coordinator that was killed was replaced): it lists
+ * them and stays while they run. One that knows them ignores this. */
+static void introduce_earlier_members(struct shared_world *sw,
+				      struct nic_world *world)
+{
+	struct nic_member members[FABSIMD_MEMBERS_MAX];
+	size_t n;
+
+	nic_world_lock(world);
+	n = nic_world_members(world, members, FABSIMD_MEMBERS_MAX);
+	nic_world_unlock(world);
+	if (n > FABSIMD_MEMBERS_MAX)
+		n = FABSIMD_MEMBERS_MAX;
+	for (size_t i = 0; i < n; i++)
+		fabsimd_adopt(sw->session, members[i].host, members[i].pid);
+}
+
 int shared_world_attach(const char *fabric, const nm_config *cfg,
 			const struct nic_transport_params *transport,
 			const struct nic_record_params *record,
@@ -339,6 +357,7 @@ int shared_world_attach(const char *fabric, const nm_config *cfg,
 	/* The others now wait for this process when it runs. */
 	nic_sched_enter(*world);
 	nic_world_unlock(*world);
+	introduce_earlier_members(sw, *world);
 	*out = sw;
 	return 0;
 fail:

@@ -494,6 +494,81 @@ TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
 	fabsimd_detach(b);
 }
 
+// A coordinator killed while members run: the next process to join starts
+// a new one and tells it of the members from before (it knows them from the
+// fabric's memory); the new coordinator lists them, stays while they run,
+// and logs their end.
+TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
+{
+	const char *f = fabric("adopt");
+	pid_t earlier = member_child(f, 1, false);
+	ASSERT_GT(earlier, 0);
+	struct fabsimd_status st;
+	char err[512] = "";
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	pid_t old = st.pid;
+	ASSERT_EQ(kill(old, SIGKILL), 0);
+	ASSERT_TRUE(wait_until([&] { return gone(old); }, 5000));
+
+	fabsimd_session *b = attach(f, 2);
+	ASSERT_NE(b, nullptr);
+	ASSERT_NE(fabsimd_session_coordinator(b), old);
+	ASSERT_EQ(fabsimd_adopt(b, 1, earlier), 0);
+	// Told twice (every newcomer tells): listed once.
+	ASSERT_EQ(fabsimd_adopt(b, 1, earlier), 0);
+	auto listed = [&](pid_t pid, uint32_t node) {
+		if (fabsimd_status(f, &st, err, sizeof(err)))
+			return false;
+		for (uint32_t i = 0; i < st.count; i++)
+			if (st.members[i].pid == pid && st.members[i].node == node)
+				return true;
+		return false;
+	};
+	ASSERT_TRUE(wait_until([&] { return listed(earlier, 1); }, 5000)) << err;
+	EXPECT_EQ(st.count, 2u);
+	// Its node is taken.
+	fabsimd_member_info me = { 1, "late" };
+	fabsimd_session *dup = nullptr;
+	EXPECT_EQ(fabsimd_attach(f, &me, &dup, err, sizeof(err)), -EADDRINUSE);
+
+	// It ends: the coordinator sees it through its pidfd.
+	ASSERT_EQ(kill(earlier, SIGKILL), 0);
+	EXPECT_EQ(reap(earlier), 128 + SIGKILL);
+	ASSERT_TRUE(wait_until([&] {
+		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 1;
+	}, 5000));
+	EXPECT_TRUE(listed(getpid(), 2));
+	fabsimd_detach(b);
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_NE(log.find("node 1 (pid " + std::to_string(earlier) +
+			   ", lifecycle_test) attached before this coordinator "
+			   "started"), std::string::npos) << log;
+	EXPECT_NE(log.find("node 1 (pid " + std::to_string(earlier) +
+			   ", lifecycle_test) ended"), std::string::npos) << log;
+}
+
+// A process that is not on the fabric's memory cannot be made a member by
+// naming it: one that has ended is ignored.
+TEST_F(FabricTest, AnEndedProcessIsNotAdopted)
+{
+	const char *f = fabric("adoptgone");
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0)
+		_exit(0);
+	ASSERT_EQ(reap(child), 0);
+	fabsimd_session *b = attach(f, 2);
+	ASSERT_NE(b, nullptr);
+	ASSERT_EQ(fabsimd_adopt(b, 1, child), 0);
+	EXPECT_EQ(fabsimd_adopt(b, 1, 0), -EINVAL);
+	struct fabsimd_status st;
+	char err[256];
+	usleep(100000);
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(st.count, 1u);
+	fabsimd_detach(b);
+}
+
 TEST_F(FabricTest, PersistentStartStaysUntilStop)
 {
 	const char *f = fabric("keep");

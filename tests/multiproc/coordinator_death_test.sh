@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The fabric's coordinator (fabsimd) killed while processes run on the
+# fabric: they go on, and the next process to join starts a new
+# coordinator that lists them too (the newcomer tells it of the processes
+# it finds in the fabric's memory), stays while they run, and removes the
+# fabric's shared memory when the last of them has ended.
+set -euo pipefail
+peer="$TEST_SRCDIR/fabsim/tests/multiproc/msg_peer"
+fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
+cd "$TEST_TMPDIR"
+. "$TEST_SRCDIR/fabsim/tests/multiproc/shell_util.sh"
+sanitizer_env "$peer"
+export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run" FI_PROVIDER=sim
+# Unique: pids repeat across sandboxes, and /dev/shm is shared.
+fabric="cd$$x$RANDOM$RANDOM"
+export FI_SIM_FABRIC="$fabric"
+port=$(free_port)
+pids=()
+cleanup() { kill -9 "${pids[@]}" 2>/dev/null || true; }
+trap cleanup EXIT
+
+FI_SIM_NODE=0 "$peer" server $port >server.out 2>&1 &
+spid=$!; pids+=($spid)
+sleep 0.5
+FI_SIM_NODE=1 "$peer" holder $port >holder.out 2>&1 &
+hpid=$!; pids+=($hpid)
+for _ in $(seq 100); do grep -q connected holder.out && break; sleep 0.1; done
+grep -q connected holder.out || { echo "FAIL: no connection"; cat server.out holder.out; exit 1; }
+
+ls /dev/shm | grep -q -- "-$fabric\$" || { echo "FAIL: no shared memory for the fabric"; ls /dev/shm; exit 1; }
+old=$("$fabsim" fabric status "$fabric" | awk '/coordinator pid/ { print $5 }' | tr -d ,)
+[ -n "$old" ] || { echo "FAIL: no coordinator pid in the status"; "$fabsim" fabric status "$fabric"; exit 1; }
+kill -9 "$old"
+for _ in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+if "$fabsim" fabric status "$fabric" >status0.out 2>&1; then
+	echo "FAIL: a killed coordinator still answers"; cat status0.out; exit 1
+fi
+
+# A newcomer on node 2 (a server nobody connects to) starts a new one.
+port2=$(free_port)
+FI_SIM_NODE=2 "$peer" server $port2 >late.out 2>&1 &
+lpid=$!; pids+=($lpid)
+listed=""
+for _ in $(seq 100); do
+	if "$fabsim" fabric status "$fabric" >status.out 2>&1 &&
+	   grep -q "members" status.out && [ "$(grep -cE '^  [0-9]+ ' status.out)" = 3 ]; then
+		listed=1; break
+	fi
+	sleep 0.1
+done
+[ -n "$listed" ] || { echo "FAIL: the new coordinator does not list three members"; cat status.out; exit 1; }
+for want in "0 $spid" "1 $hpid" "2 $lpid"; do
+	set -- $want
+	awk -v n="$1" -v p="$2" '$1 == n && $2 == p { found = 1 } END { exit !found }' status.out ||
+		{ echo "FAIL: node $1 (pid $2) is not listed"; cat status.out; exit 1; }
+done
+new=$(awk '/coordinator pid/ { print $5 }' status.out | tr -d ,)
+[ "$new" != "$old" ] || { echo "FAIL: the same coordinator"; exit 1; }
+grep -q "node 0 (pid $spid, msg_peer) attached before this coordinator started" "$FABSIM_RUNTIME_DIR/$fabric.log" ||
+	{ echo "FAIL: the log does not say so"; cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1; }
+
+# The earlier ones end first: the coordinator stays for the newcomer.
+kill -9 $hpid $spid; wait $hpid $spid 2>/dev/null || true
+sleep 0.3
+"$fabsim" fabric status "$fabric" >status2.out 2>&1 ||
+	{ echo "FAIL: the coordinator left with a member running"; cat status2.out; exit 1; }
+kill -9 $lpid; wait $lpid 2>/dev/null || true
+for _ in $(seq 50); do kill -0 "$new" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$new" 2>/dev/null; then
+	echo "FAIL: the coordinator stays with nobody left"; exit 1
+fi
+if ls /dev/shm | grep -q -- "-$fabric\$"; then
+	echo "FAIL: the fabric's shared memory is left"; ls /dev/shm; exit 1
+fi
+grep -q "exit: the last member left; socket and shared memory removed" "$FABSIM_RUNTIME_DIR/$fabric.log" ||
+	{ echo "FAIL: no clean exit in the log"; cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1; }
+echo PASS

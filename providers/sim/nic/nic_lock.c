@@ -266,18 +266,23 @@ static __thread struct {
 	uint64_t        idle_in;  /* the world it left as an idle poller */
 	unsigned        skips;    /* polls that did not look */
 	unsigned        misses;   /* polls in a row that did not lock */
-	struct timespec since;    /* real time of the first of them */
+	/* Real time since its polls got nowhere: they did not lock, or
+	 * locked and found the clock held by a thread of another process
+	 * ({0}: they got somewhere last time). */
+	struct timespec fruitless_since;
 } poller;
 
 /* Polls skipped in a row before one looks anyway. */
 #define NIC_QUIET_SKIPS 256
-/* Real time a poller spins without taking the lock before it gives its
+/* Real time a poller spins without getting anywhere before it gives its
  * CPU away: the thread that has work may be waiting for this very CPU. */
 #define NIC_SPIN_YIELD_US 20
 /* Pauses per poll that did not look: the holder may run on a hyperthread
  * of the same core, which every turn of a spinner's loop slows down (8
  * measured faster than 1 and than 32, fi_pingpong across processes). */
 #define NIC_MISS_PAUSES 8
+
+static void still_fruitless(void);
 
 static void publish(struct nic_world *world)
 {
@@ -288,6 +293,15 @@ static void publish(struct nic_world *world)
 				 __ATOMIC_RELAXED);
 	bool changes = world->sched_changes != world->published_changes;
 
+	/* A poll that found nothing it could run (look_later) got nowhere:
+	 * with more processes than CPUs, one that locks every few
+	 * microseconds must still give its CPU away to the thread the clock
+	 * waits for (runnable, but behind this one), not only one that
+	 * spins on a held lock. */
+	if (world->look_later)
+		still_fruitless();
+	else
+		poller.fruitless_since = (struct timespec){ 0 };
 	poller.identity = world->look_later ? world->version.identity : 0;
 	poller.idle_in = world->left_polling ? world->version.identity : 0;
 	if (world->stir || changes)
@@ -358,12 +372,26 @@ static long us_between(const struct timespec *from, const struct timespec *to)
 	       (to->tv_nsec - from->tv_nsec) / 1000;
 }
 
-/* A poll that did not take the lock. The real clock is the kernel's: under
- * `fabsim run --virtual-clock` the program's reads virtual time. */
-static void missed(const struct nic_world *world)
+/* This thread's poll got nowhere again: past NIC_SPIN_YIELD_US of that,
+ * it gives its CPU away. The real clock is the kernel's: under `fabsim run
+ * --virtual-clock` the program's reads virtual time. */
+static void still_fruitless(void)
 {
 	struct timespec now;
 
+	nic_kernel_clock(CLOCK_MONOTONIC, &now);
+	if (!poller.fruitless_since.tv_sec && !poller.fruitless_since.tv_nsec) {
+		poller.fruitless_since = now;
+	} else if (us_between(&poller.fruitless_since, &now) >=
+		   NIC_SPIN_YIELD_US) {
+		sched_yield();
+		poller.fruitless_since = now;
+	}
+}
+
+/* A poll that did not take the lock. */
+static void missed(const struct nic_world *world)
+{
 	for (int r = 0; r < NIC_MISS_PAUSES; r++)
 		nic_cpu_relax();
 	if (poller.misses++ % 64)
@@ -373,13 +401,7 @@ static void missed(const struct nic_world *world)
 		sched_yield();
 		return;
 	}
-	nic_kernel_clock(CLOCK_MONOTONIC, &now);
-	if (poller.misses == 1) {
-		poller.since = now;
-	} else if (us_between(&poller.since, &now) >= NIC_SPIN_YIELD_US) {
-		sched_yield();
-		poller.since = now;
-	}
+	still_fruitless();
 }
 
 /* Polls that find the lock held, in a row, before one tries the mutex all

@@ -54,6 +54,8 @@ for want in "0 $spid" "1 $hpid" "2 $lpid"; do
 	awk -v n="$1" -v p="$2" '$1 == n && $2 == p { found = 1 } END { exit !found }' status.out ||
 		{ echo "FAIL: node $1 (pid $2) is not listed"; cat status.out; exit 1; }
 done
+order=$(awk '/^  [0-9]+ / { printf "%s ", $1 }' status.out)
+[ "$order" = "0 1 2 " ] || { echo "FAIL: members not listed by node: $order"; cat status.out; exit 1; }
 new=$(awk '/coordinator pid/ { print $5 }' status.out | tr -d ,)
 [ "$new" != "$old" ] || { echo "FAIL: the same coordinator"; exit 1; }
 grep -q "node 0 (pid $spid, msg_peer) attached before this coordinator started" "$FABSIM_RUNTIME_DIR/$fabric.log" ||

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabsimd/fabsimd.h"
@@ -41,6 +42,14 @@ static void seconds(char *buf, size_t len, uint64_t ms)
 			 (unsigned long long)(ms / 60000 % 60));
 }
 
+static int by_node(const void *a, const void *b)
+{
+	uint32_t x = ((const struct fabsimd_member_status *)a)->node;
+	uint32_t y = ((const struct fabsimd_member_status *)b)->node;
+
+	return (x > y) - (x < y);
+}
+
 static int status(const char *fabric, FILE *out)
 {
 	static struct fabsimd_status st; /* 12 KiB: off the stack */
@@ -51,6 +60,9 @@ static int status(const char *fabric, FILE *out)
 		fprintf(stderr, "fabsim fabric status: %s\n", err);
 		return 1;
 	}
+	/* In the coordinator's order, members that join fill the places of
+	 * those that left. */
+	qsort(st.members, st.count, sizeof(st.members[0]), by_node);
 	seconds(up, sizeof(up), st.uptime_ms);
 	fprintf(out, "fabric %s: coordinator pid %d, %s, up %s, %zu member%s\n",
 		fabric, (int)st.pid,

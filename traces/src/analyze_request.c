@@ -92,7 +92,10 @@ static bool arrives_late(const tr_flow *f, uint32_t psn, int32_t d)
 }
 
 /* A resend is legitimate after a NAK, after a timeout (the PSN was not yet acknowledged) or when
- * the trace says so; resending acknowledged data is not. */
+ * the trace says so; resending acknowledged data is not, when the requester got the ACK. Only a
+ * fabsim trace (it has marker frames) says so: it marks every packet sent again. A capture taken
+ * anywhere else than at the requester sees ACKs that may be lost after it, and the requester then
+ * rightly sends again what the capture saw acknowledged. */
 static void resent(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 {
 	const tr_packet *p = &rec->pkt;
@@ -105,7 +108,7 @@ static void resent(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 			      p->psn, (f->req_next - 1) & TR_PSN_MASK);
 		return;
 	}
-	if (!(rec->mark.flags & TR_RETRANSMIT) && !f->nak_seen && f->acked &&
+	if (a->s->markers && !(rec->mark.flags & TR_RETRANSMIT) && !f->nak_seen && f->acked &&
 	    tr_psn_diff(f->acked_psn, p->psn) <= 0)
 		tr_an_problem(a, rec, p->bth_off + 9,
 			      "PSN %u sent again although acknowledged (ACKs reached PSN %u) and "

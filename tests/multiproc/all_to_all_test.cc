@@ -46,7 +46,12 @@ FabricRun RunFabric(int nodes, int messages, size_t size,
 			setenv("FI_SIM_NODE", std::to_string(i).c_str(), 1);
 			setenv("FI_SIM_NODES", std::to_string(nodes).c_str(), 1);
 			setenv("FABSIM_RUNTIME_DIR", dir.c_str(), 1);
-			if (nodes > 2) {
+			bool own_topology = std::any_of(
+				extra_env.begin(), extra_env.end(),
+				[](const std::string &kv) {
+					return kv.rfind("FI_SIM_CONFIG=", 0) == 0;
+				});
+			if (nodes > 2 && !own_topology) {
 				setenv("FI_SIM_TOPOLOGY_KIND", "star", 1);
 				setenv("FI_SIM_TOPOLOGY_HOSTS",
 				       std::to_string(nodes).c_str(), 1);
@@ -265,6 +270,44 @@ void ExpectNodeThreeKilledAndTimedOut(const FabricRun &run)
 			  std::string::npos)
 			<< run.lines[i];
 	}
+}
+
+// A launcher's job larger than the configured star (here 3 processes, a
+// star of 2 hosts from a config file): the star grows to the job, one host
+// per process, rather than refusing the ranks past its size; a size fixed
+// by FI_SIM_TOPOLOGY_HOSTS stays, and the rank past it is refused.
+TEST(AllToAll, AJobLargerThanTheStarGrowsIt)
+{
+	std::string cfg_dir = multiproc::TempDir("star");
+	std::string cfg = cfg_dir + "/star2.json";
+	FILE *f = fopen(cfg.c_str(), "w");
+	ASSERT_NE(f, nullptr);
+	fputs("{\"topology\": {\"kind\": \"star\", \"hosts\": 2}}\n", f);
+	fclose(f);
+	FabricRun grown = RunFabric(3, 2, 64, {"FI_SIM_CONFIG=" + cfg});
+	ExpectAllOk(grown);
+
+	// The rank past a fixed size fails at once (its peers would wait for
+	// its address: it runs alone).
+	std::string dir = multiproc::TempDir("fixed");
+	std::vector<multiproc::Child> alone;
+	alone.push_back(multiproc::Start([&] {
+		setenv("FI_PROVIDER", "sim", 1);
+		setenv("FI_SIM_FABRIC", ("fx" + std::to_string(getpid())).c_str(), 1);
+		setenv("FI_SIM_NODE", "2", 1);
+		setenv("FI_SIM_NODES", "3", 1);
+		setenv("FABSIM_RUNTIME_DIR", dir.c_str(), 1);
+		setenv("FI_SIM_CONFIG", cfg.c_str(), 1);
+		setenv("FI_SIM_TOPOLOGY_HOSTS", "2", 1);
+		std::string path = multiproc::PeerPath("mp_peer");
+		execl(path.c_str(), path.c_str(), dir.c_str(), "3", "2", "64",
+		      (char *)nullptr);
+	}));
+	multiproc::Finish(alone, 30);
+	EXPECT_FALSE(WIFEXITED(alone[0].status) && WEXITSTATUS(alone[0].status) == 0);
+	EXPECT_NE(alone[0].text.find("node 2 (from FI_SIM_NODE) is outside the "
+				     "topology's 2 hosts"),
+		  std::string::npos) << alone[0].text;
 }
 
 TEST(AllToAll, AKilledProcessGivesItsPeersTimeoutsAndTheOthersFinish)

@@ -290,6 +290,17 @@ static void allow_peers(void)
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 }
 
+/* A job larger than the star the preset or config describes (40 ranks, 16
+ * hosts): the star grows to one host per process of the job, each link as
+ * the others, unless FI_SIM_TOPOLOGY_HOSTS fixed its size. A star's figures
+ * do not depend on its size; every process of the job computes the same. */
+static void fit_star_to_job(nm_config *cfg, uint32_t job)
+{
+	if (cfg->topology.kind == NM_TOPO_STAR && job > cfg->topology.hosts &&
+	    !getenv("FI_SIM_TOPOLOGY_HOSTS"))
+		cfg->topology.hosts = job;
+}
+
 /* The coordinator learns of the processes that run on the fabric from
  * before it started (a coordinator that was killed was replaced): it lists
  * them and stays while they run. One that knows them ignores this. */
@@ -308,7 +319,7 @@ static void introduce_earlier_members(struct shared_world *sw,
 		fabsimd_adopt(sw->session, members[i].host, members[i].pid);
 }
 
-int shared_world_attach(const char *fabric, const nm_config *cfg,
+int shared_world_attach(const char *fabric, nm_config *cfg,
 			const struct nic_transport_params *transport,
 			const struct nic_record_params *record,
 			struct shared_world **out, struct nic_world **world,
@@ -316,6 +327,7 @@ int shared_world_attach(const char *fabric, const nm_config *cfg,
 {
 	struct fabsimd_member_info me = { 0 };
 	struct shared_world *sw;
+	uint32_t job;
 	int ret;
 
 	if (note && notelen)
@@ -334,6 +346,8 @@ int shared_world_attach(const char *fabric, const nm_config *cfg,
 	} else if (ret) {
 		goto fail;
 	}
+	job = expected_processes(note, notelen);
+	fit_star_to_job(cfg, job);
 	if (sw->node >= cfg->topology.hosts) {
 		ret = say(err, errlen, -EINVAL,
 			  "node %u (from %s) is outside the topology's %u hosts "
@@ -353,7 +367,7 @@ int shared_world_attach(const char *fabric, const nm_config *cfg,
 		goto fail;
 	}
 	nic_world_lock(*world);
-	nic_world_expect_processes(*world, expected_processes(note, notelen));
+	nic_world_expect_processes(*world, job);
 	/* The others now wait for this process when it runs. */
 	nic_sched_enter(*world);
 	nic_world_unlock(*world);

@@ -26,7 +26,7 @@ const char *shared_world_fabric(void);
  * finds the world already built gets its creator's settings (a note says
  * so in *note when they differ from cfg, or when it asked for recording
  * that is not on). */
-int shared_world_attach(const char *fabric, const nm_config *cfg,
+int shared_world_attach(const char *fabric, nm_config *cfg,
 			const struct nic_transport_params *transport,
 			const struct nic_record_params *record,
 			struct shared_world **out, struct nic_world **world,

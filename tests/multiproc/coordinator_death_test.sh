@@ -3,7 +3,8 @@
 # fabric: they go on, and the next process to join starts a new
 # coordinator that lists them too (the newcomer tells it of the processes
 # it finds in the fabric's memory), stays while they run, and removes the
-# fabric's shared memory when the last of them has ended.
+# fabric's shared memory when the last of them has ended. With no
+# newcomer, the last process to leave removes it itself.
 set -euo pipefail
 peer="$TEST_SRCDIR/fabsim/tests/multiproc/msg_peer"
 fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
@@ -76,4 +77,29 @@ if ls /dev/shm | grep -q -- "-$fabric\$"; then
 fi
 grep -q "exit: the last member left; socket and shared memory removed" "$FABSIM_RUNTIME_DIR/$fabric.log" ||
 	{ echo "FAIL: no clean exit in the log"; cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1; }
+
+# Killed with nobody joining after: the last process to leave cleans up.
+fabric="cd$$y$RANDOM$RANDOM"
+export FI_SIM_FABRIC="$fabric"
+port=$(free_port)
+FI_SIM_NODE=0 "$peer" server $port >server2.out 2>&1 &
+spid=$!; pids+=($spid)
+sleep 0.5
+FI_SIM_NODE=1 "$peer" holder $port >holder2.out 2>&1 &
+hpid=$!; pids+=($hpid)
+for _ in $(seq 100); do grep -q connected holder2.out && break; sleep 0.1; done
+grep -q connected holder2.out || { echo "FAIL: no second connection"; cat server2.out holder2.out; exit 1; }
+old=$("$fabsim" fabric status "$fabric" | awk '/coordinator pid/ { print $5 }' | tr -d ,)
+kill -9 "$old"
+for _ in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+# The holder dies; the server hears FI_SHUTDOWN, ends, and is the last.
+kill -9 $hpid
+wait $spid || { echo "FAIL: the server did not end well"; cat server2.out; exit 1; }
+wait $hpid 2>/dev/null || true
+if ls /dev/shm | grep -q -- "-$fabric\$"; then
+	echo "FAIL: the last process left the fabric's shared memory behind"
+	cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1
+fi
+grep -q "pid $spid, the last process on the fabric, left it with no coordinator" "$FABSIM_RUNTIME_DIR/$fabric.log" ||
+	{ echo "FAIL: the log does not say who cleaned up"; cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1; }
 echo PASS

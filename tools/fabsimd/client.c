@@ -160,7 +160,7 @@ static int spawn(const struct fabsimd_paths *p, bool persistent,
 	/* Processes may still run on the fabric's memory: its coordinator
 	 * was killed, they were not. The new one serves that fabric, which
 	 * newcomers join; removing it would split the fabric in two. */
-	pid_t user = fabsimd_segment_user(p);
+	pid_t user = fabsimd_segment_user(p, 0);
 
 	if (user)
 		fabsimd_log_path(p, "kept the shared memory %s*: process %d "
@@ -468,6 +468,33 @@ int fabsimd_adopt(struct fabsimd_session *s, uint32_t node, pid_t pid)
 	m.node = node;
 	m.pid = pid;
 	return send_request(s->fd, &m);
+}
+
+int fabsimd_last_one_out(const char *fabric)
+{
+	struct fabsimd_paths p;
+	int lock, fd, removed = 0;
+
+	if (fabsimd_paths_init(&p, fabric, NULL, 0))
+		return 0;
+	lock = fabsimd_lock(&p, LOCK_TIMEOUT_MS, true, NULL, 0);
+	if (lock < 0)
+		return 0;
+	fd = connect_to(&p);
+	if (fd >= 0) {
+		close(fd); /* a coordinator runs: the cleaning is its */
+	} else if ((fd == -ENOENT || fd == -ECONNREFUSED) &&
+		   !fabsimd_segment_user(&p, getpid())) {
+		removed = fabsimd_remove_segments(&p);
+		unlink(p.sock);
+		unlink(p.lock);
+		fabsimd_log_path(&p, "pid %d, the last process on the fabric, "
+				 "left it with no coordinator (killed?): "
+				 "removed %d shared-memory segment%s",
+				 (int)getpid(), removed, removed == 1 ? "" : "s");
+	}
+	unlock(lock);
+	return removed;
 }
 
 /* A connection to a running coordinator, or -ENOENT with its message. */

@@ -99,6 +99,12 @@ void fabsimd_detach(struct fabsimd_session *session);
  * message could not be sent). */
 int fabsimd_adopt(struct fabsimd_session *session, uint32_t node, pid_t pid);
 
+/* For the last process to leave `fabric` (after fabsimd_detach): when no
+ * coordinator runs (it was killed and none replaced it) and no other
+ * process maps the fabric's shared memory, removes it and the stale
+ * socket, as the coordinator would have. Returns the segments removed. */
+int fabsimd_last_one_out(const char *fabric);
+
 /* What the coordinator of `fabric` knows. -ENOENT (and "no fabric NAME is
  * running") when none runs. */
 int fabsimd_status(const char *fabric, struct fabsimd_status *out, char *err,

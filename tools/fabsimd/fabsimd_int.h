@@ -106,9 +106,11 @@ FABSIMD_HIDDEN int fabsimd_lock(const struct fabsimd_paths *p, int timeout_ms,
 /* shm_unlink()s the fabric's segment and its "-*" suffixed ones; returns
  * how many were removed. */
 FABSIMD_HIDDEN int fabsimd_remove_segments(const struct fabsimd_paths *p);
-/* A process that has the fabric's segment (or one of its "-*" ones) mapped,
- * from /proc/<pid>/maps of the processes this user may read, or 0. */
-FABSIMD_HIDDEN pid_t fabsimd_segment_user(const struct fabsimd_paths *p);
+/* A process other than `except` that has the fabric's segment (or one of
+ * its "-*" ones) mapped, from /proc/<pid>/maps of the processes this user
+ * may read, or 0. */
+FABSIMD_HIDDEN pid_t fabsimd_segment_user(const struct fabsimd_paths *p,
+					  pid_t except);
 
 /* One line "date time [pid] text" appended to the fabric's log. */
 FABSIMD_HIDDEN void fabsimd_log_fd(int fd, const char *fmt, ...)

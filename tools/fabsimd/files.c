@@ -380,7 +380,7 @@ static bool maps_segment(const char *line, const char *base, size_t baselen)
 		at[baselen] == ' ' || at[baselen] == '\0');
 }
 
-pid_t fabsimd_segment_user(const struct fabsimd_paths *p)
+pid_t fabsimd_segment_user(const struct fabsimd_paths *p, pid_t except)
 {
 	const char *base = p->segment + 1; /* without the leading '/' */
 	size_t baselen = strlen(base);
@@ -396,7 +396,7 @@ pid_t fabsimd_segment_user(const struct fabsimd_paths *p)
 		long pid = strtol(e->d_name, &end, 10);
 		FILE *maps;
 
-		if (*end || pid <= 0)
+		if (*end || pid <= 0 || pid == except)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
 		maps = fopen(path, "r");

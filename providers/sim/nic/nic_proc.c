@@ -23,6 +23,7 @@
 #include <netmodel/nm_code.h>
 
 #include "nic_internal.h"
+#include "nic_kernel.h"
 
 enum nic_call_kind {
 	NIC_CALL_DONE,  /* a completion for a QP */
@@ -469,8 +470,9 @@ bool nic_world_others_present(struct nic_world *world)
 {
 	pid_t me = nic_self_pid();
 
+	/* A zombie (killed, its parent has not reaped it) is gone. */
 	for (struct nic_proc *p = world->procs; p; p = p->next)
-		if (p->pid != me && !p->gone && kill(p->pid, 0) == 0)
+		if (p->pid != me && !p->gone && !nic_kernel_process_gone(p->pid))
 			return true;
 	return false;
 }

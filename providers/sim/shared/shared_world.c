@@ -8,6 +8,7 @@
 #include "shared_world.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,6 +291,32 @@ static void allow_peers(void)
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 }
 
+/* The fabric this process attached, for a look at its exit. */
+static char exit_fabric[FABSIMD_FABRIC_MAX + 1];
+
+/* A process that ends without leaving the fabric (the sim provider leaves
+ * it so, as a death its peers see): if the coordinator was killed and this
+ * process is the last on the fabric, nobody else would remove the fabric's
+ * memory. */
+static void last_one_out_at_exit(void)
+{
+	if (exit_fabric[0])
+		fabsimd_last_one_out(exit_fabric);
+}
+
+static void look_at_exit(void)
+{
+	atexit(last_one_out_at_exit);
+}
+
+static void watch_exit(const char *fabric)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	snprintf(exit_fabric, sizeof(exit_fabric), "%s", fabric);
+	pthread_once(&once, look_at_exit);
+}
+
 /* A job larger than the star the preset or config describes (40 ranks, 16
  * hosts): the star grows to one host per process of the job, each link as
  * the others, unless FI_SIM_TOPOLOGY_HOSTS fixed its size. A star's figures
@@ -372,6 +399,7 @@ int shared_world_attach(const char *fabric, nm_config *cfg,
 	nic_sched_enter(*world);
 	nic_world_unlock(*world);
 	introduce_earlier_members(sw, *world);
+	watch_exit(fabric);
 	*out = sw;
 	return 0;
 fail:
@@ -397,11 +425,13 @@ int shared_world_coordinator(const struct shared_world *sw)
 static int leave(struct shared_world *sw, struct nic_world *world,
 		 bool exiting, char *err, size_t errlen)
 {
+	bool last;
 	nm_error e;
 	int ret = 0;
 
 	nic_world_lock(world);
-	if (nic_world_others_present(world))
+	last = !nic_world_others_present(world);
+	if (!last)
 		nic_world_record_leave(world);
 	else if ((ret = nic_world_record_stop(world, &e)))
 		say(err, errlen, ret, "%s", e.msg);
@@ -410,10 +440,13 @@ static int leave(struct shared_world *sw, struct nic_world *world,
 		nic_world_depart(world);
 	nic_world_unlock(world);
 	/* The world stays for the other members; the coordinator removes the
-	 * segment when the last one leaves. */
+	 * segment when the last one leaves, or the last one itself when the
+	 * coordinator was killed and none replaced it. */
 	if (!exiting)
 		fs_arena_detach(sw->arena);
 	fabsimd_detach(sw->session);
+	if (last)
+		fabsimd_last_one_out(sw->fabric);
 	free(sw);
 	return ret;
 }

@@ -326,6 +326,9 @@ struct nic_world {
 	bool              look_later;
 	bool              left_polling; /* it leaves as a poller with nothing
 					 * to read */
+	/* The holder's poll looks because real time moved (nic_lock.c): the
+	 * rules of real time are worth a look at once. */
+	bool              timed_look;
 	uint64_t          sched_changes; /* threads taken out of time, buried */
 	/* The program's threads (nic_sched.c). */
 	/* A futex word, bumped when a thread may now move time. Not a

@@ -270,10 +270,22 @@ static __thread struct {
 	 * locked and found the clock held by a thread of another process
 	 * ({0}: they got somewhere last time). */
 	struct timespec fruitless_since;
+	/* Real time of its last look ({0}: it got somewhere since), and
+	 * whether the next poll must look whatever changed: rules of real
+	 * time (a thread silent for so long is taken out of time) move
+	 * nothing a poller watches. */
+	struct timespec looked_at;
+	bool            look_now;
 } poller;
 
 /* Polls skipped in a row before one looks anyway. */
 #define NIC_QUIET_SKIPS 256
+/* Real time after which a poller that gets nowhere looks again: the clock
+ * may wait for a thread until it has been silent for so long (200 us for
+ * one that waits by reading memory, nic_sched.c), and a look is what finds
+ * that out. Counted in polls alone, that look came every few
+ * milliseconds. */
+#define NIC_LOOK_AGAIN_US 25
 /* Real time a poller spins without getting anywhere before it gives its
  * CPU away: the thread that has work may be waiting for this very CPU. */
 #define NIC_SPIN_YIELD_US 20
@@ -282,7 +294,7 @@ static __thread struct {
  * measured faster than 1 and than 32, fi_pingpong across processes). */
 #define NIC_MISS_PAUSES 8
 
-static void still_fruitless(void);
+static void still_fruitless(bool looked);
 
 static void publish(struct nic_world *world)
 {
@@ -298,10 +310,13 @@ static void publish(struct nic_world *world)
 	 * microseconds must still give its CPU away to the thread the clock
 	 * waits for (runnable, but behind this one), not only one that
 	 * spins on a held lock. */
-	if (world->look_later)
-		still_fruitless();
-	else
+	if (world->look_later) {
+		still_fruitless(true);
+	} else {
 		poller.fruitless_since = (struct timespec){ 0 };
+		poller.looked_at = (struct timespec){ 0 };
+	}
+	world->timed_look = false;
 	poller.identity = world->look_later ? world->version.identity : 0;
 	poller.idle_in = world->left_polling ? world->version.identity : 0;
 	if (world->stir || changes)
@@ -344,7 +359,7 @@ void nic_world_unlock(struct nic_world *world)
  * changed that. */
 static bool unchanged(const struct nic_world *world)
 {
-	return poller.identity == world->version.identity &&
+	return !poller.look_now && poller.identity == world->version.identity &&
 	       __atomic_load_n(&world->version.value, __ATOMIC_ACQUIRE) ==
 		       poller.version &&
 	       __atomic_load_n(&poller.proc->signals.value, __ATOMIC_RELAXED) ==
@@ -375,18 +390,27 @@ static long us_between(const struct timespec *from, const struct timespec *to)
 /* This thread's poll got nowhere again: past NIC_SPIN_YIELD_US of that,
  * it gives its CPU away. The real clock is the kernel's: under `fabsim run
  * --virtual-clock` the program's reads virtual time. */
-static void still_fruitless(void)
+static bool unset(const struct timespec *ts)
+{
+	return !ts->tv_sec && !ts->tv_nsec;
+}
+
+static void still_fruitless(bool looked)
 {
 	struct timespec now;
 
 	nic_kernel_clock(CLOCK_MONOTONIC, &now);
-	if (!poller.fruitless_since.tv_sec && !poller.fruitless_since.tv_nsec) {
+	if (unset(&poller.fruitless_since)) {
 		poller.fruitless_since = now;
 	} else if (us_between(&poller.fruitless_since, &now) >=
 		   NIC_SPIN_YIELD_US) {
 		sched_yield();
 		poller.fruitless_since = now;
 	}
+	if (looked || unset(&poller.looked_at))
+		poller.looked_at = now;
+	else if (us_between(&poller.looked_at, &now) >= NIC_LOOK_AGAIN_US)
+		poller.look_now = true;
 }
 
 /* A poll that did not take the lock. */
@@ -401,7 +425,7 @@ static void missed(const struct nic_world *world)
 		sched_yield();
 		return;
 	}
-	still_fruitless();
+	still_fruitless(false);
 }
 
 /* Polls that find the lock held, in a row, before one tries the mutex all
@@ -431,5 +455,7 @@ bool nic_world_poll_lock(struct nic_world *world)
 	}
 	unless_departed(world);
 	poller.misses = 0;
+	world->timed_look = poller.look_now;
+	poller.look_now = false;
 	return true;
 }

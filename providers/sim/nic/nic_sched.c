@@ -810,8 +810,11 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 		return false;
 	}
 	/* Most silences are short: a busy poller reads the clock only every
-	 * so many looks. */
-	if (polling && ++t->silent_looks % 64)
+	 * so many looks — but at every look that real time brought about, and
+	 * at every look at a thread that waits by reading memory, whose
+	 * silence is cut short (NIC_SPIN_US). */
+	if (polling && !world->timed_look && !t->spins &&
+	    ++t->silent_looks % 64)
 		return false;
 	if (!real->tv_sec)
 		real_now(real);

@@ -4,9 +4,9 @@
  * Every step of the model runs with the lock held. In one process it is a
  * plain mutex. A world that several processes share has one of its own
  * that any process can take (and take from a process that died holding
- * it), and its pollers never block on it: a poll is one turn of the program's busy loop around fi_cq_read,
- * and one that can find nothing new should cost no more than a look at a
- * cache line. So every hold ends by telling whether it may let a thread of
+ * it), and its pollers never block on it: a poll is one turn of the
+ * program's busy loop around fi_cq_read, and one that can find nothing new
+ * should cost no more than a look at a cache line. So every hold ends by telling whether it may let a thread of
  * another process go on (the world's version moves: work or completions
  * for that process, or one of the holder's threads became idle or left),
  * and a thread whose last poll found nothing and changed nothing takes the
@@ -387,14 +387,16 @@ static long us_between(const struct timespec *from, const struct timespec *to)
 	       (to->tv_nsec - from->tv_nsec) / 1000;
 }
 
-/* This thread's poll got nowhere again: past NIC_SPIN_YIELD_US of that,
- * it gives its CPU away. The real clock is the kernel's: under `fabsim run
- * --virtual-clock` the program's reads virtual time. */
 static bool unset(const struct timespec *ts)
 {
 	return !ts->tv_sec && !ts->tv_nsec;
 }
 
+/* This thread's poll got nowhere again (`looked`: it took the lock to find
+ * that): past NIC_SPIN_YIELD_US of that it gives its CPU away, past
+ * NIC_LOOK_AGAIN_US since its last look its next poll looks. The real
+ * clock is the kernel's: under `fabsim run --virtual-clock` the program's
+ * reads virtual time. */
 static void still_fruitless(bool looked)
 {
 	struct timespec now;

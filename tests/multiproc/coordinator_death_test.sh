@@ -15,24 +15,36 @@ export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run" FI_PROVIDER=sim
 # Unique: pids repeat across sandboxes, and /dev/shm is shared.
 fabric="cd$$x$RANDOM$RANDOM"
 export FI_SIM_FABRIC="$fabric"
-port=$(free_port)
 pids=()
 cleanup() { kill -9 "${pids[@]}" 2>/dev/null || true; }
 trap cleanup EXIT
 
-FI_SIM_NODE=0 "$peer" server $port >server.out 2>&1 &
-spid=$!; pids+=($spid)
-sleep 0.5
-FI_SIM_NODE=1 "$peer" holder $port >holder.out 2>&1 &
-hpid=$!; pids+=($hpid)
-for _ in $(seq 100); do grep -q connected holder.out && break; sleep 0.1; done
-grep -q connected holder.out || { echo "FAIL: no connection"; cat server.out holder.out; exit 1; }
+# connected_pair TAG: a server (node 0) and a holder (node 1) connected on
+# $FI_SIM_FABRIC; sets spid and hpid.
+connected_pair() {
+	local port
+	port=$(free_port)
+	FI_SIM_NODE=0 "$peer" server $port >server$1.out 2>&1 &
+	spid=$!; pids+=($spid)
+	sleep 0.5
+	FI_SIM_NODE=1 "$peer" holder $port >holder$1.out 2>&1 &
+	hpid=$!; pids+=($hpid)
+	for _ in $(seq 100); do grep -q connected holder$1.out && break; sleep 0.1; done
+	grep -q connected holder$1.out || { echo "FAIL: no connection"; cat server$1.out holder$1.out; exit 1; }
+}
+
+# kill_coordinator: kills the fabric's coordinator; sets old (its pid).
+kill_coordinator() {
+	old=$("$fabsim" fabric status "$FI_SIM_FABRIC" | awk '/coordinator pid/ { print $5 }' | tr -d ,)
+	[ -n "$old" ] || { echo "FAIL: no coordinator pid in the status"; "$fabsim" fabric status "$FI_SIM_FABRIC"; exit 1; }
+	kill -9 "$old"
+	for _ in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+}
+
+connected_pair ""
 
 ls /dev/shm | grep -q -- "-$fabric\$" || { echo "FAIL: no shared memory for the fabric"; ls /dev/shm; exit 1; }
-old=$("$fabsim" fabric status "$fabric" | awk '/coordinator pid/ { print $5 }' | tr -d ,)
-[ -n "$old" ] || { echo "FAIL: no coordinator pid in the status"; "$fabsim" fabric status "$fabric"; exit 1; }
-kill -9 "$old"
-for _ in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+kill_coordinator
 if "$fabsim" fabric status "$fabric" >status0.out 2>&1; then
 	echo "FAIL: a killed coordinator still answers"; cat status0.out; exit 1
 fi
@@ -81,17 +93,8 @@ grep -q "exit: the last member left; socket and shared memory removed" "$FABSIM_
 # Killed with nobody joining after: the last process to leave cleans up.
 fabric="cd$$y$RANDOM$RANDOM"
 export FI_SIM_FABRIC="$fabric"
-port=$(free_port)
-FI_SIM_NODE=0 "$peer" server $port >server2.out 2>&1 &
-spid=$!; pids+=($spid)
-sleep 0.5
-FI_SIM_NODE=1 "$peer" holder $port >holder2.out 2>&1 &
-hpid=$!; pids+=($hpid)
-for _ in $(seq 100); do grep -q connected holder2.out && break; sleep 0.1; done
-grep -q connected holder2.out || { echo "FAIL: no second connection"; cat server2.out holder2.out; exit 1; }
-old=$("$fabsim" fabric status "$fabric" | awk '/coordinator pid/ { print $5 }' | tr -d ,)
-kill -9 "$old"
-for _ in $(seq 50); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+connected_pair 2
+kill_coordinator
 # The holder dies; the server hears FI_SHUTDOWN, ends, and is the last.
 kill -9 $hpid
 wait $spid || { echo "FAIL: the server did not end well"; cat server2.out; exit 1; }

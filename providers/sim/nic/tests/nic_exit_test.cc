@@ -83,6 +83,19 @@ protected:
 		EXPECT_TRUE(returned.load());
 	}
 
+	// A child process takes the world's lock and ends holding it.
+	void DieHoldingTheLock()
+	{
+		pid_t child = fork();
+		ASSERT_GE(child, 0);
+		if (child == 0) {
+			nic_world_lock(world);
+			_exit(0);
+		}
+		int status = 0;
+		ASSERT_EQ(waitpid(child, &status, 0), child);
+	}
+
 	std::string name;
 	fs_arena *arena = nullptr;
 	nic_world *world = nullptr;
@@ -171,14 +184,7 @@ TEST_F(NicExit, AThreadOfAProcessThatLeftOnItsWayOutDoesNotRunTheWorld)
 // dead holder left set, and spun for ever.
 TEST_F(NicExit, APollerGetsTheLockOfAProcessThatDiedHoldingIt)
 {
-	pid_t child = fork();
-	ASSERT_GE(child, 0);
-	if (child == 0) {
-		nic_world_lock(world);
-		_exit(0);
-	}
-	int status = 0;
-	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_NO_FATAL_FAILURE(DieHoldingTheLock());
 	bool got = false;
 	for (int i = 0; i < 100000 && !got; i++)
 		got = nic_world_poll_lock(world);
@@ -191,23 +197,17 @@ TEST_F(NicExit, APollerGetsTheLockOfAProcessThatDiedHoldingIt)
 // from a process that died holding it, and the world says it is broken.
 TEST_F(NicExit, ALockerGetsTheLockOfAProcessThatDiedHoldingIt)
 {
-	pid_t child = fork();
-	ASSERT_GE(child, 0);
-	if (child == 0) {
-		nic_world_lock(world);
-		_exit(0);
-	}
-	int status = 0;
-	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_NO_FATAL_FAILURE(DieHoldingTheLock());
 	EXPECT_FALSE(nic_world_broken(world));
 	nic_world_lock(world);
 	EXPECT_TRUE(nic_world_broken(world));
 	nic_world_unlock(world);
 	// Released, it is free again: another process takes it at once.
-	child = fork();
+	pid_t child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0)
 		_exit(nic_world_trylock(world) ? 0 : 1);
+	int status = 0;
 	ASSERT_EQ(waitpid(child, &status, 0), child);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

@@ -296,17 +296,6 @@ bool nic_kernel_futex_unchanged(const struct nic_futex_wait *futex)
 	return now == futex->value;
 }
 
-bool nic_kernel_process_gone(pid_t pid)
-{
-	char path[32], state;
-
-	if (kill(pid, 0) && errno == ESRCH)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	state = state_in(path);
-	return state == '-' || state == 'Z' || state == 'X';
-}
-
 static bool listed(pid_t tid, const pid_t *known, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
@@ -341,6 +330,30 @@ static pid_t each_other_thread(pid_t pid, const pid_t *known, size_t count,
 	}
 	closedir(dir);
 	return found;
+}
+
+static pid_t live_thread(pid_t pid, pid_t tid, void *arg)
+{
+	char state = nic_kernel_thread_state(pid, tid);
+
+	(void)arg;
+	return state != '-' && state != 'Z' && state != 'X' ? tid : 0;
+}
+
+bool nic_kernel_process_gone(pid_t pid)
+{
+	char path[32], state;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	state = state_in(path);
+	if (state == '-' || state == 'X')
+		return true;
+	/* A zombie main thread: the process ended, unless its main thread
+	 * alone did (pthread_exit) and others run on. */
+	return state == 'Z' && !each_other_thread(pid, &pid, 1, live_thread,
+						  NULL);
 }
 
 static pid_t keep_newest(pid_t pid, pid_t tid, void *arg)

@@ -82,14 +82,14 @@ static bool take_free(struct nic_world *world)
 					   __ATOMIC_RELAXED);
 }
 
+/* The holding thread itself, not its process: a process whose main
+ * thread ended (pthread_exit) is a zombie to /proc while its other
+ * threads run. */
 static bool holder_gone(uint64_t holder)
 {
-	pid_t pid = (pid_t)(holder >> 32), tid = (pid_t)(uint32_t)holder;
-	char state;
+	char state = nic_kernel_thread_state((pid_t)(holder >> 32),
+					     (pid_t)(uint32_t)holder);
 
-	if (nic_kernel_process_gone(pid))
-		return true;
-	state = nic_kernel_thread_state(pid, tid);
 	return state == '-' || state == 'Z' || state == 'X';
 }
 
@@ -106,9 +106,9 @@ static bool take_abandoned(struct nic_world *world)
 	return true;
 }
 
-/* The lock itself, whatever `locked` says: a holder that died left it
- * set. */
-static bool trylock_mutex(struct nic_world *world)
+/* The lock itself (a shared world's word, or the mutex), whatever `locked`
+ * says: a holder that died left it set. */
+static bool try_take(struct nic_world *world)
 {
 	if (world->version.shared ? !take_free(world)
 				  : pthread_mutex_trylock(&world->lock) != 0)
@@ -119,7 +119,7 @@ static bool trylock_mutex(struct nic_world *world)
 
 static bool trylock_or_take_abandoned(struct nic_world *world)
 {
-	if (trylock_mutex(world))
+	if (try_take(world))
 		return true;
 	if (!take_abandoned(world))
 		return false;
@@ -132,31 +132,51 @@ static bool trylock_or_take_abandoned(struct nic_world *world)
  * may be gone. */
 #define NIC_LOCK_NAP_NS 1000000
 
+/* One fewer sleeper, never below none: a sleeper killed in its sleep
+ * never takes itself off the count, and a release that wakes nobody does
+ * it (a live sleeper so left out wakes at its next nap's end). */
+static void waiters_down(struct nic_world *world, uint32_t seen)
+{
+	while (seen && !__atomic_compare_exchange_n(&world->lock_waiters, &seen,
+						   seen - 1, false,
+						   __ATOMIC_RELAXED,
+						   __ATOMIC_RELAXED))
+		;
+}
+
 static void wait_shared(struct nic_world *world)
 {
+	bool napped_out = true; /* look for a dead holder at once */
+
 	__atomic_add_fetch(&world->lock_waiters, 1, __ATOMIC_SEQ_CST);
-	while (!trylock_or_take_abandoned(world)) {
+	while (!(napped_out ? trylock_or_take_abandoned(world)
+			    : try_take(world))) {
 		uint64_t holder = __atomic_load_n(&world->holder,
 						  __ATOMIC_RELAXED);
 		struct timespec nap = {0, NIC_LOCK_NAP_NS};
 
-		if (holder)
-			syscall(SYS_futex, holder_tid_word(world), FUTEX_WAIT,
-				(uint32_t)holder, &nap, NULL, 0);
+		napped_out = holder &&
+			     syscall(SYS_futex, holder_tid_word(world),
+				     FUTEX_WAIT, (uint32_t)holder, &nap, NULL,
+				     0) && errno == ETIMEDOUT;
 	}
-	__atomic_sub_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
+	waiters_down(world, __atomic_load_n(&world->lock_waiters,
+					    __ATOMIC_RELAXED));
 }
 
 static void release(struct nic_world *world)
 {
+	uint32_t waiters;
+
 	if (!world->version.shared) {
 		pthread_mutex_unlock(&world->lock);
 		return;
 	}
 	__atomic_store_n(&world->holder, 0, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&world->lock_waiters, __ATOMIC_RELAXED))
-		syscall(SYS_futex, holder_tid_word(world), FUTEX_WAKE, 1, NULL,
-			NULL, 0);
+	waiters = __atomic_load_n(&world->lock_waiters, __ATOMIC_RELAXED);
+	if (waiters && !syscall(SYS_futex, holder_tid_word(world), FUTEX_WAKE,
+				1, NULL, NULL, 0))
+		waiters_down(world, waiters);
 }
 
 static bool trylock(struct nic_world *world)
@@ -165,7 +185,7 @@ static bool trylock(struct nic_world *world)
 	 * that the holder is using. */
 	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED))
 		return false;
-	return trylock_mutex(world);
+	return try_take(world);
 }
 
 /* Turns a waiting process spends on a held lock before it sleeps: the
@@ -195,36 +215,35 @@ static void unless_departed(struct nic_world *world)
 		pause();
 }
 
-void nic_world_lock(struct nic_world *world)
+static void lock_private(struct nic_world *world)
 {
-	if (world->version.shared) {
-		for (int i = 0; i < NIC_LOCK_SPINS; i++) {
-			if (trylock(world)) {
-				unless_departed(world);
-				return;
-			}
-			/* The holder may be waiting for this CPU. */
-			if (holder_here(world) || i % 64 == 63)
-				sched_yield();
-			else
-				nic_cpu_relax();
-		}
-	}
-	if (!world->version.shared) {
-		/* Uncontended, the common case: no count to keep. */
-		if (pthread_mutex_trylock(&world->lock) == 0) {
-			nic_world_held(world);
-			return;
-		}
-	}
-	if (world->version.shared) {
-		wait_shared(world);
-	} else {
+	/* Uncontended, the common case: no count to keep. */
+	if (pthread_mutex_trylock(&world->lock) != 0) {
 		__atomic_add_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&world->lock);
 		__atomic_sub_fetch(&world->lock_waiters, 1, __ATOMIC_RELAXED);
-		nic_world_held(world);
 	}
+	nic_world_held(world);
+}
+
+void nic_world_lock(struct nic_world *world)
+{
+	if (!world->version.shared) {
+		lock_private(world);
+		return;
+	}
+	for (int i = 0; i < NIC_LOCK_SPINS; i++) {
+		if (trylock(world)) {
+			unless_departed(world);
+			return;
+		}
+		/* The holder may be waiting for this CPU. */
+		if (holder_here(world) || i % 64 == 63)
+			sched_yield();
+		else
+			nic_cpu_relax();
+	}
+	wait_shared(world);
 	unless_departed(world);
 }
 
@@ -267,8 +286,8 @@ static __thread struct {
 	unsigned        skips;    /* polls that did not look */
 	unsigned        misses;   /* polls in a row that did not lock */
 	/* Real time since its polls got nowhere: they did not lock, or
-	 * locked and found the clock held by a thread of another process
-	 * ({0}: they got somewhere last time). */
+	 * locked and found nothing they could run ({0}: they got somewhere
+	 * last time). */
 	struct timespec fruitless_since;
 	/* Real time of its last look ({0}: it got somewhere since), and
 	 * whether the next poll must look whatever changed: rules of real
@@ -276,6 +295,7 @@ static __thread struct {
 	 * nothing a poller watches. */
 	struct timespec looked_at;
 	bool            look_now;
+	bool            yield_due; /* once the lock it holds is let go */
 } poller;
 
 /* Polls skipped in a row before one looks anyway. */
@@ -294,7 +314,7 @@ static __thread struct {
  * measured faster than 1 and than 32, fi_pingpong across processes). */
 #define NIC_MISS_PAUSES 8
 
-static void still_fruitless(bool looked);
+static bool still_fruitless(bool looked);
 
 static void publish(struct nic_world *world)
 {
@@ -311,12 +331,13 @@ static void publish(struct nic_world *world)
 	 * waits for (runnable, but behind this one), not only one that
 	 * spins on a held lock. */
 	if (world->look_later) {
-		still_fruitless(true);
+		poller.yield_due = still_fruitless(true);
 	} else {
 		poller.fruitless_since = (struct timespec){ 0 };
 		poller.looked_at = (struct timespec){ 0 };
 	}
-	world->timed_look = false;
+	if (world->timed_look)
+		world->timed_look = false;
 	poller.identity = world->look_later ? world->version.identity : 0;
 	poller.idle_in = world->left_polling ? world->version.identity : 0;
 	if (world->stir || changes)
@@ -353,6 +374,11 @@ void nic_world_unlock(struct nic_world *world)
 {
 	nic_world_letting_go(world);
 	release(world);
+	/* Not before: the thread it gives its CPU to may need the lock. */
+	if (poller.yield_due) {
+		poller.yield_due = false;
+		sched_yield();
+	}
 }
 
 /* This thread's last poll found nothing, and no hold since may have
@@ -393,26 +419,28 @@ static bool unset(const struct timespec *ts)
 }
 
 /* This thread's poll got nowhere again (`looked`: it took the lock to find
- * that): past NIC_SPIN_YIELD_US of that it gives its CPU away, past
- * NIC_LOOK_AGAIN_US since its last look its next poll looks. The real
- * clock is the kernel's: under `fabsim run --virtual-clock` the program's
- * reads virtual time. */
-static void still_fruitless(bool looked)
+ * that): past NIC_SPIN_YIELD_US of that it is time to give its CPU away
+ * (true), past NIC_LOOK_AGAIN_US since its last look its next poll looks.
+ * The real clock is the kernel's: under `fabsim run --virtual-clock` the
+ * program's reads virtual time. */
+static bool still_fruitless(bool looked)
 {
 	struct timespec now;
+	bool yield = false;
 
 	nic_kernel_clock(CLOCK_MONOTONIC, &now);
 	if (unset(&poller.fruitless_since)) {
 		poller.fruitless_since = now;
 	} else if (us_between(&poller.fruitless_since, &now) >=
 		   NIC_SPIN_YIELD_US) {
-		sched_yield();
+		yield = true;
 		poller.fruitless_since = now;
 	}
 	if (looked || unset(&poller.looked_at))
 		poller.looked_at = now;
 	else if (us_between(&poller.looked_at, &now) >= NIC_LOOK_AGAIN_US)
 		poller.look_now = true;
+	return yield;
 }
 
 /* A poll that did not take the lock. */
@@ -423,15 +451,12 @@ static void missed(const struct nic_world *world)
 	if (poller.misses++ % 64)
 		return;
 	/* Not at every miss: it reads the lock's cache line. */
-	if (holder_here(world)) {
+	if (holder_here(world) || still_fruitless(false))
 		sched_yield();
-		return;
-	}
-	still_fruitless(false);
 }
 
-/* Polls that find the lock held, in a row, before one tries the mutex all
- * the same: its holder may have died in the middle of a step. */
+/* Polls that find the lock held, in a row, before one tries it all the
+ * same: its holder may have died in the middle of a step. */
 #define NIC_STALE_LOCK_MISSES 4096
 
 bool nic_world_poll_lock(struct nic_world *world)
@@ -457,7 +482,9 @@ bool nic_world_poll_lock(struct nic_world *world)
 	}
 	unless_departed(world);
 	poller.misses = 0;
-	world->timed_look = poller.look_now;
-	poller.look_now = false;
+	if (poller.look_now) {
+		world->timed_look = true;
+		poller.look_now = false;
+	}
 	return true;
 }

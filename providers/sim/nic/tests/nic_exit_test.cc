@@ -7,6 +7,7 @@
 #include <atomic>
 #include <csignal>
 #include <string>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -189,6 +190,58 @@ TEST_F(NicExit, APollerGetsTheLockOfAProcessThatDiedHoldingIt)
 	for (int i = 0; i < 100000 && !got; i++)
 		got = nic_world_poll_lock(world);
 	ASSERT_TRUE(got) << "100000 polls never took the dead holder's lock";
+	EXPECT_TRUE(nic_world_broken(world));
+	nic_world_unlock(world);
+}
+
+// A thread that ends holding the lock in a process that goes on (a
+// worker killed by pthread_exit in a callback): another thread gets the
+// lock, and the world says it is broken. A holder's process that lives
+// (its main thread ended, say) is no sign of a live holder.
+TEST_F(NicExit, ALockHeldByAThreadThatEndedIsTaken)
+{
+	std::thread t([this] {
+		nic_world_lock(world);
+		pthread_exit(nullptr);
+	});
+	t.join();
+	EXPECT_FALSE(nic_world_broken(world));
+	nic_world_lock(world);
+	EXPECT_TRUE(nic_world_broken(world));
+	nic_world_unlock(world);
+}
+
+// A holder whose process's main thread has ended (pthread_exit: /proc
+// shows the main thread a zombie) is alive: its lock is not taken.
+TEST_F(NicExit, ALiveHolderInAProcessWhoseMainThreadEndedKeepsTheLock)
+{
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		std::thread([this] {
+			nic_world_lock(world);
+			char c = 'x';
+			(void)!write(report[1], &c, 1);
+			for (;;)
+				pause();
+		}).detach();
+		syscall(SYS_exit, 0); // the main thread alone ends
+	}
+	char c;
+	ASSERT_EQ(read(report[0], &c, 1), 1);
+	usleep(50000);
+	bool got = false;
+	for (int i = 0; i < 20000 && !got; i++)
+		got = nic_world_poll_lock(world);
+	EXPECT_FALSE(got) << "a live holder's lock was taken";
+	EXPECT_FALSE(nic_world_broken(world));
+	kill(child, SIGKILL);
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	// Now it is gone: taken, and the world is broken.
+	for (int i = 0; i < 100000 && !got; i++)
+		got = nic_world_poll_lock(world);
+	ASSERT_TRUE(got);
 	EXPECT_TRUE(nic_world_broken(world));
 	nic_world_unlock(world);
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/select.h>
 #include <sys/timerfd.h>
 #include <signal.h>
@@ -301,6 +302,31 @@ TEST(NicKernel, AnotherProcessBlockedThenGone)
 	EXPECT_FALSE(Blocked(child, child));
 	close(fds[0]);
 	close(fds[1]);
+}
+
+// A process whose main thread ended (pthread_exit) while another runs on:
+// /proc shows its main thread a zombie, yet the process lives.
+TEST(NicKernel, AProcessWhoseMainThreadEndedStillRuns)
+{
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		pthread_t t;
+		pthread_create(&t, nullptr, [](void *) -> void * {
+			for (;;)
+				pause();
+		}, nullptr);
+		// The main thread alone ends (no unwinding through the test).
+		syscall(SYS_exit, 0);
+	}
+	EXPECT_TRUE(Eventually(
+		[&] { return nic_kernel_thread_state(child, child) == 'Z'; }));
+	EXPECT_FALSE(nic_kernel_process_gone(child));
+	kill(child, SIGKILL);
+	int status;
+	EXPECT_TRUE(Eventually([&] { return nic_kernel_process_gone(child); }))
+		<< "killed, a zombie has ended";
+	ASSERT_EQ(waitpid(child, &status, 0), child);
 }
 
 TEST(NicKernel, FindsTheNewestThreadNotKnown)

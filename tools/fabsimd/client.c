@@ -33,6 +33,7 @@ struct fabsimd_session {
 	int fd;
 	uint32_t node;
 	pid_t coordinator;
+	bool started; /* this process started its coordinator */
 	bool lost;
 	char fabric[FABSIMD_FABRIC_MAX + 1];
 };
@@ -160,13 +161,14 @@ static int spawn(const struct fabsimd_paths *p, bool persistent,
 	/* Processes may still run on the fabric's memory: its coordinator
 	 * was killed, they were not. The new one serves that fabric, which
 	 * newcomers join; removing it would split the fabric in two. */
-	pid_t user = fabsimd_segment_user(p, 0);
+	pid_t user;
 
+	rc = fabsimd_remove_unused_segments(p, 0, &user);
 	if (user)
 		fabsimd_log_path(p, "kept the shared memory %s*: process %d "
 				 "still runs on it (its coordinator ended "
 				 "without cleaning up)", p->segment, (int)user);
-	else if ((rc = fabsimd_remove_segments(p)) > 0)
+	else if (rc > 0)
 		fabsimd_log_path(p, "removed %d stale shared-memory segment%s "
 				 "%s*", rc, rc == 1 ? "" : "s", p->segment);
 
@@ -376,6 +378,7 @@ int fabsimd_attach(const char *fabric, const struct fabsimd_member_info *me,
 	s->fd = fd;
 	s->node = me->node;
 	s->coordinator = m.pid;
+	s->started = started;
 	snprintf(s->fabric, sizeof(s->fabric), "%s", p.fabric);
 	*out = s;
 	return 0;
@@ -389,6 +392,21 @@ int fabsimd_session_fd(const struct fabsimd_session *s)
 pid_t fabsimd_session_coordinator(const struct fabsimd_session *s)
 {
 	return s ? s->coordinator : -EINVAL;
+}
+
+bool fabsimd_session_started(const struct fabsimd_session *s)
+{
+	return s && s->started;
+}
+
+bool fabsimd_session_lost(const struct fabsimd_session *s)
+{
+	struct pollfd pfd = { .fd = s ? s->fd : -1, .events = POLLRDHUP };
+
+	if (!s)
+		return false;
+	return s->lost ||
+	       (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP)));
 }
 
 int fabsimd_next_notice(struct fabsimd_session *s, struct fabsimd_notice *out)
@@ -483,15 +501,19 @@ int fabsimd_last_one_out(const char *fabric)
 	fd = connect_to(&p);
 	if (fd >= 0) {
 		close(fd); /* a coordinator runs: the cleaning is its */
-	} else if ((fd == -ENOENT || fd == -ECONNREFUSED) &&
-		   !fabsimd_segment_user(&p, getpid())) {
-		removed = fabsimd_remove_segments(&p);
-		unlink(p.sock);
-		unlink(p.lock);
-		fabsimd_log_path(&p, "pid %d, the last process on the fabric, "
-				 "left it with no coordinator (killed?): "
-				 "removed %d shared-memory segment%s",
-				 (int)getpid(), removed, removed == 1 ? "" : "s");
+	} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
+		pid_t user;
+
+		removed = fabsimd_remove_unused_segments(&p, getpid(), &user);
+		if (!user) {
+			unlink(p.sock);
+			unlink(p.lock);
+			fabsimd_log_path(&p, "pid %d, the last process on the "
+					 "fabric, left it with no coordinator "
+					 "(killed?): removed %d shared-memory "
+					 "segment%s", (int)getpid(), removed,
+					 removed == 1 ? "" : "s");
+		}
 	}
 	unlock(lock);
 	return removed;

@@ -204,9 +204,12 @@ static void adopt(struct daemon *d, const struct conn *from,
 		if (o->role == CONN_FREE && !c)
 			c = &d->conn[i];
 	}
+	/* On this fabric: a process it names that ended (and its pid
+	 * reused) maps no segment of it. */
 	snprintf(path, sizeof(path), "/proc/%d", (int)in->pid);
 	if (!c || d->stopping || d->members >= FABSIMD_MEMBERS_MAX ||
-	    in->pid <= 0 || stat(path, &st) || st.st_uid != from->uid)
+	    in->pid <= 0 || stat(path, &st) || st.st_uid != from->uid ||
+	    !fabsimd_maps_segment(&d->cfg.paths, in->pid))
 		return;
 	pidfd = (int)syscall(SYS_pidfd_open, in->pid, 0);
 	if (pidfd < 0)
@@ -232,29 +235,30 @@ static void adopt(struct daemon *d, const struct conn *from,
 
 static void hello(struct daemon *d, struct conn *c, const struct fabsimd_msg *in)
 {
+	struct conn *itself = NULL; /* its entry as an adopted member */
 	struct fabsimd_msg out;
 
+	for (size_t i = 0; i < CONN_MAX && !itself; i++)
+		if (d->conn[i].role == CONN_MEMBER && d->conn[i].adopted &&
+		    d->conn[i].pid == c->pid)
+			itself = &d->conn[i];
 	fabsimd_msg_init(&out, FABSIMD_MSG_WELCOME);
 	out.pid = getpid();
 	if (d->stopping) {
 		out.status = -ESHUTDOWN;
 		snprintf(out.text, sizeof(out.text), "fabric %s is stopping",
 			 d->cfg.paths.fabric);
-	} else if (d->members >= FABSIMD_MEMBERS_MAX) {
+	} else if (d->members - (itself != NULL) >= FABSIMD_MEMBERS_MAX) {
 		out.status = -EUSERS;
 		snprintf(out.text, sizeof(out.text), "fabric %s has %d members "
 			 "already, the most it takes", d->cfg.paths.fabric,
 			 FABSIMD_MEMBERS_MAX);
 	}
 	for (size_t i = 0; i < CONN_MAX && !out.status; i++) {
-		struct conn *o = &d->conn[i];
+		const struct conn *o = &d->conn[i];
 
-		/* Known from another member, it attaches itself again. */
-		if (o->role == CONN_MEMBER && o->adopted && o->pid == c->pid) {
-			close_conn(d, o);
-			continue;
-		}
-		if (o->role == CONN_MEMBER && o->node == in->node) {
+		if (o->role == CONN_MEMBER && o != itself &&
+		    o->node == in->node) {
 			out.status = -EADDRINUSE;
 			snprintf(out.text, sizeof(out.text),
 				 "node %u is already attached by pid %d (%s) on "
@@ -269,6 +273,9 @@ static void hello(struct daemon *d, struct conn *c, const struct fabsimd_msg *in
 		close_conn(d, c);
 		return;
 	}
+	/* Known from another member, it attaches itself again. */
+	if (itself)
+		close_conn(d, itself);
 	c->role = CONN_MEMBER;
 	c->node = in->node;
 	c->since_ms = fabsimd_now_ms();
@@ -414,7 +421,7 @@ static void process_ended(struct daemon *d, struct conn *c)
 	struct fabsimd_msg m;
 	ssize_t n;
 
-	while ((n = recv_msg(c->fd, &m)) > 0)
+	while (c->fd >= 0 && (n = recv_msg(c->fd, &m)) > 0)
 		if (fabsimd_msg_valid(&m, n) && m.type == FABSIMD_MSG_BYE) {
 			member_gone(d, c, true);
 			return;
@@ -462,6 +469,7 @@ static void accept_new(struct daemon *d)
 static bool try_exit(struct daemon *d)
 {
 	int lock = fabsimd_lock(&d->cfg.paths, 0, false, NULL, 0);
+	pid_t user;
 	int removed;
 
 	if (lock < 0)
@@ -473,7 +481,13 @@ static bool try_exit(struct daemon *d)
 	}
 	unlink(d->cfg.paths.sock);
 	close(d->listen_fd);
-	removed = fabsimd_remove_segments(&d->cfg.paths);
+	/* A process this coordinator never knew may run on them (it was
+	 * refused a node an unknown process of the fabric ran, say). */
+	removed = fabsimd_remove_unused_segments(&d->cfg.paths, 0, &user);
+	if (user)
+		fabsimd_log_fd(d->log_fd, "kept the shared memory %s*: process "
+			       "%d still runs on it", d->cfg.paths.segment,
+			       (int)user);
 	unlink(d->cfg.paths.lock);
 	close(lock);
 	for (size_t i = 0; i < CONN_MAX; i++)

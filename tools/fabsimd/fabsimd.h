@@ -99,6 +99,11 @@ void fabsimd_detach(struct fabsimd_session *session);
  * message could not be sent). */
 int fabsimd_adopt(struct fabsimd_session *session, uint32_t node, pid_t pid);
 
+/* This process started the session's coordinator (none answered). */
+bool fabsimd_session_started(const struct fabsimd_session *session);
+/* The session's coordinator has gone (its connection closed). */
+bool fabsimd_session_lost(const struct fabsimd_session *session);
+
 /* For the last process to leave `fabric` (after fabsimd_detach): when no
  * coordinator runs (it was killed and none replaced it) and no other
  * process maps the fabric's shared memory, removes it and the stale

@@ -111,6 +111,14 @@ FABSIMD_HIDDEN int fabsimd_remove_segments(const struct fabsimd_paths *p);
  * may read, or 0. */
 FABSIMD_HIDDEN pid_t fabsimd_segment_user(const struct fabsimd_paths *p,
 					  pid_t except);
+/* Whether process `pid` has the fabric's segment (or one of its "-*" ones)
+ * mapped. */
+FABSIMD_HIDDEN bool fabsimd_maps_segment(const struct fabsimd_paths *p,
+					 pid_t pid);
+/* Removes the fabric's segments unless a process other than `except` maps
+ * them (*user: that process, else 0); returns how many it removed. */
+FABSIMD_HIDDEN int fabsimd_remove_unused_segments(const struct fabsimd_paths *p,
+						  pid_t except, pid_t *user);
 
 /* One line "date time [pid] text" appended to the fabric's log. */
 FABSIMD_HIDDEN void fabsimd_log_fd(int fd, const char *fmt, ...)

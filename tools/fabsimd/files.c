@@ -380,10 +380,26 @@ static bool maps_segment(const char *line, const char *base, size_t baselen)
 		at[baselen] == ' ' || at[baselen] == '\0');
 }
 
-pid_t fabsimd_segment_user(const struct fabsimd_paths *p, pid_t except)
+bool fabsimd_maps_segment(const struct fabsimd_paths *p, pid_t pid)
 {
 	const char *base = p->segment + 1; /* without the leading '/' */
 	size_t baselen = strlen(base);
+	char path[64], line[1024];
+	bool found = false;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "r");
+	if (!maps)
+		return false; /* gone, or another user's */
+	while (!found && fgets(line, sizeof(line), maps))
+		found = maps_segment(line, base, baselen);
+	fclose(maps);
+	return found;
+}
+
+pid_t fabsimd_segment_user(const struct fabsimd_paths *p, pid_t except)
+{
 	pid_t user = 0;
 	struct dirent *e;
 	DIR *d = opendir("/proc");
@@ -391,26 +407,22 @@ pid_t fabsimd_segment_user(const struct fabsimd_paths *p, pid_t except)
 	if (!d)
 		return 0;
 	while (!user && (e = readdir(d))) {
-		char path[64], line[1024];
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		FILE *maps;
 
-		if (*end || pid <= 0 || pid == except)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-		maps = fopen(path, "r");
-		if (!maps)
-			continue; /* gone, or another user's */
-		while (fgets(line, sizeof(line), maps))
-			if (maps_segment(line, base, baselen)) {
-				user = (pid_t)pid;
-				break;
-			}
-		fclose(maps);
+		if (!*end && pid > 0 && pid != except &&
+		    fabsimd_maps_segment(p, (pid_t)pid))
+			user = (pid_t)pid;
 	}
 	closedir(d);
 	return user;
+}
+
+int fabsimd_remove_unused_segments(const struct fabsimd_paths *p,
+				   pid_t except, pid_t *user)
+{
+	*user = fabsimd_segment_user(p, except);
+	return *user ? 0 : fabsimd_remove_segments(p);
 }
 
 int fabsimd_remove_segments(const struct fabsimd_paths *p)

@@ -291,8 +291,8 @@ static void allow_peers(void)
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 }
 
-/* The fabric this process attached, for a look at its exit. */
-static char exit_fabric[FABSIMD_FABRIC_MAX + 1];
+/* The fabric this process is attached to, for a look at its exit. */
+static struct shared_world *attached;
 
 /* A process that ends without leaving the fabric (the sim provider leaves
  * it so, as a death its peers see): if the coordinator was killed and this
@@ -300,8 +300,10 @@ static char exit_fabric[FABSIMD_FABRIC_MAX + 1];
  * memory. */
 static void last_one_out_at_exit(void)
 {
-	if (exit_fabric[0])
-		fabsimd_last_one_out(exit_fabric);
+	struct shared_world *sw = attached;
+
+	if (sw && fabsimd_session_lost(sw->session))
+		fabsimd_last_one_out(sw->fabric);
 }
 
 static void look_at_exit(void)
@@ -309,11 +311,11 @@ static void look_at_exit(void)
 	atexit(last_one_out_at_exit);
 }
 
-static void watch_exit(const char *fabric)
+static void watch_exit(struct shared_world *sw)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	snprintf(exit_fabric, sizeof(exit_fabric), "%s", fabric);
+	attached = sw;
 	pthread_once(&once, look_at_exit);
 }
 
@@ -328,15 +330,17 @@ static void fit_star_to_job(nm_config *cfg, uint32_t job)
 		cfg->topology.hosts = job;
 }
 
-/* The coordinator learns of the processes that run on the fabric from
- * before it started (a coordinator that was killed was replaced): it lists
- * them and stays while they run. One that knows them ignores this. */
+/* A coordinator this process started on a fabric whose processes run on
+ * (the one before was killed) learns of them: it lists them and stays
+ * while they run. */
 static void introduce_earlier_members(struct shared_world *sw,
 				      struct nic_world *world)
 {
 	struct nic_member members[FABSIMD_MEMBERS_MAX];
 	size_t n;
 
+	if (!fabsimd_session_started(sw->session))
+		return;
 	nic_world_lock(world);
 	n = nic_world_members(world, members, FABSIMD_MEMBERS_MAX);
 	nic_world_unlock(world);
@@ -399,7 +403,7 @@ int shared_world_attach(const char *fabric, nm_config *cfg,
 	nic_sched_enter(*world);
 	nic_world_unlock(*world);
 	introduce_earlier_members(sw, *world);
-	watch_exit(fabric);
+	watch_exit(sw);
 	*out = sw;
 	return 0;
 fail:
@@ -447,6 +451,8 @@ static int leave(struct shared_world *sw, struct nic_world *world,
 	fabsimd_detach(sw->session);
 	if (last)
 		fabsimd_last_one_out(sw->fabric);
+	if (attached == sw)
+		attached = NULL;
 	free(sw);
 	return ret;
 }

@@ -455,14 +455,21 @@ TEST_F(FabricTest, MemoryStillInUseIsKeptByTheNextAttach)
 
 	fabsimd_session *a = attach(f, 1);
 	ASSERT_NE(a, nullptr);
+	pid_t coord = fabsimd_session_coordinator(a);
 	shm = shm_open(seg, O_RDWR, 0600);
 	EXPECT_GE(shm, 0) << "the segment in use was removed";
 	if (shm >= 0)
 		close(shm);
+	// Its last member gone, the coordinator ends, and keeps the memory
+	// a process it never knew still runs on.
 	fabsimd_detach(a);
+	ASSERT_TRUE(wait_until([&] { return gone(coord); }, 5000));
+	shm = shm_open(seg, O_RDWR, 0600);
+	EXPECT_GE(shm, 0) << "the ending coordinator removed the segment in use";
+	if (shm >= 0)
+		close(shm);
 	std::string log = slurp(file(f, ".log"));
-	EXPECT_NE(log.find("kept the shared memory"), std::string::npos)
-		<< log;
+	EXPECT_EQ(count_of(log, "kept the shared memory"), 2u) << log;
 	munmap(mem, 4096);
 	shm_unlink(seg);
 }
@@ -501,6 +508,18 @@ TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
 TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 {
 	const char *f = fabric("adopt");
+	// The fabric's memory, which the earlier member maps (forked after
+	// this mapping, it has it too): what tells its coordinator that it
+	// runs on this fabric.
+	char seg[128];
+	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
+	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
+	ASSERT_GE(shm, 0);
+	ASSERT_EQ(ftruncate(shm, 4096), 0);
+	void *mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 shm, 0);
+	ASSERT_NE(mem, MAP_FAILED);
+	close(shm);
 	pid_t earlier = member_child(f, 1, false);
 	ASSERT_GT(earlier, 0);
 	struct fabsimd_status st;
@@ -545,11 +564,13 @@ TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 			   "started"), std::string::npos) << log;
 	EXPECT_NE(log.find("node 1 (pid " + std::to_string(earlier) +
 			   ", lifecycle_test) ended"), std::string::npos) << log;
+	munmap(mem, 4096);
+	shm_unlink(seg);
 }
 
 // A process that is not on the fabric's memory cannot be made a member by
-// naming it: one that has ended is ignored.
-TEST_F(FabricTest, AnEndedProcessIsNotAdopted)
+// naming it: one that has ended, or one that runs but maps none of it.
+TEST_F(FabricTest, AProcessNotOnTheFabricIsNotAdopted)
 {
 	const char *f = fabric("adoptgone");
 	pid_t child = fork();
@@ -557,9 +578,16 @@ TEST_F(FabricTest, AnEndedProcessIsNotAdopted)
 	if (child == 0)
 		_exit(0);
 	ASSERT_EQ(reap(child), 0);
+	pid_t stranger = fork();
+	ASSERT_GE(stranger, 0);
+	if (stranger == 0) {
+		pause();
+		_exit(0);
+	}
 	fabsimd_session *b = attach(f, 2);
 	ASSERT_NE(b, nullptr);
 	ASSERT_EQ(fabsimd_adopt(b, 1, child), 0);
+	ASSERT_EQ(fabsimd_adopt(b, 3, stranger), 0);
 	EXPECT_EQ(fabsimd_adopt(b, 1, 0), -EINVAL);
 	struct fabsimd_status st;
 	char err[256];
@@ -567,6 +595,8 @@ TEST_F(FabricTest, AnEndedProcessIsNotAdopted)
 	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
 	EXPECT_EQ(st.count, 1u);
 	fabsimd_detach(b);
+	kill(stranger, SIGKILL);
+	reap(stranger);
 }
 
 TEST_F(FabricTest, PersistentStartStaysUntilStop)

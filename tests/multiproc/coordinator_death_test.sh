@@ -11,6 +11,9 @@ fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
 cd "$TEST_TMPDIR"
 . "$TEST_SRCDIR/fabsim/tests/multiproc/shell_util.sh"
 sanitizer_env "$peer"
+# Only programs of ours use the fabric here, and an instrumented build
+# carries its own sanitizer runtime: no preload, which would reach awk too.
+unset LD_PRELOAD
 export FABSIM_RUNTIME_DIR="$TEST_TMPDIR/run" FI_PROVIDER=sim
 # Unique: pids repeat across sandboxes, and /dev/shm is shared.
 fabric="cd$$x$RANDOM$RANDOM"

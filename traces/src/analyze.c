@@ -23,21 +23,71 @@ void tr_analyzer_problem(tr_analyzer *a, const char *msg)
 		a->problem(a->ctx, msg);
 }
 
+static void format_problem(char *msg, size_t len, const tr_record *rec, uint32_t at,
+			   const char *fmt, va_list ap)
+{
+	char what[400];
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	if (rec->offset >= 0)
+		snprintf(msg, len, "frame %llu (byte offset %lld): %s",
+			 (unsigned long long)rec->frame, (long long)(rec->offset + at), what);
+	else
+		snprintf(msg, len, "frame %llu (byte %u of the frame): %s",
+			 (unsigned long long)rec->frame, at, what);
+}
+
 void tr_an_problem(tr_analyzer *a, const tr_record *rec, uint32_t at, const char *fmt, ...)
 {
-	char what[400], msg[512];
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	format_problem(msg, sizeof(msg), rec, at, fmt, ap);
 	va_end(ap);
-	if (rec->offset >= 0)
-		snprintf(msg, sizeof(msg), "frame %llu (byte offset %lld): %s",
-			 (unsigned long long)rec->frame, (long long)(rec->offset + at), what);
-	else
-		snprintf(msg, sizeof(msg), "frame %llu (byte %u of the frame): %s",
-			 (unsigned long long)rec->frame, at, what);
 	tr_analyzer_problem(a, msg);
+}
+
+void tr_an_problem_if_marked(tr_analyzer *a, const tr_record *rec, uint32_t at,
+			     const char *fmt, ...)
+{
+	char msg[512], *copy, **held;
+	va_list ap;
+
+	va_start(ap, fmt);
+	format_problem(msg, sizeof(msg), rec, at, fmt, ap);
+	va_end(ap);
+	if (a->s->markers) {
+		tr_analyzer_problem(a, msg);
+		return;
+	}
+	if (a->n_held == a->cap_held) {
+		size_t cap = a->cap_held ? a->cap_held * 2 : 16;
+
+		held = realloc(a->held, cap * sizeof(*held));
+		if (!held) {
+			a->oom = -ENOMEM;
+			return;
+		}
+		a->held = held;
+		a->cap_held = cap;
+	}
+	copy = strdup(msg);
+	if (!copy) {
+		a->oom = -ENOMEM;
+		return;
+	}
+	a->held[a->n_held++] = copy;
+}
+
+/* The trace has marks: it is fabsim's, and what was held is reported, in its order. */
+static void report_held(tr_analyzer *a)
+{
+	for (size_t i = 0; i < a->n_held; i++) {
+		tr_analyzer_problem(a, a->held[i]);
+		free(a->held[i]);
+	}
+	a->n_held = 0;
 }
 
 void tr_an_sample(tr_analyzer *a, tr_lat_kind k, uint64_t ns)
@@ -249,6 +299,7 @@ int tr_analyzer_record(tr_analyzer *a, const tr_record *rec)
 		break;
 	case TR_REC_MARKER:
 		s->markers++;
+		report_held(a);
 		break;
 	case TR_REC_MALFORMED:
 		s->malformed++;
@@ -318,5 +369,8 @@ void tr_analyzer_free(tr_analyzer *a)
 	free(a->pairs);
 	for (int k = 0; k < TR_LAT_KINDS; k++)
 		free(a->lat[k].v);
+	for (size_t i = 0; i < a->n_held; i++)
+		free(a->held[i]); /* a foreign capture's: no fault there */
+	free(a->held);
 	memset(a, 0, sizeof(*a));
 }

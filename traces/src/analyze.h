@@ -37,6 +37,10 @@ typedef struct tr_analyzer {
 	int oom; /* -ENOMEM once an allocation failed: the result is then incomplete */
 	/* Fingerprints of the packets recorded at the latest timestamp, to tell a frame the capture
 	 * recorded twice (capture_copy in analyze.c). */
+	/* Problems that hold only in a fabsim trace, seen before the trace
+	 * showed a mark (tr_an_problem_if_marked). */
+	char **held;
+	size_t n_held, cap_held;
 	uint64_t same_ts_ns;
 	unsigned n_same;
 	struct tr_frame_print {

@@ -73,6 +73,10 @@ struct tr_flow {
 /* Reports a problem about rec at byte `at` of its frame. */
 void tr_an_problem(tr_analyzer *a, const tr_record *rec, uint32_t at, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same for a rule that only a fabsim trace (one with marks) must keep: reported at once in
+ * one, held until the first mark otherwise, and dropped if none comes. */
+void tr_an_problem_if_marked(tr_analyzer *a, const tr_record *rec, uint32_t at,
+			     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Header, length and integrity rules of one packet. */
 void tr_an_check_packet(tr_analyzer *a, tr_flow *f, const tr_record *rec);

@@ -93,9 +93,9 @@ static bool arrives_late(const tr_flow *f, uint32_t psn, int32_t d)
 
 /* A resend is legitimate after a NAK, after a timeout (the PSN was not yet acknowledged) or when
  * the trace says so; resending acknowledged data is not, when the requester got the ACK. Only a
- * fabsim trace (it has marker frames) says so: it marks every packet sent again. A capture taken
- * anywhere else than at the requester sees ACKs that may be lost after it, and the requester then
- * rightly sends again what the capture saw acknowledged. */
+ * fabsim trace (it has marker frames, before or after) says so: it marks every packet sent again.
+ * A capture taken anywhere else than at the requester sees ACKs that may be lost after it, and
+ * the requester then rightly sends again what the capture saw acknowledged. */
 static void resent(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 {
 	const tr_packet *p = &rec->pkt;
@@ -108,9 +108,9 @@ static void resent(tr_analyzer *a, tr_flow *f, const tr_record *rec)
 			      p->psn, (f->req_next - 1) & TR_PSN_MASK);
 		return;
 	}
-	if (a->s->markers && !(rec->mark.flags & TR_RETRANSMIT) && !f->nak_seen && f->acked &&
+	if (!(rec->mark.flags & TR_RETRANSMIT) && !f->nak_seen && f->acked &&
 	    tr_psn_diff(f->acked_psn, p->psn) <= 0)
-		tr_an_problem(a, rec, p->bth_off + 9,
+		tr_an_problem_if_marked(a, rec, p->bth_off + 9,
 			      "PSN %u sent again although acknowledged (ACKs reached PSN %u) and "
 			      "no NAK came back", p->psn, f->acked_psn);
 	f->nak_seen = false;

@@ -68,6 +68,11 @@ TEST(Check, ResendsNeedANakATimeoutOrAMark) {
             {Make(From(0x04, 1), 8, 0), Make(From(0x04, 2), 8, 1, TR_REORDERED),
              Make(Ack(2), 0, 2), Make(From(0x04, 2), 8, 3)},
             5, "PSN 2 sent again although acknowledged");
+  // The same when the trace's first mark comes after the resend.
+  ExpectOne("resend_acked_mark_later.pcap",
+            {Make(From(0x04, 1), 8, 0), Make(Ack(1), 0, 1), Make(From(0x04, 1), 8, 2),
+             Make(From(0x04, 2), 8, 3, TR_REORDERED)},
+            3, "PSN 1 sent again although acknowledged");
   // A capture taken elsewhere (no marks) may be the responder's: the ACK it saw can have been
   // lost after it, and the requester's timeout rightly sends the PSN again. A retransmission,
   // no fault.

@@ -276,6 +276,29 @@ void ExpectNodeThreeKilledAndTimedOut(const FabricRun &run)
 // star of 2 hosts from a config file): the star grows to the job, one host
 // per process, rather than refusing the ranks past its size; a size fixed
 // by FI_SIM_TOPOLOGY_HOSTS stays, and the rank past it is refused.
+// One mp_peer of a 3-node job, as node `node`, on `fabric`, with the star
+// of 2 hosts from `cfg`; `nodes`: its FI_SIM_NODES ("": unset); `hosts`:
+// its FI_SIM_TOPOLOGY_HOSTS ("": unset).
+multiproc::Child StarPeer(const std::string &dir, const std::string &fabric,
+			  const std::string &cfg, const char *node,
+			  const char *nodes, const char *hosts)
+{
+	return multiproc::Start([&] {
+		setenv("FI_PROVIDER", "sim", 1);
+		setenv("FI_SIM_FABRIC", fabric.c_str(), 1);
+		setenv("FI_SIM_NODE", node, 1);
+		if (*nodes)
+			setenv("FI_SIM_NODES", nodes, 1);
+		if (*hosts)
+			setenv("FI_SIM_TOPOLOGY_HOSTS", hosts, 1);
+		setenv("FABSIM_RUNTIME_DIR", dir.c_str(), 1);
+		setenv("FI_SIM_CONFIG", cfg.c_str(), 1);
+		std::string path = multiproc::PeerPath("mp_peer");
+		execl(path.c_str(), path.c_str(), dir.c_str(), "3", "2", "64",
+		      (char *)nullptr);
+	});
+}
+
 TEST(AllToAll, AJobLargerThanTheStarGrowsIt)
 {
 	std::string cfg_dir = multiproc::TempDir("star");
@@ -291,23 +314,33 @@ TEST(AllToAll, AJobLargerThanTheStarGrowsIt)
 	// its address: it runs alone).
 	std::string dir = multiproc::TempDir("fixed");
 	std::vector<multiproc::Child> alone;
-	alone.push_back(multiproc::Start([&] {
-		setenv("FI_PROVIDER", "sim", 1);
-		setenv("FI_SIM_FABRIC", ("fx" + std::to_string(getpid())).c_str(), 1);
-		setenv("FI_SIM_NODE", "2", 1);
-		setenv("FI_SIM_NODES", "3", 1);
-		setenv("FABSIM_RUNTIME_DIR", dir.c_str(), 1);
-		setenv("FI_SIM_CONFIG", cfg.c_str(), 1);
-		setenv("FI_SIM_TOPOLOGY_HOSTS", "2", 1);
-		std::string path = multiproc::PeerPath("mp_peer");
-		execl(path.c_str(), path.c_str(), dir.c_str(), "3", "2", "64",
-		      (char *)nullptr);
-	}));
+	alone.push_back(StarPeer(dir, "fx" + std::to_string(getpid()), cfg,
+				 "2", "3", "2"));
 	multiproc::Finish(alone, 30);
 	EXPECT_FALSE(WIFEXITED(alone[0].status) && WEXITSTATUS(alone[0].status) == 0);
 	EXPECT_NE(alone[0].text.find("node 2 (from FI_SIM_NODE) is outside the "
 				     "topology's 2 hosts"),
 		  std::string::npos) << alone[0].text;
+
+	// A fabric its first process built without knowing the job (no
+	// FI_SIM_NODES: 2 hosts): a later rank of the job is told why it does
+	// not fit.
+	std::string dir2 = multiproc::TempDir("mixed");
+	std::string fabric = "mx" + std::to_string(getpid());
+	std::vector<multiproc::Child> first;
+	first.push_back(StarPeer(dir2, fabric, cfg, "0", "", ""));
+	for (int i = 0; i < 100 && access((dir2 + "/node0").c_str(), F_OK); i++)
+		usleep(20000); // its address published: its world is built
+	std::vector<multiproc::Child> late;
+	late.push_back(StarPeer(dir2, fabric, cfg, "2", "3", ""));
+	multiproc::Finish(late, 30);
+	kill(first[0].pid, SIGKILL);
+	multiproc::Finish(first, 30);
+	EXPECT_FALSE(WIFEXITED(late[0].status) && WEXITSTATUS(late[0].status) == 0);
+	EXPECT_NE(late[0].text.find("node 2 (from FI_SIM_NODE) is outside the 2 "
+				    "hosts of fabric " + fabric + ", as the "
+				    "process that created it built it"),
+		  std::string::npos) << late[0].text;
 }
 
 TEST(AllToAll, AKilledProcessGivesItsPeersTimeoutsAndTheOthersFinish)

@@ -158,6 +158,11 @@ bool nic_world_broken(const struct nic_world *world)
 	return world->broken;
 }
 
+uint32_t nic_world_host_count(const struct nic_world *world)
+{
+	return world->host_count;
+}
+
 nm_time_ns nic_world_now(const struct nic_world *world)
 {
 	return nm_engine_now(world->engine);

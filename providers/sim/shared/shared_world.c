@@ -393,6 +393,17 @@ int shared_world_attach(const char *fabric, nm_config *cfg,
 		goto fail;
 	ret = map_segment(sw, cfg, transport, record, world, err, errlen,
 			  note, notelen);
+	if (!ret && sw->node >= nic_world_host_count(*world)) {
+		/* Its creator chose a smaller star than this process would. */
+		ret = say(err, errlen, -EINVAL,
+			  "node %u (from %s) is outside the %u hosts of fabric "
+			  "%s, as the process that created it built it (this "
+			  "process's job: %u processes); start every process "
+			  "of a job with the same FI_SIM_NODES or under one "
+			  "launcher", sw->node, sw->node_source,
+			  nic_world_host_count(*world), sw->fabric, job);
+		fs_arena_detach(sw->arena);
+	}
 	if (ret) {
 		fabsimd_detach(sw->session);
 		goto fail;

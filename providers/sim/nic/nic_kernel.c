@@ -193,6 +193,109 @@ static bool waits_for_another_party(pid_t pid, const struct blocking_call *c,
 	}
 }
 
+/* The inode of the socket behind descriptor `fd` of `pid`, or 0. */
+static unsigned long socket_inode(pid_t pid, unsigned long fd)
+{
+	char path[64], target[64];
+	unsigned long inode;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", (int)pid, fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = '\0';
+	return sscanf(target, "socket:[%lu]", &inode) == 1 ? inode : 0;
+}
+
+/* In the TCP tables `pid` sees (IPv4, then IPv6): the endpoints of the
+ * connection whose socket is `inode` (want != 0), or the inode of the one
+ * whose endpoints are `local`-`remote` (want == 0). */
+static unsigned long tcp_lookup(pid_t pid, unsigned long want, char *local,
+				char *remote, size_t len)
+{
+	static const char *const tables[] = { "tcp", "tcp6" };
+	unsigned long found = 0;
+
+	for (size_t t = 0; t < 2 && !found; t++) {
+		char path[64], line[512], l[64], r[64];
+		unsigned long inode;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid,
+			 tables[t]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (!found && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, " %*[^:]: %63s %63s %*s %*s %*s %*s "
+				   "%*s %*s %lu", l, r, &inode) != 3)
+				continue;
+			if (want && inode == want) {
+				snprintf(local, len, "%s", l);
+				snprintf(remote, len, "%s", r);
+				found = inode;
+			} else if (!want && !strcmp(l, local) &&
+				   !strcmp(r, remote)) {
+				found = inode;
+			}
+		}
+		fclose(f);
+	}
+	return found;
+}
+
+static bool has_socket(pid_t pid, unsigned long inode)
+{
+	char path[64];
+	struct dirent *e;
+	bool found = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (!found && (e = readdir(dir))) {
+		char *end;
+		unsigned long fd = strtoul(e->d_name, &end, 10);
+
+		found = !*end && e->d_name[0] && socket_inode(pid, fd) == inode;
+	}
+	closedir(dir);
+	return found;
+}
+
+static bool accepting(const struct blocking_call *call)
+{
+	return call->nr == SYS_accept4
+#ifdef SYS_accept
+	       || call->nr == SYS_accept
+#endif
+		;
+}
+
+bool nic_kernel_waits_out_of_band(pid_t pid, pid_t tid, pid_t other)
+{
+	struct blocking_call call;
+	char local[64], remote[64];
+	unsigned long mine, theirs;
+
+	if (!blocking_call(pid, tid, &call) ||
+	    !(mine = socket_inode(pid, call.arg[0])) ||
+	    !tcp_lookup(pid, mine, local, remote, sizeof(local)))
+		return false;
+	if (accepting(&call))
+		return nic_kernel_thread_state(pid, tid) == 'S';
+	if (call.nr != SYS_read && call.nr != SYS_readv &&
+	    call.nr != SYS_recvfrom && call.nr != SYS_recvmsg)
+		return false;
+	/* The other end: the connection seen from the other side. */
+	theirs = tcp_lookup(pid, 0, remote, local, sizeof(local));
+	return theirs && has_socket(other, theirs) &&
+	       nic_kernel_thread_state(pid, tid) == 'S';
+}
+
 bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 					 struct nic_futex_wait *futex)
 {

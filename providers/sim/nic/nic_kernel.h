@@ -43,6 +43,14 @@ struct nic_futex_wait {
 bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 					 struct nic_futex_wait *futex);
 
+/* The thread is asleep in an out-of-band exchange that waits for another
+ * process to act first: reading a TCP connection whose other end is a
+ * socket of process `other` (only `other` can send what it waits for), or
+ * accepting connections on a TCP socket (a server waiting for its client).
+ * False when any of it cannot be read (another process's descriptors,
+ * where ptrace is restricted). */
+bool nic_kernel_waits_out_of_band(pid_t pid, pid_t tid, pid_t other);
+
 /* The thread is asleep in a short nap: a relative nanosleep or
  * clock_nanosleep, or a poll, select or epoll wait with a timeout, of at
  * most `max_us` microseconds. False when the call or its length cannot be

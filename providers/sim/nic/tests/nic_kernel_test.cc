@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/select.h>
@@ -327,6 +328,75 @@ TEST(NicKernel, AProcessWhoseMainThreadEndedStillRuns)
 	EXPECT_TRUE(Eventually([&] { return nic_kernel_process_gone(child); }))
 		<< "killed, a zombie has ended";
 	ASSERT_EQ(waitpid(child, &status, 0), child);
+}
+
+// A process that reads a TCP connection whose other end this process
+// holds, or accepts connections (an out-of-band exchange: it waits for
+// us), is told from one that reads a pipe, and from one whose connection's
+// other end is another's.
+TEST(NicKernel, AReaderOfOurConnectionWaitsForUs)
+{
+	int lst = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_GE(lst, 0);
+	sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ASSERT_EQ(bind(lst, (sockaddr *)&a, sizeof(a)), 0);
+	ASSERT_EQ(listen(lst, 1), 0);
+	socklen_t alen = sizeof(a);
+	ASSERT_EQ(getsockname(lst, (sockaddr *)&a, &alen), 0);
+	int pipefd[2];
+	ASSERT_EQ(pipe(pipefd), 0);
+
+	pid_t reader = fork();
+	ASSERT_GE(reader, 0);
+	if (reader == 0) {
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		char b;
+		if (connect(c, (sockaddr *)&a, sizeof(a)))
+			_exit(1);
+		_exit(read(c, &b, 1) == 1 ? 0 : 2);
+	}
+	int conn = accept(lst, nullptr, nullptr);
+	ASSERT_GE(conn, 0);
+	// A server waiting for a client to connect waits for another too.
+	pid_t acceptor = fork();
+	ASSERT_GE(acceptor, 0);
+	if (acceptor == 0)
+		_exit(accept(lst, nullptr, nullptr) >= 0 ? 0 : 2);
+	EXPECT_TRUE(Eventually([&] {
+		return nic_kernel_waits_out_of_band(acceptor, acceptor, getpid());
+	}));
+	kill(acceptor, SIGKILL);
+	int st;
+	ASSERT_EQ(waitpid(acceptor, &st, 0), acceptor);
+	pid_t piper = fork();
+	ASSERT_GE(piper, 0);
+	if (piper == 0) {
+		char b;
+		close(conn); /* not an end of the reader's connection */
+		close(lst);
+		_exit(read(pipefd[0], &b, 1) == 1 ? 0 : 2);
+	}
+	EXPECT_TRUE(Eventually([&] {
+		return nic_kernel_waits_out_of_band(reader, reader, getpid());
+	}));
+	/* Asleep, the piper has closed its copies of our descriptors. */
+	EXPECT_TRUE(Eventually([&] { return Blocked(piper, piper); }));
+	EXPECT_FALSE(nic_kernel_waits_out_of_band(reader, reader, piper))
+		<< "the other end is ours, not the piper's";
+	EXPECT_FALSE(nic_kernel_waits_out_of_band(piper, piper, getpid()))
+		<< "a pipe is no connection";
+	ASSERT_EQ(write(conn, "x", 1), 1);
+	ASSERT_EQ(write(pipefd[1], "x", 1), 1);
+	int status;
+	ASSERT_EQ(waitpid(reader, &status, 0), reader);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(waitpid(piper, &status, 0), piper);
+	close(conn);
+	close(lst);
+	close(pipefd[0]);
+	close(pipefd[1]);
 }
 
 TEST(NicKernel, FindsTheNewestThreadNotKnown)

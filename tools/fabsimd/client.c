@@ -458,18 +458,35 @@ int fabsimd_next_notice(struct fabsimd_session *s, struct fabsimd_notice *out)
 	}
 }
 
+/* Its coordinator gone, a process that leaves tells the one that replaced
+ * it, which may list it (adopted): on a connection of its own, which the
+ * coordinator knows it by. */
+static void bye_to_successor(const struct fabsimd_session *s,
+			     const struct fabsimd_msg *bye)
+{
+	struct fabsimd_paths p;
+	int fd;
+
+	if (fabsimd_paths_init(&p, s->fabric, NULL, 0))
+		return;
+	fd = connect_to(&p);
+	if (fd < 0)
+		return;
+	send_request(fd, bye);
+	close(fd);
+}
+
 void fabsimd_detach(struct fabsimd_session *s)
 {
 	struct fabsimd_msg m;
 
 	if (!s)
 		return;
-	if (!s->lost) {
-		fabsimd_msg_init(&m, FABSIMD_MSG_BYE);
-		m.node = s->node;
-		m.pid = getpid();
-		send_request(s->fd, &m);
-	}
+	fabsimd_msg_init(&m, FABSIMD_MSG_BYE);
+	m.node = s->node;
+	m.pid = getpid();
+	if (fabsimd_session_lost(s) || send_request(s->fd, &m))
+		bye_to_successor(s, &m);
 	close(s->fd);
 	free(s);
 }

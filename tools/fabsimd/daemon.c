@@ -233,6 +233,25 @@ static void adopt(struct daemon *d, const struct conn *from,
 		       d->members == 1 ? "" : "s");
 }
 
+/* A process this coordinator adopted leaves (its own coordinator was
+ * killed, so it says so on a connection of its own): known by its pid. */
+static void adopted_bye(struct daemon *d, struct conn *c)
+{
+	for (size_t i = 0; i < CONN_MAX; i++) {
+		struct conn *o = &d->conn[i];
+
+		if (o->role == CONN_MEMBER && o->adopted && o->pid == c->pid) {
+			fabsimd_log_fd(d->log_fd, "node %u (pid %d, %s) left; it "
+				       "had attached before this coordinator "
+				       "started", o->node, o->pid, o->prog);
+			notify(d, FABSIMD_MSG_LEFT, o, o);
+			close_conn(d, o);
+			break;
+		}
+	}
+	close_conn(d, c);
+}
+
 static void hello(struct daemon *d, struct conn *c, const struct fabsimd_msg *in)
 {
 	struct conn *itself = NULL; /* its entry as an adopted member */
@@ -391,6 +410,9 @@ static void readable(struct daemon *d, struct conn *c)
 	switch (c->role == CONN_MEMBER ? -(int)m.type : (int)m.type) {
 	case FABSIMD_MSG_HELLO:
 		hello(d, c, &m);
+		break;
+	case FABSIMD_MSG_BYE:
+		adopted_bye(d, c);
 		break;
 	case -FABSIMD_MSG_BYE:
 		member_gone(d, c, true);

@@ -568,6 +568,76 @@ TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 	shm_unlink(seg);
 }
 
+// An adopted process that leaves the fabric and runs on: its own
+// coordinator is gone, so it tells the one that replaced it, which no longer
+// lists it (its node is free again).
+TEST_F(FabricTest, AnAdoptedProcessThatLeavesIsNoLongerListed)
+{
+	const char *f = fabric("adoptbye");
+	char seg[128];
+	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
+	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
+	ASSERT_GE(shm, 0);
+	ASSERT_EQ(ftruncate(shm, 4096), 0);
+	void *mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 shm, 0);
+	ASSERT_NE(mem, MAP_FAILED);
+	close(shm);
+	int go[2], done[2];
+	ASSERT_EQ(pipe(go), 0);
+	ASSERT_EQ(pipe(done), 0);
+	pid_t earlier = fork();
+	ASSERT_GE(earlier, 0);
+	if (earlier == 0) {
+		fabsimd_member_info me = { 1, "leaver" };
+		fabsimd_session *s;
+		char c = 'x';
+		if (fabsimd_attach(f, &me, &s, nullptr, 0))
+			_exit(1);
+		(void)!write(done[1], &c, 1);
+		(void)!read(go[0], &c, 1);
+		fabsimd_detach(s);
+		(void)!write(done[1], &c, 1);
+		for (;;)
+			pause();
+	}
+	char c;
+	ASSERT_EQ(read(done[0], &c, 1), 1);
+	struct fabsimd_status st;
+	char err[512] = "";
+	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
+	pid_t old = st.pid;
+	ASSERT_EQ(kill(old, SIGKILL), 0);
+	ASSERT_TRUE(wait_until([&] { return gone(old); }, 5000));
+	fabsimd_session *b = attach(f, 2);
+	ASSERT_NE(b, nullptr);
+	ASSERT_EQ(fabsimd_adopt(b, 1, earlier), 0);
+	ASSERT_TRUE(wait_until([&] {
+		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 2;
+	}, 5000)) << err;
+
+	ASSERT_EQ(write(go[1], "g", 1), 1);
+	ASSERT_EQ(read(done[0], &c, 1), 1);
+	EXPECT_TRUE(wait_until([&] {
+		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 1;
+	}, 5000)) << "the adopted process left and is still listed";
+	fabsimd_session *again = attach(f, 1, "newcomer");
+	EXPECT_NE(again, nullptr) << "its node is not free";
+	if (again)
+		fabsimd_detach(again);
+	fabsimd_detach(b);
+	kill(earlier, SIGKILL);
+	reap(earlier);
+	std::string log = slurp(file(f, ".log"));
+	EXPECT_NE(log.find("node 1 (pid " + std::to_string(earlier) +
+			   ", lifecycle_test) left; it had attached before"),
+		  std::string::npos) << log;
+	munmap(mem, 4096);
+	shm_unlink(seg);
+	for (int fd : {go[0], go[1], done[0], done[1]})
+		close(fd);
+}
+
 // A process that is not on the fabric's memory cannot be made a member by
 // naming it: one that has ended, or one that runs but maps none of it.
 TEST_F(FabricTest, AProcessNotOnTheFabricIsNotAdopted)

@@ -198,9 +198,11 @@ static void adopt(struct daemon *d, const struct conn *from,
 	for (size_t i = 0; i < CONN_MAX; i++) {
 		const struct conn *o = &d->conn[i];
 
-		if (o->role == CONN_MEMBER &&
-		    (o->pid == in->pid || o->node == in->node))
-			return; /* known, or its node is someone else's now */
+		/* Known. A node taken since is no reason to drop it: the
+		 * newcomer that took it is refused by the fabric itself,
+		 * and leaves; this one runs on. */
+		if (o->role == CONN_MEMBER && o->pid == in->pid)
+			return;
 		if (o->role == CONN_FREE && !c)
 			c = &d->conn[i];
 	}
@@ -491,7 +493,6 @@ static void accept_new(struct daemon *d)
 static bool try_exit(struct daemon *d)
 {
 	int lock = fabsimd_lock(&d->cfg.paths, 0, false, NULL, 0);
-	pid_t user;
 	int removed;
 
 	if (lock < 0)
@@ -503,13 +504,9 @@ static bool try_exit(struct daemon *d)
 	}
 	unlink(d->cfg.paths.sock);
 	close(d->listen_fd);
-	/* A process this coordinator never knew may run on them (it was
-	 * refused a node an unknown process of the fabric ran, say). */
-	removed = fabsimd_remove_unused_segments(&d->cfg.paths, 0, &user);
-	if (user)
-		fabsimd_log_fd(d->log_fd, "kept the shared memory %s*: process "
-			       "%d still runs on it", d->cfg.paths.segment,
-			       (int)user);
+	/* Its last members may still map them on their way out: every
+	 * process on the fabric is a member (adopted, if it came before). */
+	removed = fabsimd_remove_segments(&d->cfg.paths);
 	unlink(d->cfg.paths.lock);
 	close(lock);
 	for (size_t i = 0; i < CONN_MAX; i++)

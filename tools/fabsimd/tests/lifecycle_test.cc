@@ -69,6 +69,56 @@ pid_t member_child(const char *fabric, uint32_t node, bool keep_forked_copy,
 	return pid;
 }
 
+// The fabric's segment, created and 4 KiB of it mapped, as a process
+// running on the fabric has it mapped; unmapped and removed at the end.
+struct FabricMemory {
+	char seg[128];
+	void *mem = nullptr;
+
+	explicit FabricMemory(const char *fabric)
+	{
+		EXPECT_GT(fabsimd_segment_name(fabric, seg, sizeof(seg)), 0);
+		int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
+		EXPECT_GE(shm, 0);
+		if (shm < 0)
+			return;
+		if (ftruncate(shm, 4096) == 0)
+			mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, shm, 0);
+		close(shm);
+		if (mem == MAP_FAILED)
+			mem = nullptr;
+	}
+	~FabricMemory()
+	{
+		if (mem)
+			munmap(mem, 4096);
+		shm_unlink(seg);
+	}
+};
+
+// Waits until the fabric's coordinator lists `n` members (*st: its last
+// answer).
+bool members_become(const char *fabric, uint32_t n, struct fabsimd_status *st)
+{
+	char err[512];
+	return wait_until([&] {
+		return !fabsimd_status(fabric, st, err, sizeof(err)) &&
+		       st->count == n;
+	}, 5000);
+}
+
+// Kills the fabric's coordinator and waits until it is gone; its pid.
+pid_t kill_coordinator(const char *fabric)
+{
+	struct fabsimd_status st;
+	char err[512] = "";
+	EXPECT_EQ(fabsimd_status(fabric, &st, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(kill(st.pid, SIGKILL), 0);
+	EXPECT_TRUE(wait_until([&] { return gone(st.pid); }, 5000));
+	return st.pid;
+}
+
 } // namespace
 
 TEST_F(FabricTest, FirstAttachStartsTheCoordinatorSecondJoinsIt)
@@ -443,15 +493,10 @@ TEST_F(FabricTest, StaleSocketAndSegmentAreCleanedByTheNextAttach)
 TEST_F(FabricTest, MemoryStillInUseIsKeptByTheNextAttach)
 {
 	const char *f = fabric("inuse");
-	char seg[128];
-	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
-	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
-	ASSERT_GE(shm, 0);
-	ASSERT_EQ(ftruncate(shm, 4096), 0);
-	void *mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 shm, 0);
-	ASSERT_NE(mem, MAP_FAILED); // this process runs on it
-	close(shm);
+	FabricMemory memory(f); // this process runs on it
+	ASSERT_NE(memory.mem, nullptr);
+	const char *seg = memory.seg;
+	int shm;
 
 	fabsimd_session *a = attach(f, 1);
 	ASSERT_NE(a, nullptr);
@@ -469,8 +514,6 @@ TEST_F(FabricTest, MemoryStillInUseIsKeptByTheNextAttach)
 	std::string log = slurp(file(f, ".log"));
 	EXPECT_NE(log.find("kept the shared memory"), std::string::npos)
 		<< log;
-	munmap(mem, 4096);
-	shm_unlink(seg);
 }
 
 TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
@@ -510,23 +553,13 @@ TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 	// The fabric's memory, which the earlier member maps (forked after
 	// this mapping, it has it too): what tells its coordinator that it
 	// runs on this fabric.
-	char seg[128];
-	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
-	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
-	ASSERT_GE(shm, 0);
-	ASSERT_EQ(ftruncate(shm, 4096), 0);
-	void *mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 shm, 0);
-	ASSERT_NE(mem, MAP_FAILED);
-	close(shm);
+	FabricMemory memory(f);
+	ASSERT_NE(memory.mem, nullptr);
 	pid_t earlier = member_child(f, 1, false);
 	ASSERT_GT(earlier, 0);
+	pid_t old = kill_coordinator(f);
 	struct fabsimd_status st;
 	char err[512] = "";
-	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
-	pid_t old = st.pid;
-	ASSERT_EQ(kill(old, SIGKILL), 0);
-	ASSERT_TRUE(wait_until([&] { return gone(old); }, 5000));
 
 	fabsimd_session *b = attach(f, 2);
 	ASSERT_NE(b, nullptr);
@@ -552,9 +585,7 @@ TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 	// It ends: the coordinator sees it through its pidfd.
 	ASSERT_EQ(kill(earlier, SIGKILL), 0);
 	EXPECT_EQ(reap(earlier), 128 + SIGKILL);
-	ASSERT_TRUE(wait_until([&] {
-		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 1;
-	}, 5000));
+	ASSERT_TRUE(members_become(f, 1, &st));
 	EXPECT_TRUE(listed(getpid(), 2));
 	fabsimd_detach(b);
 	std::string log = slurp(file(f, ".log"));
@@ -563,8 +594,6 @@ TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 			   "started"), std::string::npos) << log;
 	EXPECT_NE(log.find("node 1 (pid " + std::to_string(earlier) +
 			   ", lifecycle_test) ended"), std::string::npos) << log;
-	munmap(mem, 4096);
-	shm_unlink(seg);
 }
 
 // The newcomer that starts the replacement may ask for the node a process
@@ -573,39 +602,23 @@ TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 TEST_F(FabricTest, AProcessFromBeforeIsAdoptedEvenWhenItsNodeWasTaken)
 {
 	const char *f = fabric("adoptclash");
-	char seg[128];
-	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
-	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
-	ASSERT_GE(shm, 0);
-	ASSERT_EQ(ftruncate(shm, 4096), 0);
-	void *mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 shm, 0);
-	ASSERT_NE(mem, MAP_FAILED);
-	close(shm);
+	FabricMemory memory(f);
+	ASSERT_NE(memory.mem, nullptr);
 	pid_t earlier = member_child(f, 1, false);
 	ASSERT_GT(earlier, 0);
+	kill_coordinator(f);
 	struct fabsimd_status st;
 	char err[512] = "";
-	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
-	ASSERT_EQ(kill(st.pid, SIGKILL), 0);
-	pid_t old = st.pid;
-	ASSERT_TRUE(wait_until([&] { return gone(old); }, 5000));
 
 	fabsimd_session *clash = attach(f, 1, "clash");
 	ASSERT_NE(clash, nullptr);
 	ASSERT_EQ(fabsimd_adopt(clash, 1, earlier), 0);
-	ASSERT_TRUE(wait_until([&] {
-		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 2;
-	}, 5000)) << err;
+	ASSERT_TRUE(members_become(f, 2, &st)) << err;
 	fabsimd_detach(clash);
-	ASSERT_TRUE(wait_until([&] {
-		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 1;
-	}, 5000)) << "the coordinator left with a process from before running: " << err;
+	ASSERT_TRUE(members_become(f, 1, &st)) << "the coordinator left with a process from before running: " << err;
 	EXPECT_EQ(st.members[0].pid, earlier);
 	kill(earlier, SIGKILL);
 	reap(earlier);
-	munmap(mem, 4096);
-	shm_unlink(seg);
 }
 
 // An adopted process that leaves the fabric and runs on: its own
@@ -614,15 +627,8 @@ TEST_F(FabricTest, AProcessFromBeforeIsAdoptedEvenWhenItsNodeWasTaken)
 TEST_F(FabricTest, AnAdoptedProcessThatLeavesIsNoLongerListed)
 {
 	const char *f = fabric("adoptbye");
-	char seg[128];
-	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
-	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
-	ASSERT_GE(shm, 0);
-	ASSERT_EQ(ftruncate(shm, 4096), 0);
-	void *mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 shm, 0);
-	ASSERT_NE(mem, MAP_FAILED);
-	close(shm);
+	FabricMemory memory(f);
+	ASSERT_NE(memory.mem, nullptr);
 	int go[2], done[2];
 	ASSERT_EQ(pipe(go), 0);
 	ASSERT_EQ(pipe(done), 0);
@@ -643,24 +649,17 @@ TEST_F(FabricTest, AnAdoptedProcessThatLeavesIsNoLongerListed)
 	}
 	char c;
 	ASSERT_EQ(read(done[0], &c, 1), 1);
+	kill_coordinator(f);
 	struct fabsimd_status st;
 	char err[512] = "";
-	ASSERT_EQ(fabsimd_status(f, &st, err, sizeof(err)), 0) << err;
-	pid_t old = st.pid;
-	ASSERT_EQ(kill(old, SIGKILL), 0);
-	ASSERT_TRUE(wait_until([&] { return gone(old); }, 5000));
 	fabsimd_session *b = attach(f, 2);
 	ASSERT_NE(b, nullptr);
 	ASSERT_EQ(fabsimd_adopt(b, 1, earlier), 0);
-	ASSERT_TRUE(wait_until([&] {
-		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 2;
-	}, 5000)) << err;
+	ASSERT_TRUE(members_become(f, 2, &st)) << err;
 
 	ASSERT_EQ(write(go[1], "g", 1), 1);
 	ASSERT_EQ(read(done[0], &c, 1), 1);
-	EXPECT_TRUE(wait_until([&] {
-		return !fabsimd_status(f, &st, err, sizeof(err)) && st.count == 1;
-	}, 5000)) << "the adopted process left and is still listed";
+	EXPECT_TRUE(members_become(f, 1, &st)) << "the adopted process left and is still listed";
 	fabsimd_session *again = attach(f, 1, "newcomer");
 	EXPECT_NE(again, nullptr) << "its node is not free";
 	if (again)
@@ -672,8 +671,6 @@ TEST_F(FabricTest, AnAdoptedProcessThatLeavesIsNoLongerListed)
 	EXPECT_NE(log.find("node 1 (pid " + std::to_string(earlier) +
 			   ", lifecycle_test) left; it had attached before"),
 		  std::string::npos) << log;
-	munmap(mem, 4096);
-	shm_unlink(seg);
 	for (int fd : {go[0], go[1], done[0], done[1]})
 		close(fd);
 }

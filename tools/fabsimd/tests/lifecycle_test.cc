@@ -119,6 +119,21 @@ pid_t kill_coordinator(const char *fabric)
 	return st.pid;
 }
 
+// A member on node 1 of the fabric whose memory `memory` maps (forked
+// after that mapping, it maps it too: what tells a coordinator that it
+// runs on the fabric), and then its coordinator killed (*old: its pid).
+pid_t member_from_before(const char *fabric, const FabricMemory &memory,
+			 pid_t *old = nullptr)
+{
+	EXPECT_NE(memory.mem, nullptr);
+	pid_t earlier = member_child(fabric, 1, false);
+	EXPECT_GT(earlier, 0);
+	pid_t killed = kill_coordinator(fabric);
+	if (old)
+		*old = killed;
+	return earlier;
+}
+
 } // namespace
 
 TEST_F(FabricTest, FirstAttachStartsTheCoordinatorSecondJoinsIt)
@@ -550,14 +565,11 @@ TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
 TEST_F(FabricTest, TheReplacementListsTheMembersFromBefore)
 {
 	const char *f = fabric("adopt");
-	// The fabric's memory, which the earlier member maps (forked after
-	// this mapping, it has it too): what tells its coordinator that it
-	// runs on this fabric.
 	FabricMemory memory(f);
 	ASSERT_NE(memory.mem, nullptr);
-	pid_t earlier = member_child(f, 1, false);
+	pid_t old;
+	pid_t earlier = member_from_before(f, memory, &old);
 	ASSERT_GT(earlier, 0);
-	pid_t old = kill_coordinator(f);
 	struct fabsimd_status st;
 	char err[512] = "";
 
@@ -604,9 +616,8 @@ TEST_F(FabricTest, AProcessFromBeforeIsAdoptedEvenWhenItsNodeWasTaken)
 	const char *f = fabric("adoptclash");
 	FabricMemory memory(f);
 	ASSERT_NE(memory.mem, nullptr);
-	pid_t earlier = member_child(f, 1, false);
+	pid_t earlier = member_from_before(f, memory);
 	ASSERT_GT(earlier, 0);
-	kill_coordinator(f);
 	struct fabsimd_status st;
 	char err[512] = "";
 

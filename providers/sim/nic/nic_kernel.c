@@ -111,20 +111,30 @@ static bool blocking_call(pid_t pid, pid_t tid, struct blocking_call *call)
 /* A descriptor that another party writes: a socket, a pipe or FIFO, an
  * eventfd. Not a timer or signal descriptor (those are clocks), a
  * terminal, or a file. */
+/* What descriptor `fd` of `pid` names ("socket:[123]", "pipe:[45]", a
+ * path): false when it cannot be read. */
+static bool fd_target(pid_t pid, unsigned long fd, char *target, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", (int)pid, fd);
+	n = readlink(path, target, len - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return true;
+}
+
 static bool fed_by_another_party(pid_t pid, uintptr_t fd)
 {
 	static const char *const kinds[] = {
 		"socket:", "pipe:", "anon_inode:[eventfd]",
 	};
-	char path[64], target[64];
-	ssize_t n;
+	char target[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", (int)pid,
-		 (unsigned long)fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
+	if (!fd_target(pid, fd, target, sizeof(target)))
 		return false;
-	target[n] = '\0';
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!strncmp(target, kinds[i], strlen(kinds[i])))
 			return true;
@@ -196,15 +206,11 @@ static bool waits_for_another_party(pid_t pid, const struct blocking_call *c,
 /* The inode of the socket behind descriptor `fd` of `pid`, or 0. */
 static unsigned long socket_inode(pid_t pid, unsigned long fd)
 {
-	char path[64], target[64];
+	char target[64];
 	unsigned long inode;
-	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", (int)pid, fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
+	if (!fd_target(pid, fd, target, sizeof(target)))
 		return 0;
-	target[n] = '\0';
 	return sscanf(target, "socket:[%lu]", &inode) == 1 ? inode : 0;
 }
 

@@ -130,6 +130,49 @@ static int idle_timeout_ms(void)
 	return *end || ms <= 0 || ms > 3600000 ? IDLE_TIMEOUT_MS : (int)ms;
 }
 
+/* Fabric `other`'s memory, if a crashed run of it left it: under its lock
+ * (not waited for: one who holds it is starting or ending it), with no
+ * coordinator answering and no process mapping it. */
+static void remove_if_left(const char *other, void *arg)
+{
+	const struct fabsimd_paths *self = arg;
+	struct fabsimd_paths q;
+	pid_t user;
+	int lock, fd, rc;
+
+	if (!strcmp(other, self->fabric) ||
+	    fabsimd_paths_init(&q, other, NULL, 0))
+		return;
+	lock = fabsimd_lock(&q, 0, false, NULL, 0);
+	if (lock < 0)
+		return;
+	fd = connect_to(&q);
+	if (fd >= 0) {
+		close(fd);
+		unlock(lock);
+		return;
+	}
+	rc = fabsimd_remove_unused_segments(&q, 0, &user);
+	if (rc > 0) {
+		fabsimd_log_path(self, "removed the shared memory %s* of "
+				 "fabric %s: its coordinator is gone and no "
+				 "process runs on it (a crashed run)",
+				 q.segment, other);
+		/* Nothing else is left of that fabric (its log stays). */
+		unlink(q.sock);
+		unlink(q.lock);
+	}
+	unlock(lock);
+}
+
+/* What crashed runs of the directory's other fabrics left in /dev/shm:
+ * only the next start of the same fabric here would remove it, and a
+ * test's or a temporary fabric never starts again. */
+static void remove_other_fabrics_left(const struct fabsimd_paths *p)
+{
+	fabsimd_fabrics_in_memory(remove_if_left, (void *)p);
+}
+
 /* With the lock held and no coordinator answering: cleans up what a dead
  * one left and starts a new one. */
 static int spawn(const struct fabsimd_paths *p, bool persistent,
@@ -171,6 +214,7 @@ static int spawn(const struct fabsimd_paths *p, bool persistent,
 	else if (rc > 0)
 		fabsimd_log_path(p, "removed %d stale shared-memory segment%s "
 				 "%s*", rc, rc == 1 ? "" : "s", p->segment);
+	remove_other_fabrics_left(p);
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0) {

@@ -120,6 +120,12 @@ FABSIMD_HIDDEN bool fabsimd_maps_segment(const struct fabsimd_paths *p,
 FABSIMD_HIDDEN int fabsimd_remove_unused_segments(const struct fabsimd_paths *p,
 						  pid_t except, pid_t *user);
 
+/* Calls fn for each fabric of this runtime directory that has memory in
+ * /dev/shm (a "<fabric>-*" segment is not a fabric of its own when
+ * "<fabric>" is there too); how many. */
+FABSIMD_HIDDEN size_t fabsimd_fabrics_in_memory(
+	void (*fn)(const char *fabric, void *arg), void *arg);
+
 /* One line "date time [pid] text" appended to the fabric's log. */
 FABSIMD_HIDDEN void fabsimd_log_fd(int fd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -452,6 +452,71 @@ int fabsimd_remove_segments(const struct fabsimd_paths *p)
 	return removed;
 }
 
+/* The names in /dev/shm that start with this runtime directory's prefix
+ * (the part of a segment name before the fabric's), up to `room`, without
+ * the prefix; how many. */
+static size_t names_in_memory(char (*names)[FABSIMD_FABRIC_MAX + 1],
+			      size_t room)
+{
+	char prefix[NAME_MAX + 2];
+	size_t count = 0, prefixlen;
+	struct dirent *e;
+	DIR *d;
+	int n = fabsimd_segment_name("x", prefix, sizeof(prefix));
+
+	if (n < 2)
+		return 0;
+	prefixlen = (size_t)n - 2; /* without the leading '/' and the "x" */
+	d = opendir("/dev/shm");
+	if (!d)
+		return 0;
+	while (count < room && (e = readdir(d))) {
+		const char *rest = e->d_name + prefixlen;
+
+		if (strncmp(e->d_name, prefix + 1, prefixlen) ||
+		    fabsimd_check_name(rest, NULL, 0))
+			continue;
+		snprintf(names[count++], FABSIMD_FABRIC_MAX + 1, "%s", rest);
+	}
+	closedir(d);
+	return count;
+}
+
+/* Whether `name` is a further segment ("<fabric>-*") of another name. */
+static bool further_segment(const char *name,
+			    char (*names)[FABSIMD_FABRIC_MAX + 1], size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		size_t len = strlen(names[i]);
+
+		if (len < strlen(name) && !strncmp(name, names[i], len) &&
+		    name[len] == '-')
+			return true;
+	}
+	return false;
+}
+
+size_t fabsimd_fabrics_in_memory(void (*fn)(const char *fabric, void *arg),
+				 void *arg)
+{
+	/* A directory's fabrics are few: tests, a user's runs. */
+	enum { ROOM = 256 };
+	char (*names)[FABSIMD_FABRIC_MAX + 1] = calloc(ROOM, sizeof(*names));
+	size_t count, found = 0;
+
+	if (!names)
+		return 0;
+	count = names_in_memory(names, ROOM);
+	for (size_t i = 0; i < count; i++) {
+		if (further_segment(names[i], names, count))
+			continue;
+		fn(names[i], arg);
+		found++;
+	}
+	free(names);
+	return found;
+}
+
 /* Days since 1970-01-01 to a civil date (proleptic Gregorian). */
 static void civil_date(int64_t days, int *y, unsigned *m, unsigned *d)
 {

@@ -531,6 +531,67 @@ TEST_F(FabricTest, MemoryStillInUseIsKeptByTheNextAttach)
 		<< log;
 }
 
+// Memory of fabric `f` that nobody maps, as a crashed run leaves it
+// (`suffix`: one of its further segments); its name.
+std::string memory_left(const char *f, const char *suffix = "")
+{
+	char seg[128];
+	EXPECT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
+	std::string name = std::string(seg) + suffix;
+	int shm = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+	EXPECT_GE(shm, 0);
+	if (shm >= 0)
+		close(shm);
+	return name;
+}
+
+bool in_memory(const std::string &name)
+{
+	int shm = shm_open(name.c_str(), O_RDWR, 0600);
+	if (shm >= 0)
+		close(shm);
+	return shm >= 0;
+}
+
+// A crashed run of another fabric in the same directory (a test's, a
+// temporary name) left its memory: the next coordinator to start removes
+// it, since no start of that fabric ever would. Not a fabric's whose
+// coordinator runs (persistent, with nobody on it), nor one a process
+// still runs on.
+TEST_F(FabricTest, MemoryOfAnotherFabricsCrashedRunIsRemoved)
+{
+	const char *crashed = fabric("crashed");
+	const char *kept = fabric("kept");
+	const char *used = fabric("used");
+	char err[256] = "";
+	ASSERT_EQ(fabsimd_start(kept, true, nullptr, err, sizeof(err)), 0)
+		<< err;
+	std::string crashed_seg = memory_left(crashed);
+	std::string crashed_more = memory_left(crashed, "-1");
+	std::string kept_seg = memory_left(kept);
+	std::string kept_more = memory_left(kept, "-1");
+	FabricMemory memory(used);
+	ASSERT_NE(memory.mem, nullptr);
+
+	fabsimd_session *a = attach(fabric("next"), 1);
+	ASSERT_NE(a, nullptr);
+	EXPECT_FALSE(in_memory(crashed_seg));
+	EXPECT_FALSE(in_memory(crashed_more));
+	EXPECT_TRUE(in_memory(kept_seg)) << "a running fabric's memory went";
+	EXPECT_TRUE(in_memory(kept_more))
+		<< "a running fabric's further segment was taken for a fabric";
+	EXPECT_TRUE(in_memory(memory.seg)) << "memory in use went";
+	fabsimd_detach(a);
+	std::string log = slurp(file(fabric("next"), ".log"));
+	EXPECT_NE(log.find(std::string("of fabric ") + crashed +
+			   ": its coordinator is gone"),
+		  std::string::npos) << log;
+	EXPECT_EQ(log.find(std::string("of fabric ") + kept),
+		  std::string::npos) << log;
+	shm_unlink(kept_seg.c_str());
+	shm_unlink(kept_more.c_str());
+}
+
 TEST_F(FabricTest, CrashedCoordinatorIsReplaced)
 {
 	const char *f = fabric("crash");

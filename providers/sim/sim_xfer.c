@@ -111,6 +111,16 @@ static int check_tx(struct sim_ep *ep, const struct sim_xfer *x)
 		len += x->iov[i].iov_len;
 	if (len > SIM_MAX_MSG_SIZE)
 		return -FI_EMSGSIZE;
+	/* fi_msg(3): valid transfers go up to the endpoint's max_msg_size,
+	 * one MTU for a datagram: refused before anything else about it
+	 * (its buffer, sized to that limit, may not cover it either). */
+	if (ep->type == FI_EP_DGRAM &&
+	    len > nic_world_mtu(ep->domain->world->nic)) {
+		FI_WARN(&sim_prov, FI_LOG_EP_DATA, "a datagram of %zu bytes: "
+			"max_msg_size is %u (the MTU)\n", len,
+			nic_world_mtu(ep->domain->world->nic));
+		return -FI_EMSGSIZE;
+	}
 	if ((x->flags & FI_INJECT) && len > SIM_INJECT_SIZE)
 		return -FI_EMSGSIZE;
 	if (x->opcode == NIC_WR_WRITE || x->opcode == NIC_WR_READ) {

@@ -127,6 +127,11 @@ TEST(Dgram, OversizeIsRefusedWithEMSGSIZE)
 	void *d[2] = {s.desc(mr), s.desc(mr)};
 	EXPECT_EQ(fi_sendv(s.ep(0, 1), iov, d, 2, s.addr(0, 1), nullptr),
 		  -FI_EMSGSIZE);
+	// Its buffer sized to the limit (the descriptor does not cover the
+	// datagram either): still refused for its size, at the post.
+	fid_mr *limit = s.reg(0, buf.data(), max, FI_SEND);
+	EXPECT_EQ(fi_send(s.ep(0, 1), buf.data(), max + 1, s.desc(limit),
+			  s.addr(0, 1), nullptr), -FI_EMSGSIZE);
 	// Exactly the limit goes through.
 	std::vector<Completion> done;
 	EXPECT_EQ(fi_send(s.ep(0, 1), buf.data(), max, s.desc(mr),

@@ -104,6 +104,8 @@ bool nic_world_broken(const struct nic_world *world);
 nm_time_ns nic_world_now(const struct nic_world *world);
 /* The hosts of the world's topology. */
 uint32_t nic_world_host_count(const struct nic_world *world);
+/* The links' MTU: the largest datagram a UD QP sends. */
+uint32_t nic_world_mtu(const struct nic_world *world);
 const nm_config *nic_world_config(const struct nic_world *world);
 
 /* Runs the events of the next instant; false when nothing was pending. */

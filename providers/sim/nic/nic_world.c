@@ -163,6 +163,11 @@ uint32_t nic_world_host_count(const struct nic_world *world)
 	return world->host_count;
 }
 
+uint32_t nic_world_mtu(const struct nic_world *world)
+{
+	return world->mtu;
+}
+
 nm_time_ns nic_world_now(const struct nic_world *world)
 {
 	return nm_engine_now(world->engine);

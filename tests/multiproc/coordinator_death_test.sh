@@ -93,6 +93,25 @@ fi
 grep -q "exit: the last member left; socket and shared memory removed" "$FABSIM_RUNTIME_DIR/$fabric.log" ||
 	{ echo "FAIL: no clean exit in the log"; cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1; }
 
+# Nothing killed but a member: the last to leave says goodbye and its
+# coordinator cleans up; the log does not take that for a killed one.
+fabric="cd$$z$RANDOM$RANDOM"
+export FI_SIM_FABRIC="$fabric"
+connected_pair 1
+kill -9 $hpid
+wait $spid || { echo "FAIL: the server did not end well"; cat server1.out; exit 1; }
+wait $hpid 2>/dev/null || true
+for _ in $(seq 50); do
+	grep -q "exit: the last member left" "$FABSIM_RUNTIME_DIR/$fabric.log" && break
+	sleep 0.1
+done
+grep -q "exit: the last member left; socket and shared memory removed" "$FABSIM_RUNTIME_DIR/$fabric.log" ||
+	{ echo "FAIL: the coordinator did not clean up"; cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1; }
+if grep -q "left it with no coordinator" "$FABSIM_RUNTIME_DIR/$fabric.log"; then
+	echo "FAIL: a coordinator that ended well was taken for a killed one"
+	cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1
+fi
+
 # Killed with nobody joining after: the last process to leave cleans up.
 fabric="cd$$y$RANDOM$RANDOM"
 export FI_SIM_FABRIC="$fabric"

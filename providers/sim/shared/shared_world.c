@@ -440,6 +440,9 @@ int shared_world_coordinator(const struct shared_world *sw)
 static int leave(struct shared_world *sw, struct nic_world *world,
 		 bool exiting, char *err, size_t errlen)
 {
+	/* Before our goodbye, which ends a coordinator that runs when we are
+	 * its last member: after it, none answers either way. */
+	bool orphaned = fabsimd_session_lost(sw->session);
 	bool last;
 	nm_error e;
 	int ret = 0;
@@ -460,7 +463,7 @@ static int leave(struct shared_world *sw, struct nic_world *world,
 	if (!exiting)
 		fs_arena_detach(sw->arena);
 	fabsimd_detach(sw->session);
-	if (last)
+	if (last && orphaned)
 		fabsimd_last_one_out(sw->fabric);
 	if (attached == sw)
 		attached = NULL;

@@ -132,42 +132,53 @@ static int idle_timeout_ms(void)
 
 /* Fabric `other`'s memory, if a crashed run of it left it: under its lock
  * (not waited for: one who holds it is starting or ending it), with no
- * coordinator answering and no process mapping it. */
+ * coordinator answering and no process mapping it (nor any whose map
+ * cannot be read). Its socket and lock file go with it; its log stays. */
 static void remove_if_left(const char *other, void *arg)
 {
 	const struct fabsimd_paths *self = arg;
 	struct fabsimd_paths q;
+	struct stat st;
+	bool had_lock_file;
 	pid_t user;
 	int lock, fd, rc;
 
 	if (!strcmp(other, self->fabric) ||
 	    fabsimd_paths_init(&q, other, NULL, 0))
 		return;
+	had_lock_file = !lstat(q.lock, &st);
 	lock = fabsimd_lock(&q, 0, false, NULL, 0);
 	if (lock < 0)
 		return;
 	fd = connect_to(&q);
-	if (fd >= 0) {
+	if (fd >= 0)
 		close(fd);
+	if (fd != -ENOENT && fd != -ECONNREFUSED) {
+		/* One answers, or nothing can be told (out of descriptors). */
+		if (!had_lock_file)
+			unlink(q.lock);
 		unlock(lock);
 		return;
 	}
 	rc = fabsimd_remove_unused_segments(&q, 0, &user);
-	if (rc > 0) {
-		fabsimd_log_path(self, "removed the shared memory %s* of "
-				 "fabric %s: its coordinator is gone and no "
-				 "process runs on it (a crashed run)",
-				 q.segment, other);
-		/* Nothing else is left of that fabric (its log stays). */
+	if (!user) {
 		unlink(q.sock);
 		unlink(q.lock);
+	} else if (!had_lock_file) {
+		unlink(q.lock);
 	}
+	if (rc > 0)
+		fabsimd_log_path(self, "removed the shared memory %s of fabric "
+				 "%s: its coordinator is gone and no process "
+				 "runs on it (a crashed run)", q.segment, other);
 	unlock(lock);
 }
 
 /* What crashed runs of the directory's other fabrics left in /dev/shm:
  * only the next start of the same fabric here would remove it, and a
- * test's or a temporary fabric never starts again. */
+ * test's or a temporary fabric never starts again. Done by one who has
+ * just started a coordinator, once it holds no lock: the look reads every
+ * process's map for each fabric left without a coordinator. */
 static void remove_other_fabrics_left(const struct fabsimd_paths *p)
 {
 	fabsimd_fabrics_in_memory(remove_if_left, (void *)p);
@@ -207,14 +218,17 @@ static int spawn(const struct fabsimd_paths *p, bool persistent,
 	pid_t user;
 
 	rc = fabsimd_remove_unused_segments(p, 0, &user);
-	if (user)
-		fabsimd_log_path(p, "kept the shared memory %s*: process %d "
+	if (user > 0)
+		fabsimd_log_path(p, "kept the shared memory %s: process %d "
 				 "still runs on it (its coordinator ended "
 				 "without cleaning up)", p->segment, (int)user);
+	else if (user < 0)
+		fabsimd_log_path(p, "kept the shared memory %s: some process's "
+				 "memory map could not be read, and it may run "
+				 "on it", p->segment);
 	else if (rc > 0)
 		fabsimd_log_path(p, "removed %d stale shared-memory segment%s "
-				 "%s*", rc, rc == 1 ? "" : "s", p->segment);
-	remove_other_fabrics_left(p);
+				 "%s", rc, rc == 1 ? "" : "s", p->segment);
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -425,6 +439,8 @@ int fabsimd_attach(const char *fabric, const struct fabsimd_member_info *me,
 	s->started = started;
 	snprintf(s->fabric, sizeof(s->fabric), "%s", p.fabric);
 	*out = s;
+	if (started)
+		remove_other_fabrics_left(&p);
 	return 0;
 }
 
@@ -722,6 +738,8 @@ int fabsimd_start(const char *fabric, bool persistent, pid_t *pid_out,
 			close(fd);
 		if (fd >= 0 && pid_out)
 			*pid_out = pid;
+		if (fd >= 0)
+			remove_other_fabrics_left(&p);
 		return fd < 0 ? fd : 0;
 	}
 	/* One runs: with `persistent`, it stays from now on. */

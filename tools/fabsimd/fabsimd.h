@@ -139,8 +139,9 @@ int fabsimd_node_identity(uint32_t *node_out, const char **source_out,
 			  char *err, size_t errlen);
 
 /* The name of the fabric's shared-memory segment,
- * "/fabsim-<uid>-<hash of the runtime directory>-<fabric>" (segments of the
- * fabric may add suffixes "-*"). Returns its length, -EINVAL for a bad
+ * "/fabsim-<uid>-<hash of the runtime directory>-<fabric>" (one per fabric:
+ * fabric names may contain '-', so no suffix could tell a further segment
+ * of fabric "a" from fabric "a-1"'s). Returns its length, -EINVAL for a bad
  * fabric name, -ENAMETOOLONG when `len` is too small. */
 int fabsimd_segment_name(const char *fabric, char *buf, size_t len);
 

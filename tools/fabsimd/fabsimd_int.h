@@ -103,26 +103,29 @@ FABSIMD_HIDDEN int fabsimd_sockaddr(const char *path, struct sockaddr_un *sa,
 FABSIMD_HIDDEN int fabsimd_lock(const struct fabsimd_paths *p, int timeout_ms,
 				bool wait, char *err, size_t errlen);
 
-/* shm_unlink()s the fabric's segment and its "-*" suffixed ones; returns
- * how many were removed. */
+/* shm_unlink()s the fabric's segment; returns how many were removed (0
+ * or 1). */
 FABSIMD_HIDDEN int fabsimd_remove_segments(const struct fabsimd_paths *p);
-/* A process other than `except` that has the fabric's segment (or one of
- * its "-*" ones) mapped, from /proc/<pid>/maps of the processes this user
- * may read, or 0. */
+/* A process other than `except` that has the fabric's segment mapped, from
+ * /proc/<pid>/maps of the processes this user may read; 0 when none does,
+ * -1 when some map could not be read (out of descriptors, say): it may. */
 FABSIMD_HIDDEN pid_t fabsimd_segment_user(const struct fabsimd_paths *p,
 					  pid_t except);
-/* Whether process `pid` has the fabric's segment (or one of its "-*" ones)
- * mapped. */
+/* Whether process `pid` has the fabric's segment mapped: 1, or 0 (also
+ * when it is gone or another user's), or -errno when its map cannot be
+ * read. */
+FABSIMD_HIDDEN int fabsimd_segment_mapped_by(const struct fabsimd_paths *p,
+					     pid_t pid);
+/* The same, 1 only. */
 FABSIMD_HIDDEN bool fabsimd_maps_segment(const struct fabsimd_paths *p,
 					 pid_t pid);
-/* Removes the fabric's segments unless a process other than `except` maps
- * them (*user: that process, else 0); returns how many it removed. */
+/* Removes the fabric's segment unless a process other than `except` may
+ * map it (*user: that process, -1 when that cannot be told, else 0);
+ * returns how many it removed. */
 FABSIMD_HIDDEN int fabsimd_remove_unused_segments(const struct fabsimd_paths *p,
 						  pid_t except, pid_t *user);
-
 /* Calls fn for each fabric of this runtime directory that has memory in
- * /dev/shm (a "<fabric>-*" segment is not a fabric of its own when
- * "<fabric>" is there too); how many. */
+ * /dev/shm; how many. */
 FABSIMD_HIDDEN size_t fabsimd_fabrics_in_memory(
 	void (*fn)(const char *fabric, void *arg), void *arg);
 

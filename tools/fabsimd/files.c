@@ -367,7 +367,7 @@ int fabsimd_lock(const struct fabsimd_paths *p, int timeout_ms, bool wait,
 	}
 }
 
-/* Whether a maps line names /dev/shm/<base> or one of its "-*" segments. */
+/* Whether a maps line names /dev/shm/<base> (" (deleted)" once removed). */
 static bool maps_segment(const char *line, const char *base, size_t baselen)
 {
 	const char *at = strstr(line, "/dev/shm/");
@@ -376,11 +376,11 @@ static bool maps_segment(const char *line, const char *base, size_t baselen)
 		return false;
 	at += strlen("/dev/shm/");
 	return !strncmp(at, base, baselen) &&
-	       (at[baselen] == '\n' || at[baselen] == '-' ||
-		at[baselen] == ' ' || at[baselen] == '\0');
+	       (at[baselen] == '\n' || at[baselen] == ' ' ||
+		at[baselen] == '\0');
 }
 
-bool fabsimd_maps_segment(const struct fabsimd_paths *p, pid_t pid)
+int fabsimd_segment_mapped_by(const struct fabsimd_paths *p, pid_t pid)
 {
 	const char *base = p->segment + 1; /* without the leading '/' */
 	size_t baselen = strlen(base);
@@ -391,11 +391,22 @@ bool fabsimd_maps_segment(const struct fabsimd_paths *p, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = fopen(path, "r");
 	if (!maps)
-		return false; /* gone, or another user's */
+		/* Gone, or another user's (whose processes cannot map our
+		 * 0600 segment): not mapped. Out of descriptors or memory:
+		 * nothing can be told. */
+		return errno == ENOENT || errno == ESRCH || errno == EACCES ||
+				       errno == EPERM
+			       ? 0
+			       : -errno;
 	while (!found && fgets(line, sizeof(line), maps))
 		found = maps_segment(line, base, baselen);
 	fclose(maps);
 	return found;
+}
+
+bool fabsimd_maps_segment(const struct fabsimd_paths *p, pid_t pid)
+{
+	return fabsimd_segment_mapped_by(p, pid) == 1;
 }
 
 pid_t fabsimd_segment_user(const struct fabsimd_paths *p, pid_t except)
@@ -405,14 +416,17 @@ pid_t fabsimd_segment_user(const struct fabsimd_paths *p, pid_t except)
 	DIR *d = opendir("/proc");
 
 	if (!d)
-		return 0;
+		return -1;
 	while (!user && (e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
+		int mapped;
 
-		if (!*end && pid > 0 && pid != except &&
-		    fabsimd_maps_segment(p, (pid_t)pid))
-			user = (pid_t)pid;
+		if (*end || pid <= 0 || pid == except)
+			continue;
+		mapped = fabsimd_segment_mapped_by(p, (pid_t)pid);
+		if (mapped)
+			user = mapped > 0 ? (pid_t)pid : -1;
 	}
 	closedir(d);
 	return user;
@@ -427,39 +441,14 @@ int fabsimd_remove_unused_segments(const struct fabsimd_paths *p,
 
 int fabsimd_remove_segments(const struct fabsimd_paths *p)
 {
-	const char *base = p->segment + 1; /* without the leading '/' */
-	size_t baselen = strlen(base);
-	int removed = 0;
-	struct dirent *e;
-	DIR *d;
-
-	if (!shm_unlink(p->segment))
-		removed++;
-	d = opendir("/dev/shm");
-	if (!d)
-		return removed;
-	while ((e = readdir(d))) {
-		char name[NAME_MAX + 2];
-
-		if (strncmp(e->d_name, base, baselen) ||
-		    e->d_name[baselen] != '-')
-			continue;
-		snprintf(name, sizeof(name), "/%s", e->d_name);
-		if (!shm_unlink(name))
-			removed++;
-	}
-	closedir(d);
-	return removed;
+	return shm_unlink(p->segment) ? 0 : 1;
 }
 
-/* The names in /dev/shm that start with this runtime directory's prefix
- * (the part of a segment name before the fabric's), up to `room`, without
- * the prefix; how many. */
-static size_t names_in_memory(char (*names)[FABSIMD_FABRIC_MAX + 1],
-			      size_t room)
+size_t fabsimd_fabrics_in_memory(void (*fn)(const char *fabric, void *arg),
+				 void *arg)
 {
 	char prefix[NAME_MAX + 2];
-	size_t count = 0, prefixlen;
+	size_t prefixlen, found = 0;
 	struct dirent *e;
 	DIR *d;
 	int n = fabsimd_segment_name("x", prefix, sizeof(prefix));
@@ -470,50 +459,18 @@ static size_t names_in_memory(char (*names)[FABSIMD_FABRIC_MAX + 1],
 	d = opendir("/dev/shm");
 	if (!d)
 		return 0;
-	while (count < room && (e = readdir(d))) {
-		const char *rest = e->d_name + prefixlen;
+	/* fn may remove the entry it is given: readdir goes on all the
+	 * same. */
+	while ((e = readdir(d))) {
+		const char *fabric = e->d_name + prefixlen;
 
 		if (strncmp(e->d_name, prefix + 1, prefixlen) ||
-		    fabsimd_check_name(rest, NULL, 0))
+		    fabsimd_check_name(fabric, NULL, 0))
 			continue;
-		snprintf(names[count++], FABSIMD_FABRIC_MAX + 1, "%s", rest);
-	}
-	closedir(d);
-	return count;
-}
-
-/* Whether `name` is a further segment ("<fabric>-*") of another name. */
-static bool further_segment(const char *name,
-			    char (*names)[FABSIMD_FABRIC_MAX + 1], size_t count)
-{
-	for (size_t i = 0; i < count; i++) {
-		size_t len = strlen(names[i]);
-
-		if (len < strlen(name) && !strncmp(name, names[i], len) &&
-		    name[len] == '-')
-			return true;
-	}
-	return false;
-}
-
-size_t fabsimd_fabrics_in_memory(void (*fn)(const char *fabric, void *arg),
-				 void *arg)
-{
-	/* A directory's fabrics are few: tests, a user's runs. */
-	enum { ROOM = 256 };
-	char (*names)[FABSIMD_FABRIC_MAX + 1] = calloc(ROOM, sizeof(*names));
-	size_t count, found = 0;
-
-	if (!names)
-		return 0;
-	count = names_in_memory(names, ROOM);
-	for (size_t i = 0; i < count; i++) {
-		if (further_segment(names[i], names, count))
-			continue;
-		fn(names[i], arg);
+		fn(fabric, arg);
 		found++;
 	}
-	free(names);
+	closedir(d);
 	return found;
 }
 

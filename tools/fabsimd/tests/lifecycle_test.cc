@@ -2,6 +2,7 @@
 // fabsimd: the coordinator's lifecycle — start on demand, membership,
 // deaths, the last member leaving, stale state, persistent start and stop.
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -439,21 +440,16 @@ TEST_F(FabricTest, LastMemberLeavingRemovesSocketAndSharedMemory)
 
 	char seg[128];
 	ASSERT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
-	std::string ring = std::string(seg) + "-ring0";
-	for (const std::string &name : { std::string(seg), ring }) {
-		int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
-		ASSERT_GE(fd, 0) << name << ": " << strerror(errno);
-		close(fd);
-	}
+	int fd = shm_open(seg, O_CREAT | O_RDWR, 0600);
+	ASSERT_GE(fd, 0) << seg << ": " << strerror(errno);
+	close(fd);
 	fabsimd_detach(a);
 	ASSERT_TRUE(wait_until([&] { return gone(coord); }, 5000));
 	EXPECT_FALSE(exists(file(f, ".sock")));
 	EXPECT_FALSE(exists(file(f, ".lock")));
-	for (const std::string &name : { std::string(seg), ring }) {
-		errno = 0;
-		EXPECT_LT(shm_open(name.c_str(), O_RDWR, 0600), 0) << name;
-		EXPECT_EQ(errno, ENOENT) << name;
-	}
+	errno = 0;
+	EXPECT_LT(shm_open(seg, O_RDWR, 0600), 0) << seg;
+	EXPECT_EQ(errno, ENOENT) << seg;
 	EXPECT_NE(slurp(file(f, ".log")).find("and shared memory removed"),
 		  std::string::npos);
 }
@@ -531,18 +527,17 @@ TEST_F(FabricTest, MemoryStillInUseIsKeptByTheNextAttach)
 		<< log;
 }
 
-// Memory of fabric `f` that nobody maps, as a crashed run leaves it
-// (`suffix`: one of its further segments); its name.
-std::string memory_left(const char *f, const char *suffix = "")
+// Memory of fabric `f` that nobody maps, as a crashed run leaves it; its
+// name.
+std::string memory_left(const char *f)
 {
 	char seg[128];
 	EXPECT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
-	std::string name = std::string(seg) + suffix;
-	int shm = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+	int shm = shm_open(seg, O_CREAT | O_RDWR, 0600);
 	EXPECT_GE(shm, 0);
 	if (shm >= 0)
 		close(shm);
-	return name;
+	return seg;
 }
 
 bool in_memory(const std::string &name)
@@ -556,31 +551,51 @@ bool in_memory(const std::string &name)
 // A crashed run of another fabric in the same directory (a test's, a
 // temporary name) left its memory: the next coordinator to start removes
 // it, since no start of that fabric ever would. Not a fabric's whose
-// coordinator runs (persistent, with nobody on it), nor one a process
-// still runs on.
+// coordinator runs (persistent, with nobody on it; its name starts with
+// the crashed one's), nor one a process still runs on, nor one whose lock
+// is held (someone is starting or ending it).
 TEST_F(FabricTest, MemoryOfAnotherFabricsCrashedRunIsRemoved)
 {
 	const char *crashed = fabric("crashed");
-	const char *kept = fabric("kept");
+	const char *kept = fabric((std::string(crashed) + "-b").c_str());
 	const char *used = fabric("used");
+	const char *locked = fabric("locked");
 	char err[256] = "";
 	ASSERT_EQ(fabsimd_start(kept, true, nullptr, err, sizeof(err)), 0)
 		<< err;
-	std::string crashed_seg = memory_left(crashed);
-	std::string crashed_more = memory_left(crashed, "-1");
 	std::string kept_seg = memory_left(kept);
-	std::string kept_more = memory_left(kept, "-1");
+	std::string crashed_seg = memory_left(crashed);
+	int sock = socket(AF_UNIX, SOCK_SEQPACKET, 0); // its coordinator's, dead
+	ASSERT_GE(sock, 0);
+	struct sockaddr_un sa = {};
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+		 file(crashed, ".sock").c_str());
+	ASSERT_EQ(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0)
+		<< sa.sun_path << ": " << strerror(errno);
+	close(sock);
+	int crashed_lock = open(file(crashed, ".lock").c_str(),
+				O_CREAT | O_RDWR, 0600);
+	ASSERT_GE(crashed_lock, 0);
+	close(crashed_lock);
 	FabricMemory memory(used);
 	ASSERT_NE(memory.mem, nullptr);
+	std::string locked_seg = memory_left(locked);
+	int held = open(file(locked, ".lock").c_str(), O_CREAT | O_RDWR, 0600);
+	ASSERT_GE(held, 0);
+	ASSERT_EQ(flock(held, LOCK_EX), 0);
 
 	fabsimd_session *a = attach(fabric("next"), 1);
 	ASSERT_NE(a, nullptr);
 	EXPECT_FALSE(in_memory(crashed_seg));
-	EXPECT_FALSE(in_memory(crashed_more));
+	EXPECT_FALSE(exists(file(crashed, ".sock")));
+	EXPECT_FALSE(exists(file(crashed, ".lock")));
 	EXPECT_TRUE(in_memory(kept_seg)) << "a running fabric's memory went";
-	EXPECT_TRUE(in_memory(kept_more))
-		<< "a running fabric's further segment was taken for a fabric";
 	EXPECT_TRUE(in_memory(memory.seg)) << "memory in use went";
+	EXPECT_FALSE(exists(file(used, ".lock")))
+		<< "a lock file was left where there was none";
+	EXPECT_TRUE(in_memory(locked_seg))
+		<< "the memory of a fabric being started or ended went";
 	fabsimd_detach(a);
 	std::string log = slurp(file(fabric("next"), ".log"));
 	EXPECT_NE(log.find(std::string("of fabric ") + crashed +
@@ -588,8 +603,28 @@ TEST_F(FabricTest, MemoryOfAnotherFabricsCrashedRunIsRemoved)
 		  std::string::npos) << log;
 	EXPECT_EQ(log.find(std::string("of fabric ") + kept),
 		  std::string::npos) << log;
+	close(held);
 	shm_unlink(kept_seg.c_str());
-	shm_unlink(kept_more.c_str());
+	shm_unlink(locked_seg.c_str());
+}
+
+// A fabric that ends removes its own memory, not that of a fabric whose
+// name starts with its own.
+TEST_F(FabricTest, AnEndingFabricLeavesAnotherWhoseNameStartsWithItsOwn)
+{
+	const char *f = fabric("prefix");
+	const char *longer = fabric((std::string(f) + "-1").c_str());
+	char err[256] = "";
+	ASSERT_EQ(fabsimd_start(longer, true, nullptr, err, sizeof(err)), 0)
+		<< err;
+	std::string other = memory_left(longer);
+	fabsimd_session *a = attach(f, 1);
+	ASSERT_NE(a, nullptr);
+	pid_t coord = fabsimd_session_coordinator(a);
+	fabsimd_detach(a);
+	ASSERT_TRUE(wait_until([&] { return gone(coord); }, 5000));
+	EXPECT_TRUE(in_memory(other)) << "fabric " << longer << "'s memory went";
+	shm_unlink(other.c_str());
 }
 
 TEST_F(FabricTest, CrashedCoordinatorIsReplaced)

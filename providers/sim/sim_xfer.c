@@ -114,12 +114,15 @@ static int check_tx(struct sim_ep *ep, const struct sim_xfer *x)
 	/* fi_msg(3): valid transfers go up to the endpoint's max_msg_size,
 	 * one MTU for a datagram: refused before anything else about it
 	 * (its buffer, sized to that limit, may not cover it either). */
-	if (ep->type == FI_EP_DGRAM &&
-	    len > nic_world_mtu(ep->domain->world->nic)) {
-		FI_WARN(&sim_prov, FI_LOG_EP_DATA, "a datagram of %zu bytes: "
-			"max_msg_size is %u (the MTU)\n", len,
-			nic_world_mtu(ep->domain->world->nic));
-		return -FI_EMSGSIZE;
+	if (ep->type == FI_EP_DGRAM) {
+		uint32_t mtu = nic_world_mtu(ep->domain->world->nic);
+
+		if (len > mtu) {
+			FI_WARN(&sim_prov, FI_LOG_EP_DATA, "a datagram of %zu "
+				"bytes: max_msg_size is %u (the MTU)\n", len,
+				mtu);
+			return -FI_EMSGSIZE;
+		}
 	}
 	if ((x->flags & FI_INJECT) && len > SIM_INJECT_SIZE)
 		return -FI_EMSGSIZE;

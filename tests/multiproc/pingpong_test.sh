@@ -120,5 +120,24 @@ pcap_told() {
 pcap_told server.pcap client.pcap "records the whole network to server.pcap"
 pcap_told "" client2.pcap "started without recording"
 
+# A process that asks for another MTU than the fabric's creator is told
+# which one its datagrams get (fi_getinfo reported its own as their
+# max_msg_size), and its pingpong still runs.
+run=$((run + 1))
+port=$(free_port)
+"$fabsim" run --fabric "pp$$x$run" --node 0 -- "$pingpong" -e dgram -S 64 \
+	-I 5 -B $port >server.out 2>&1 &
+server=$!
+sleep 0.2
+out=$(FI_SIM_LINK_MTU=1024 timeout 60 "$fabsim" run --fabric "pp$$x$run" \
+	--node 1 -- "$pingpong" -e dgram -S 64 -I 5 -P $port 127.0.0.1 2>&1) ||
+	{ echo "FAIL: mtu: the client failed"; echo "$out"; fail=1; }
+wait $server || { echo "FAIL: mtu: the server failed"; cat server.out; fail=1; }
+if ! grep -q "its links' MTU is 4096 bytes .*asked for 1024" <<<"$out"; then
+	echo "FAIL: the client was not told the fabric's MTU:"
+	echo "$out"
+	fail=1
+fi
+
 [ $fail -eq 0 ] && echo PASS
 exit $fail

@@ -269,6 +269,9 @@ struct nic_thread {
 	bool                 (*ready)(void *ctx);
 	void                  *ctx;
 	nm_time_ns             deadline;
+	/* WAITING, and what it waits for holds: another thread of its
+	 * process took it in (nic_sched.c, drain_calls). */
+	bool                   ready_now;
 	bool                   exited;     /* its kernel task is gone */
 	/* ABSENT: taken out while the kernel had it running (it computes, or
 	 * reads in a loop memory the NIC or another thread writes) or while

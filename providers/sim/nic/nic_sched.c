@@ -72,6 +72,7 @@ void nic_sched_fini(struct nic_world *world)
 
 static void tell(struct nic_world *world, struct nic_proc *p,
 		 enum tr_event_kind kind);
+static void drain_calls(struct nic_world *world);
 
 /* Polls in a row that make a thread idle (see poll_streak). */
 #define NIC_IDLE_STREAK 2
@@ -251,7 +252,7 @@ void nic_sched_enter(struct nic_world *world)
 	t->state = NIC_THREAD_RUNNING;
 	/* What other processes' runs left for us arrives now. */
 	if (nic_proc_has_calls(t->proc))
-		nic_proc_drain(world);
+		drain_calls(world);
 }
 
 /* Kernel ids of the threads of p the fabric knows (at most `room`). */
@@ -455,8 +456,38 @@ static void set_running(struct nic_thread *t)
 static bool wait_ready(const struct nic_thread *t)
 {
 	if (t->pid != nic_self_pid())
-		return nic_proc_has_calls(t->proc);
+		return t->ready_now || nic_proc_has_calls(t->proc);
 	return t->ready && t->ready(t->ctx);
+}
+
+/* What this process's hold took in or ran (calls other processes' runs
+ * left for it, events of its own run) may be what another of its threads
+ * waits for: that thread is about to run. Other processes cannot call its
+ * condition, and saw no calls waiting for it: it is marked, so that they
+ * do not move time before it has run (rnr_peer's waker thread takes in a
+ * connection request; the thread in rdma_get_request, slow to get a CPU
+ * on a busy machine, found the client gone through all its resends). */
+static bool mark_waiters_ready(struct nic_world *world)
+{
+	pid_t pid = nic_self_pid();
+	bool marked = false;
+
+	if (!world->arena)
+		return false; /* one process: every look calls the condition */
+	for (struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->pid == pid && t->state == NIC_THREAD_WAITING &&
+		    !t->ready_now && t->ready && t->ready(t->ctx)) {
+			t->ready_now = true;
+			marked = true;
+		}
+	return marked;
+}
+
+static void drain_calls(struct nic_world *world)
+{
+	nic_proc_drain(world);
+	if (mark_waiters_ready(world))
+		wake_all(world);
 }
 
 static bool wait_over(const struct nic_thread *t, nm_time_ns now)
@@ -880,7 +911,7 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 {
 	nm_time_ns now = nic_world_now(world);
 	struct timespec real = { 0 };
-	bool idle = true;
+	bool idle = true, wake = false;
 
 	if (world->proc_count > 1)
 		bury_dead_processes(world);
@@ -926,9 +957,17 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 			}
 			break;
 		case NIC_THREAD_WAITING:
-			/* About to wake: it runs at this instant. */
-			if (wait_over(t, now))
+			/* About to wake: it runs at this instant. One of this
+			 * process is marked so for the others, which cannot
+			 * call its condition (mark_waiters_ready). */
+			if (wait_over(t, now)) {
 				idle = false;
+				if (t->pid == nic_self_pid() && world->arena &&
+				    !t->ready_now) {
+					t->ready_now = true;
+					wake = true;
+				}
+			}
 			break;
 		case NIC_THREAD_RUNNING:
 			if (!running_idle(world, t, polling, &real))
@@ -936,6 +975,8 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 			break;
 		}
 	}
+	if (wake)
+		wake_all(world);
 	if (world->threads_exited) {
 		world->threads_exited = false;
 		forget_threads(world, 0);
@@ -1105,6 +1146,7 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit,
 			record_absences(world);
 	}
 	r = nic_world_run_until(world, someone_can_go, &watch, limit);
+	mark_waiters_ready(world);
 	if (unseen_new)
 		*unseen_new = watch.unseen_new;
 	/* Pollers may have something to read now: let them look before
@@ -1244,11 +1286,12 @@ static enum nic_wait_end wait_for(struct nic_world *world,
 	wake_all(world);
 	for (;;) {
 		if (nic_proc_has_calls(self->proc))
-			nic_proc_drain(world);
+			drain_calls(world);
 		if (ready && ready(ctx)) {
 			end = NIC_WAIT_READY;
 			break;
 		}
+		self->ready_now = false; /* another thread took it first */
 		if (nic_world_now(world) >= deadline) {
 			end = NIC_WAIT_TIMEOUT;
 			break;
@@ -1302,6 +1345,7 @@ static enum nic_wait_end wait_for(struct nic_world *world,
 		sleep_real(world, NIC_SLICE_MS);
 	}
 	self->ready = NULL;
+	self->ready_now = false;
 	set_running(self);
 	return end;
 }

@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <semaphore.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -158,6 +162,160 @@ TEST(NicFutex, ASleeperTakenOutOfTimeByAnotherProcessIsBroughtBackByItsWaker)
 	ASSERT_EQ(waitpid(child, &status, 0), child);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	sem_destroy(&go);
+	fs_arena_unlink(name.c_str());
+}
+
+// A thread that waits in the fabric for what a sibling takes in (a waker
+// thread takes in the connection request another process's run delivered,
+// which the thread in rdma_get_request waits for): that thread is about to
+// run, and the other process must not move time before it has, however
+// long it takes to get a CPU. Here it is held in a signal handler, asleep
+// in its wait.
+int hold_pipe[2];
+std::atomic<bool> held{false};
+
+void Hold(int)
+{
+	char c;
+	held = true;
+	while (read(hold_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+}
+
+bool Flag(void *ctx)
+{
+	return static_cast<std::atomic<bool> *>(ctx)->load();
+}
+
+void Fire(nm_engine *, void *ctx, uint64_t)
+{
+	static_cast<std::atomic<bool> *>(ctx)->store(true);
+}
+
+// Waits in the fabric until *flag, however long that takes.
+void WaitFor(nic_world *world, std::atomic<bool> *flag)
+{
+	while (nic_sched_wait(world, Flag, flag, NM_TIME_NEVER, false) !=
+	       NIC_WAIT_READY)
+		;
+}
+
+TEST(NicFutex, AThreadASiblingTookInWhatItWaitsForRunsBeforeTimeMoves)
+{
+	std::string name = "/fabsim-nic-sibling-" + std::to_string(getpid());
+	char msg[256] = "";
+	fs_arena *arena = nullptr;
+	fs_arena_unlink(name.c_str());
+	ASSERT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena, msg,
+				  sizeof(msg)), 0) << msg;
+	nm_config cfg;
+	nm_error err;
+	nic_transport_params tp;
+	nic_world *world = nullptr;
+	ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
+	nic_transport_defaults(&tp);
+	ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
+
+	// The other process: it sleeps in the fabric a millisecond at a
+	// time, moving time whenever it may, until told to stop.
+	int start[2], stop[2];
+	ASSERT_EQ(pipe(start), 0);
+	ASSERT_EQ(pipe2(stop, O_NONBLOCK), 0);
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		char c;
+		if (read(start[0], &c, 1) != 1)
+			_exit(2);
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		while (read(stop[0], &c, 1) != 1)
+			nic_sched_sleep(world, NM_NS_PER_MS);
+		nic_world_leave(world);
+		nic_world_unlock(world);
+		_exit(0);
+	}
+
+	// The waiting thread, asleep in its wait (nobody else uses the world
+	// yet: it holds no lock there), then held in a signal handler.
+	ASSERT_EQ(pipe(hold_pipe), 0);
+	struct sigaction sa = {};
+	sa.sa_handler = Hold;
+	ASSERT_EQ(sigaction(SIGUSR1, &sa, nullptr), 0);
+	std::atomic<bool> fired{false};
+	std::atomic<nm_time_ns> seen{0};
+	std::atomic<pid_t> tid{0};
+	std::thread waiter([&] {
+		tid = (pid_t)syscall(SYS_gettid);
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		WaitFor(world, &fired);
+		seen = nic_world_now(world);
+		nic_world_unlock(world);
+	});
+	auto asleep = [&] {
+		if (!tid)
+			return false;
+		std::string stat = "/proc/self/task/" +
+				   std::to_string(tid.load()) + "/stat";
+		char buf[512] = "";
+		FILE *f = fopen(stat.c_str(), "r");
+		if (!f)
+			return false;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		const char *state = strrchr(buf, ')');
+		return state && state[1] == ' ' && state[2] == 'S';
+	};
+	// It wakes now and then (its wait's slices): held while it holds the
+	// world's lock, it is let go and held again.
+	for (;;) {
+		while (!asleep())
+			usleep(1000);
+		ASSERT_EQ(syscall(SYS_tgkill, getpid(), tid.load(), SIGUSR1),
+			  0);
+		while (!held)
+			usleep(1000);
+		if (nic_world_trylock(world)) {
+			nic_world_unlock(world);
+			break;
+		}
+		held = false;
+		ASSERT_EQ(write(hold_pipe[1], "r", 1), 1);
+	}
+
+	// Its sibling: what it waits for comes a millisecond from now, taken
+	// in by the sibling or run by the sibling itself.
+	std::atomic<bool> stopped{false};
+	nm_time_ns due = 0;
+	std::thread sibling([&] {
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		due = nic_world_now(world) + NM_NS_PER_MS;
+		EXPECT_EQ(nic_world_schedule(world, 0, NM_NS_PER_MS, Fire,
+					     &fired, nullptr), 0);
+		WaitFor(world, &stopped);
+		nic_world_unlock(world);
+	});
+	ASSERT_EQ(write(start[1], "s", 1), 1);
+	// Long enough for the other process to move time on many times.
+	while (!fired)
+		usleep(1000);
+	usleep(200000);
+	ASSERT_EQ(write(hold_pipe[1], "r", 1), 1);
+	waiter.join();
+	EXPECT_EQ(seen.load(), due)
+		<< "time moved while the waiting thread was about to run";
+
+	nic_world_lock(world);
+	stopped = true;
+	nic_world_unlock(world);
+	sibling.join();
+	ASSERT_EQ(write(stop[1], "q", 1), 1);
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	fs_arena_unlink(name.c_str());
 }
 

@@ -139,38 +139,35 @@ static void remove_if_left(const char *other, void *arg)
 	const struct fabsimd_paths *self = arg;
 	struct fabsimd_paths q;
 	struct stat st;
-	bool had_lock_file;
+	bool keep_lock_file;
 	pid_t user;
-	int lock, fd, rc;
+	int lock, fd;
 
 	if (!strcmp(other, self->fabric) ||
 	    fabsimd_paths_init(&q, other, NULL, 0))
 		return;
-	had_lock_file = !lstat(q.lock, &st);
+	keep_lock_file = !lstat(q.lock, &st); /* taking it makes one */
 	lock = fabsimd_lock(&q, 0, false, NULL, 0);
 	if (lock < 0)
 		return;
 	fd = connect_to(&q);
 	if (fd >= 0)
 		close(fd);
-	if (fd != -ENOENT && fd != -ECONNREFUSED) {
-		/* One answers, or nothing can be told (out of descriptors). */
-		if (!had_lock_file)
-			unlink(q.lock);
-		unlock(lock);
-		return;
+	/* No coordinator at all: not one that answers, nor a failure that
+	 * tells nothing (out of descriptors). */
+	if (fd == -ENOENT || fd == -ECONNREFUSED) {
+		if (fabsimd_remove_unused_segments(&q, 0, &user) > 0)
+			fabsimd_log_path(self, "removed the shared memory %s "
+					 "of fabric %s: its coordinator is "
+					 "gone and no process runs on it (a "
+					 "crashed run)", q.segment, other);
+		if (!user) {
+			unlink(q.sock);
+			keep_lock_file = false;
+		}
 	}
-	rc = fabsimd_remove_unused_segments(&q, 0, &user);
-	if (!user) {
-		unlink(q.sock);
+	if (!keep_lock_file)
 		unlink(q.lock);
-	} else if (!had_lock_file) {
-		unlink(q.lock);
-	}
-	if (rc > 0)
-		fabsimd_log_path(self, "removed the shared memory %s of fabric "
-				 "%s: its coordinator is gone and no process "
-				 "runs on it (a crashed run)", q.segment, other);
 	unlock(lock);
 }
 

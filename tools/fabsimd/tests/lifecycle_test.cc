@@ -565,15 +565,21 @@ TEST_F(FabricTest, MemoryOfAnotherFabricsCrashedRunIsRemoved)
 		<< err;
 	std::string kept_seg = memory_left(kept);
 	std::string crashed_seg = memory_left(crashed);
-	int sock = socket(AF_UNIX, SOCK_SEQPACKET, 0); // its coordinator's, dead
+	// Its dead coordinator's socket (bound through the directory's
+	// descriptor: the path may be longer than a socket address holds).
+	int dirfd = open(dir.c_str(), O_PATH | O_DIRECTORY);
+	ASSERT_GE(dirfd, 0);
+	int sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	ASSERT_GE(sock, 0);
 	struct sockaddr_un sa = {};
 	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
-		 file(crashed, ".sock").c_str());
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s.sock",
+		 dirfd, crashed);
 	ASSERT_EQ(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0)
 		<< sa.sun_path << ": " << strerror(errno);
 	close(sock);
+	close(dirfd);
+	ASSERT_TRUE(exists(file(crashed, ".sock")));
 	int crashed_lock = open(file(crashed, ".lock").c_str(),
 				O_CREAT | O_RDWR, 0600);
 	ASSERT_GE(crashed_lock, 0);

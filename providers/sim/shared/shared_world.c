@@ -236,13 +236,14 @@ static int find_world(struct shared_world *sw, const nm_config *cfg,
 		    (unsigned long long)cfg->seed);
 	/* fi_getinfo told this process its own MTU as a datagram's
 	 * max_msg_size; the world sends with its creator's. */
-	if (nic_world_mtu(root->world) != cfg->link.mtu_bytes)
+	uint32_t mtu = nic_world_mtu(root->world);
+
+	if (mtu != cfg->link.mtu_bytes)
 		note_more(note, notelen,
 		    "its links' MTU is %u bytes (set by the process that "
 		    "created it); this process asked for %u: datagrams of "
 		    "more than %u bytes are refused",
-		    nic_world_mtu(root->world), (unsigned)cfg->link.mtu_bytes,
-		    nic_world_mtu(root->world));
+		    mtu, (unsigned)cfg->link.mtu_bytes, mtu);
 	if (record && record->path)
 		note_recording(root->world, record, note, notelen);
 	*world = root->world;

@@ -81,6 +81,53 @@ TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 	nic_world_destroy(world);
 }
 
+// A world in shared memory, as processes of one fabric share it; `name`
+// is unlinked at the end of the test.
+nic_world *SharedWorld(const std::string &name)
+{
+	char msg[256] = "";
+	fs_arena *arena = nullptr;
+	fs_arena_unlink(name.c_str());
+	EXPECT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena, msg,
+				  sizeof(msg)), 0) << msg;
+	nm_config cfg;
+	nm_error err;
+	nic_transport_params tp;
+	nic_world *world = nullptr;
+	if (!arena || nm_preset_load(&cfg, "roce-25g", &err))
+		return nullptr;
+	nic_transport_defaults(&tp);
+	EXPECT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
+	return world;
+}
+
+// Another process: once `start` has a byte, a thread that sleeps in the
+// fabric a millisecond at a time (and so looks at everyone else, moving
+// time whenever it may) until `stop` (non-blocking) has one; with `ready`,
+// it says so there after 100 ms of that.
+pid_t SleepingProcess(nic_world *world, int start, int stop, int ready = -1)
+{
+	pid_t child = fork();
+	if (child != 0)
+		return child;
+	char c;
+	if (read(start, &c, 1) != 1)
+		_exit(2);
+	auto told = std::chrono::steady_clock::now() +
+		    std::chrono::milliseconds(100);
+	bool told_ready = ready < 0;
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	while (read(stop, &c, 1) != 1) {
+		nic_sched_sleep(world, NM_NS_PER_MS);
+		if (!told_ready && std::chrono::steady_clock::now() > told)
+			told_ready = write(ready, "r", 1) == 1;
+	}
+	nic_world_leave(world);
+	nic_world_unlock(world);
+	_exit(0);
+}
+
 // The same on a shared fabric where another process's thread is the one
 // that finds the sleeper asleep and takes it out of time: what it read of
 // the sleeper's wait is kept, so that this process can still see its word
@@ -88,50 +135,19 @@ TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 TEST(NicFutex, ASleeperTakenOutOfTimeByAnotherProcessIsBroughtBackByItsWaker)
 {
 	std::string name = "/fabsim-nic-futex-" + std::to_string(getpid());
-	char msg[256] = "";
-	fs_arena *arena = nullptr;
-	fs_arena_unlink(name.c_str());
-	ASSERT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena, msg,
-				  sizeof(msg)), 0) << msg;
-	nm_config cfg;
-	nm_error err;
-	nic_transport_params tp;
-	nic_world *world = nullptr;
-	ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
-	nic_transport_defaults(&tp);
-	ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
+	nic_world *world = SharedWorld(name);
+	ASSERT_NE(world, nullptr);
 	nic_world_lock(world);
 	nic_sched_enter(world); // this thread is one of the program's
 	nic_world_unlock(world);
 
-	// The other process: a thread that sleeps in the fabric a
-	// millisecond at a time (and so looks at everyone else) until told
-	// to stop.
+	// The other process, which says when it has slept a while.
 	int start[2], ready[2], stop[2];
 	ASSERT_EQ(pipe(start), 0);
 	ASSERT_EQ(pipe(ready), 0);
 	ASSERT_EQ(pipe2(stop, O_NONBLOCK), 0);
-	pid_t child = fork();
+	pid_t child = SleepingProcess(world, start[0], stop[0], ready[1]);
 	ASSERT_GE(child, 0);
-	if (child == 0) {
-		char c;
-		if (read(start[0], &c, 1) != 1)
-			_exit(2);
-		auto told = std::chrono::steady_clock::now() +
-			    std::chrono::milliseconds(100);
-		bool told_ready = false;
-		nic_world_lock(world);
-		nic_sched_enter(world);
-		while (read(stop[0], &c, 1) != 1) {
-			nic_sched_sleep(world, NM_NS_PER_MS);
-			if (!told_ready &&
-			    std::chrono::steady_clock::now() > told)
-				told_ready = write(ready[1], "r", 1) == 1;
-		}
-		nic_world_leave(world);
-		nic_world_unlock(world);
-		_exit(0);
-	}
 
 	sem_t go;
 	ASSERT_EQ(sem_init(&go, 0, 0), 0);
@@ -203,38 +219,15 @@ void WaitFor(nic_world *world, std::atomic<bool> *flag)
 TEST(NicFutex, AThreadASiblingTookInWhatItWaitsForRunsBeforeTimeMoves)
 {
 	std::string name = "/fabsim-nic-sibling-" + std::to_string(getpid());
-	char msg[256] = "";
-	fs_arena *arena = nullptr;
-	fs_arena_unlink(name.c_str());
-	ASSERT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena, msg,
-				  sizeof(msg)), 0) << msg;
-	nm_config cfg;
-	nm_error err;
-	nic_transport_params tp;
-	nic_world *world = nullptr;
-	ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
-	nic_transport_defaults(&tp);
-	ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
+	nic_world *world = SharedWorld(name);
+	ASSERT_NE(world, nullptr);
 
-	// The other process: it sleeps in the fabric a millisecond at a
-	// time, moving time whenever it may, until told to stop.
+	// The other process, moving time whenever it may.
 	int start[2], stop[2];
 	ASSERT_EQ(pipe(start), 0);
 	ASSERT_EQ(pipe2(stop, O_NONBLOCK), 0);
-	pid_t child = fork();
+	pid_t child = SleepingProcess(world, start[0], stop[0]);
 	ASSERT_GE(child, 0);
-	if (child == 0) {
-		char c;
-		if (read(start[0], &c, 1) != 1)
-			_exit(2);
-		nic_world_lock(world);
-		nic_sched_enter(world);
-		while (read(stop[0], &c, 1) != 1)
-			nic_sched_sleep(world, NM_NS_PER_MS);
-		nic_world_leave(world);
-		nic_world_unlock(world);
-		_exit(0);
-	}
 
 	// The waiting thread, asleep in its wait (nobody else uses the world
 	// yet: it holds no lock there), then held in a signal handler.

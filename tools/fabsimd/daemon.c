@@ -211,7 +211,7 @@ static void adopt(struct daemon *d, const struct conn *from,
 	snprintf(path, sizeof(path), "/proc/%d", (int)in->pid);
 	if (!c || d->stopping || d->members >= FABSIMD_MEMBERS_MAX ||
 	    in->pid <= 0 || stat(path, &st) || st.st_uid != from->uid ||
-	    !fabsimd_maps_segment(&d->cfg.paths, in->pid))
+	    fabsimd_segment_mapped_by(&d->cfg.paths, in->pid) != 1)
 		return;
 	pidfd = (int)syscall(SYS_pidfd_open, in->pid, 0);
 	if (pidfd < 0)

@@ -116,9 +116,6 @@ FABSIMD_HIDDEN pid_t fabsimd_segment_user(const struct fabsimd_paths *p,
  * read. */
 FABSIMD_HIDDEN int fabsimd_segment_mapped_by(const struct fabsimd_paths *p,
 					     pid_t pid);
-/* The same, 1 only. */
-FABSIMD_HIDDEN bool fabsimd_maps_segment(const struct fabsimd_paths *p,
-					 pid_t pid);
 /* Removes the fabric's segment unless a process other than `except` may
  * map it (*user: that process, -1 when that cannot be told, else 0);
  * returns how many it removed. */

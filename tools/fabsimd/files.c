@@ -404,11 +404,6 @@ int fabsimd_segment_mapped_by(const struct fabsimd_paths *p, pid_t pid)
 	return found;
 }
 
-bool fabsimd_maps_segment(const struct fabsimd_paths *p, pid_t pid)
-{
-	return fabsimd_segment_mapped_by(p, pid) == 1;
-}
-
 pid_t fabsimd_segment_user(const struct fabsimd_paths *p, pid_t except)
 {
 	pid_t user = 0;

@@ -23,7 +23,7 @@
 #include "arena/arena.h"
 
 #define ARENA_MAGIC 0x31414e4552415346ULL /* "FSARENA1" little-endian */
-#define ARENA_VERSION 1u
+#define ARENA_VERSION 2u
 
 /* Shared segments live in [ARENA_REGION_LO, ARENA_REGION_HI), aligned to ARENA_SLOT. On
  * x86-64 glibc and the kernel place the program, heap, mmap area and stack far from here
@@ -79,6 +79,10 @@ struct fs_arena {
 	uint32_t shared;      /* 1: shm segment; 0: fs_arena_private */
 	int broken;           /* __atomic; set when a lock holder died */
 	uint64_t root;        /* __atomic; fs_arena_root */
+	/* fs_arena_set_label: the text, then its length (release order;
+	 * 0: none yet), read by fs_arena_label without mapping the segment. */
+	uint32_t label_len; /* before the text: a reader's copy gets it first */
+	char label[FS_ARENA_LABEL_MAX];
 
 	pthread_mutex_t alloc_lock; /* guards everything below */
 	pthread_mutex_t user_lock;  /* fs_arena_lock; independent of the allocator's */

@@ -392,3 +392,56 @@ void fs_arena_set_root(fs_arena *arena, void *root)
 	if (arena)
 		__atomic_store_n(&arena->root, (uint64_t)(uintptr_t)root, __ATOMIC_RELEASE);
 }
+
+int fs_arena_set_label(fs_arena *arena, const char *label)
+{
+	size_t len;
+
+	if (!arena || !label || !arena->shared)
+		return -EINVAL;
+	len = strlen(label);
+	if (len >= sizeof(arena->label))
+		return -ENAMETOOLONG;
+	if (__atomic_load_n(&arena->label_len, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	memcpy(arena->label, label, len + 1);
+	__atomic_store_n(&arena->label_len, (uint32_t)len, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int fs_arena_label(const char *name, char *buf, size_t len)
+{
+	fs_arena hdr;
+	ssize_t n;
+	int fd, rc;
+
+	if (!buf || !len)
+		return -EINVAL;
+	rc = check_name(name, NULL, 0);
+	if (rc)
+		return rc;
+	fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, &hdr, sizeof(hdr), 0);
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc)
+		return rc;
+	/* A creator that has not written its header yet: no label. */
+	if ((size_t)n < sizeof(hdr) || !hdr.magic)
+		return 0;
+	if (hdr.magic != ARENA_MAGIC || hdr.version != ARENA_VERSION ||
+	    hdr.header_size != sizeof(hdr) || !hdr.shared)
+		return -EPROTO;
+	if (!hdr.label_len)
+		return 0;
+	if (hdr.label_len >= sizeof(hdr.label) ||
+	    memchr(hdr.label, '\0', hdr.label_len) ||
+	    hdr.label[hdr.label_len] != '\0')
+		return -EPROTO;
+	if (hdr.label_len >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, hdr.label, hdr.label_len + 1);
+	return (int)hdr.label_len;
+}

@@ -262,4 +262,46 @@ TEST(SegmentTest, PrivateArenaAllocatesAndRejectsBadCapacity) {
   EXPECT_EQ(nullptr, fs_arena_private(0));
 }
 
+// The label: read from the segment by name, without attaching it (a cleaner
+// that finds the segment later tells where it came from), once set and only
+// once; every refusal with its own code.
+TEST(SegmentTest, LabelIsReadByNameWithoutAttaching) {
+  ScopedName name("label");
+  fs_arena* a = nullptr;
+  char err[256] = "", buf[FS_ARENA_LABEL_MAX];
+  EXPECT_EQ(-ENOENT, fs_arena_label(name.c_str(), buf, sizeof(buf)));
+  ASSERT_EQ(0, fs_arena_create(name.c_str(), kCap, &a, err, sizeof(err))) << err;
+  EXPECT_EQ(0, fs_arena_label(name.c_str(), buf, sizeof(buf))) << "a label before one was set";
+  std::string too_long(FS_ARENA_LABEL_MAX, 'x');
+  EXPECT_EQ(-ENAMETOOLONG, fs_arena_set_label(a, too_long.c_str()));
+  EXPECT_EQ(-EINVAL, fs_arena_set_label(a, nullptr));
+  ASSERT_EQ(0, fs_arena_set_label(a, "/run/user/1000/fabsim"));
+  EXPECT_EQ(-EBUSY, fs_arena_set_label(a, "/elsewhere"));
+  ASSERT_EQ(21, fs_arena_label(name.c_str(), buf, sizeof(buf)));
+  EXPECT_STREQ("/run/user/1000/fabsim", buf);
+  char small[8];
+  EXPECT_EQ(-ENAMETOOLONG, fs_arena_label(name.c_str(), small, sizeof(small)));
+  fs_arena_detach(a);
+  // The segment outlives every mapping: its label too.
+  ASSERT_EQ(21, fs_arena_label(name.c_str(), buf, sizeof(buf)));
+  fs_arena* priv = fs_arena_private(kCap);
+  ASSERT_NE(priv, nullptr);
+  EXPECT_EQ(-EINVAL, fs_arena_set_label(priv, "/x"));
+  fs_arena_detach(priv);
+}
+
+// What is not an arena is told apart from an arena with no label.
+TEST(SegmentTest, LabelOfSomethingElseIsAProtocolError) {
+  ScopedName name("notarena");
+  int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(0, ftruncate(fd, 1 << 20));
+  uint64_t junk = 0x1122334455667788ULL;
+  ASSERT_EQ((ssize_t)sizeof(junk), pwrite(fd, &junk, sizeof(junk), 0));
+  close(fd);
+  char buf[64];
+  EXPECT_EQ(-EPROTO, fs_arena_label(name.c_str(), buf, sizeof(buf)));
+  EXPECT_EQ(-EINVAL, fs_arena_label("no-slash", buf, sizeof(buf)));
+}
+
 }  // namespace

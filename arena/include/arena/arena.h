@@ -83,6 +83,19 @@ bool fs_arena_contains(const fs_arena *arena, const void *ptr);
 size_t fs_arena_used(const fs_arena *arena);
 size_t fs_arena_footprint(const fs_arena *arena);
 
+/* A short text the creator may leave in the segment's header for those who
+ * find the segment later without attaching it (where it came from: a
+ * cleaner can tell a crashed run's memory by it). At most
+ * FS_ARENA_LABEL_MAX - 1 bytes: -ENAMETOOLONG otherwise, -EINVAL for NULL
+ * or a private arena, -EBUSY once a label is set. fs_arena_label copies the
+ * label of the segment `name` into buf (len bytes, NUL-terminated) and
+ * returns its length: 0 when it has none (not yet), -ENOENT when there is
+ * no such segment, -EPROTO when it is not an arena of this version,
+ * -ENAMETOOLONG when buf is too small, or another -errno. */
+#define FS_ARENA_LABEL_MAX 1024
+int fs_arena_set_label(fs_arena *arena, const char *label);
+int fs_arena_label(const char *name, char *buf, size_t len);
+
 /* One pointer the creator publishes for those who attach (the root of the
  * shared state). */
 void *fs_arena_root(const fs_arena *arena);

@@ -4,7 +4,9 @@
 # coordinator that lists them too (the newcomer tells it of the processes
 # it finds in the fabric's memory), stays while they run, and removes the
 # fabric's shared memory when the last of them has ended. With no
-# newcomer, the last process to leave removes it itself.
+# newcomer, the last process to leave removes it itself. A run killed
+# outright whose runtime directory is then deleted: the next coordinator to
+# start anywhere removes its memory.
 set -euo pipefail
 peer="$TEST_SRCDIR/fabsim/tests/multiproc/msg_peer"
 fabsim="$TEST_SRCDIR/fabsim/tools/fabsim"
@@ -127,4 +129,28 @@ if ls /dev/shm | grep -q -- "-$fabric\$"; then
 fi
 grep -q "pid $spid, the last process on the fabric, left it with no coordinator" "$FABSIM_RUNTIME_DIR/$fabric.log" ||
 	{ echo "FAIL: the log does not say who cleaned up"; cat "$FABSIM_RUNTIME_DIR/$fabric.log"; exit 1; }
+
+# Everything killed at once (a test's run timed out), then its runtime
+# directory deleted: nothing of that run can start or join that fabric
+# again, and the next coordinator to start, in any directory, removes the
+# memory it left (its creator wrote that directory into it).
+fabric="cd$$w$RANDOM$RANDOM"
+export FI_SIM_FABRIC="$fabric" FABSIM_RUNTIME_DIR="$TEST_TMPDIR/doomed"
+connected_pair 3
+kill_coordinator
+kill -9 $spid $hpid
+wait $spid $hpid 2>/dev/null || true
+seg=$(ls /dev/shm | grep -- "-$fabric\$" || true)
+[ -n "$seg" ] || { echo "FAIL: the killed run left no memory to test with"; exit 1; }
+head -c 8192 "/dev/shm/$seg" | grep -a -q -F "$FABSIM_RUNTIME_DIR" ||
+	{ echo "FAIL: the fabric's memory does not say where it came from"; exit 1; }
+rm -rf "$FABSIM_RUNTIME_DIR"
+export FI_SIM_FABRIC="cd$$v$RANDOM$RANDOM" FABSIM_RUNTIME_DIR="$TEST_TMPDIR/next"
+connected_pair 4
+if [ -e "/dev/shm/$seg" ]; then
+	echo "FAIL: the memory of a run whose directory is gone is left"
+	cat "$FABSIM_RUNTIME_DIR/$FI_SIM_FABRIC.log"; exit 1
+fi
+grep -q "removed the shared memory /$seg of a crashed run in $TEST_TMPDIR/doomed" "$FABSIM_RUNTIME_DIR/$FI_SIM_FABRIC.log" ||
+	{ echo "FAIL: the log does not say what was removed"; cat "$FABSIM_RUNTIME_DIR/$FI_SIM_FABRIC.log"; exit 1; }
 echo PASS

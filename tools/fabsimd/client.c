@@ -171,14 +171,41 @@ static void remove_if_left(const char *other, void *arg)
 	unlock(lock);
 }
 
+/* Memory of a fabric whose runtime directory is gone (a test's temporary
+ * one, deleted after its run crashed): nothing can start or join that
+ * fabric again, since its lock and socket went with the directory (one
+ * made again at the same path is a new directory, whose first fabric
+ * would otherwise attach this stale memory). Kept while a process this
+ * one can see maps it: it still runs there, and the last to leave removes
+ * it. */
+static void remove_if_dir_gone(const char *segment, const char *dir,
+			       void *arg)
+{
+	const struct fabsimd_paths *self = arg;
+	struct fabsimd_paths q;
+	struct stat st;
+	pid_t user;
+
+	if (!lstat(dir, &st) || (errno != ENOENT && errno != ENOTDIR))
+		return;
+	memset(&q, 0, sizeof(q));
+	snprintf(q.segment, sizeof(q.segment), "%s", segment);
+	if (fabsimd_remove_unused_segments(&q, 0, &user) > 0)
+		fabsimd_log_path(self, "removed the shared memory %s of a "
+				 "crashed run in %s, a directory that no "
+				 "longer exists", segment, dir);
+}
+
 /* What crashed runs of the directory's other fabrics left in /dev/shm:
  * only the next start of the same fabric here would remove it, and a
- * test's or a temporary fabric never starts again. Done by one who has
- * just started a coordinator, once it holds no lock: the look reads every
- * process's map for each fabric left without a coordinator. */
+ * test's or a temporary fabric never starts again; nor would anything of
+ * a directory that is gone. Done by one who has just started a
+ * coordinator, once it holds no lock: the look reads every process's map
+ * for each fabric left without a coordinator. */
 static void remove_other_fabrics_left(const struct fabsimd_paths *p)
 {
 	fabsimd_fabrics_in_memory(remove_if_left, (void *)p);
+	fabsimd_memory_of_other_dirs(remove_if_dir_gone, (void *)p);
 }
 
 /* With the lock held and no coordinator answering: cleans up what a dead

@@ -145,6 +145,12 @@ int fabsimd_node_identity(uint32_t *node_out, const char **source_out,
  * fabric name, -ENAMETOOLONG when `len` is too small. */
 int fabsimd_segment_name(const char *fabric, char *buf, size_t len);
 
+/* What a fabric's creator writes into its segment (fs_arena_set_label): the
+ * runtime directory its name was made from, so that the memory a crashed run
+ * left can be found and removed once that directory is gone. Its length,
+ * or -ENAMETOOLONG. */
+int fabsimd_segment_origin(char *buf, size_t len);
+
 /* The runtime directory ($FABSIM_RUNTIME_DIR, else $XDG_RUNTIME_DIR/fabsim,
  * else /tmp/fabsim-<uid>), created 0700 if missing and checked: a directory,
  * not a symlink, ours, mode 0700. */

@@ -126,6 +126,12 @@ FABSIMD_HIDDEN int fabsimd_remove_unused_segments(const struct fabsimd_paths *p,
 FABSIMD_HIDDEN size_t fabsimd_fabrics_in_memory(
 	void (*fn)(const char *fabric, void *arg), void *arg);
 
+/* Calls fn for each segment in /dev/shm of this user's fabrics of another
+ * runtime directory whose creator named that directory in it (its arena
+ * label, which its name's hash confirms); how many. */
+FABSIMD_HIDDEN size_t fabsimd_memory_of_other_dirs(
+	void (*fn)(const char *segment, const char *dir, void *arg), void *arg);
+
 /* One line "date time [pid] text" appended to the fabric's log. */
 FABSIMD_HIDDEN void fabsimd_log_fd(int fd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

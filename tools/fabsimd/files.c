@@ -3,6 +3,7 @@
  * safety checks, the per-fabric paths, the lock, the log, the shared-memory
  * segment names, and the node identity from the environment. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,8 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <arena/arena.h>
 
 #include "fabsimd_int.h"
 
@@ -254,6 +257,14 @@ int fabsimd_segment_name(const char *fabric, char *buf, size_t len)
 	return n;
 }
 
+int fabsimd_segment_origin(char *buf, size_t len)
+{
+	const char *origin;
+	int n = runtime_dir_path(buf, len, &origin);
+
+	return n < 0 ? -ENAMETOOLONG : n;
+}
+
 int fabsimd_paths_init(struct fabsimd_paths *p, const char *fabric, char *err,
 		       size_t errlen)
 {
@@ -463,6 +474,71 @@ size_t fabsimd_fabrics_in_memory(void (*fn)(const char *fabric, void *arg),
 		    fabsimd_check_name(fabric, NULL, 0))
 			continue;
 		fn(fabric, arg);
+		found++;
+	}
+	closedir(d);
+	return found;
+}
+
+/* "fabsim-<uid>-": where every segment of this user's fabrics starts. */
+static int user_prefix(char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "fabsim-%u-", (unsigned)geteuid());
+
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+/* The 8 hex digits after the user's prefix, and a fabric name after
+ * them: one of our fabrics' segments (not another program's name that
+ * starts alike). */
+static bool parse_segment(const char *rest, uint32_t *hash)
+{
+	char *end;
+	unsigned long h;
+
+	for (int i = 0; i < 8; i++)
+		if (!isxdigit((unsigned char)rest[i]))
+			return false;
+	if (rest[8] != '-' || fabsimd_check_name(rest + 9, NULL, 0))
+		return false;
+	h = strtoul(rest, &end, 16);
+	if (end != rest + 8)
+		return false;
+	*hash = (uint32_t)h;
+	return true;
+}
+
+size_t fabsimd_memory_of_other_dirs(void (*fn)(const char *segment,
+					       const char *dir, void *arg),
+				    void *arg)
+{
+	char prefix[32], own[PATH_MAX], dir[PATH_MAX];
+	char segment[NAME_MAX + 2];
+	const char *origin;
+	uint32_t own_hash, hash;
+	size_t found = 0;
+	struct dirent *e;
+	int prefixlen = user_prefix(prefix, sizeof(prefix));
+	DIR *d;
+
+	if (prefixlen < 0 || runtime_dir_path(own, sizeof(own), &origin) < 0)
+		return 0;
+	own_hash = hash_text(own);
+	d = opendir("/dev/shm");
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, (size_t)prefixlen) ||
+		    !parse_segment(e->d_name + prefixlen, &hash) ||
+		    hash == own_hash)
+			continue;
+		snprintf(segment, sizeof(segment), "/%s", e->d_name);
+		/* Its creator's runtime directory, if it said (and the
+		 * name agrees: a label is a claim). */
+		if (fs_arena_label(segment, dir, sizeof(dir)) <= 0 ||
+		    dir[0] != '/' || hash_text(dir) != hash)
+			continue;
+		fn(segment, dir, arg);
 		found++;
 	}
 	closedir(d);

@@ -250,6 +250,17 @@ static int find_world(struct shared_world *sw, const nm_config *cfg,
 	return 0;
 }
 
+/* Where the segment's name came from, for whoever finds it left behind
+ * (fabsimd removes a crashed run's memory once that directory is gone).
+ * Without it (a directory too long to say) it is only never removed so. */
+static void label_segment(fs_arena *arena)
+{
+	char dir[FS_ARENA_LABEL_MAX];
+
+	if (fabsimd_segment_origin(dir, sizeof(dir)) > 0)
+		fs_arena_set_label(arena, dir);
+}
+
 static int map_segment(struct shared_world *sw, const nm_config *cfg,
 		       const struct nic_transport_params *transport,
 		       const struct nic_record_params *record,
@@ -276,6 +287,7 @@ static int map_segment(struct shared_world *sw, const nm_config *cfg,
 		ret = fs_arena_create(name, shared_capacity(), &sw->arena, err,
 				      errlen);
 		if (ret == 0) {
+			label_segment(sw->arena);
 			ret = build_world(sw, cfg, transport, record, world,
 					  err, errlen);
 			if (ret)

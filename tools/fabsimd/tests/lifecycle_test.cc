@@ -10,6 +10,8 @@
 
 #include <vector>
 
+#include <arena/arena.h>
+
 #include "helpers.h"
 
 using namespace fabsimd_test;
@@ -612,6 +614,66 @@ TEST_F(FabricTest, MemoryOfAnotherFabricsCrashedRunIsRemoved)
 	close(held);
 	shm_unlink(kept_seg.c_str());
 	shm_unlink(locked_seg.c_str());
+}
+
+// Fabric memory made in runtime directory `where`, labelled as a fabric's
+// creator labels it (or with `label` instead), mapped by nobody.
+static std::string memory_made_in(const std::string &where, const char *f,
+				  const char *label = nullptr)
+{
+	std::string saved = getenv("FABSIM_RUNTIME_DIR");
+	char seg[128], origin[PATH_MAX], err[256] = "";
+	fs_arena *a = nullptr;
+
+	setenv("FABSIM_RUNTIME_DIR", where.c_str(), 1);
+	EXPECT_GT(fabsimd_segment_name(f, seg, sizeof(seg)), 0);
+	EXPECT_GT(fabsimd_segment_origin(origin, sizeof(origin)), 0);
+	setenv("FABSIM_RUNTIME_DIR", saved.c_str(), 1);
+	EXPECT_EQ(origin, where);
+	EXPECT_EQ(fs_arena_create(seg, 1 << 20, &a, err, sizeof(err)), 0)
+		<< err;
+	if (a) {
+		EXPECT_EQ(fs_arena_set_label(a, label ? label : origin), 0);
+		fs_arena_detach(a);
+	}
+	return seg;
+}
+
+// A crashed run whose runtime directory is gone (a test's temporary one)
+// left its memory: nothing will ever start that fabric again, so the next
+// coordinator to start anywhere removes it — not the memory of a directory
+// that still exists, nor memory a process still maps, nor memory whose
+// label its name does not confirm.
+TEST_F(FabricTest, MemoryOfARunWhoseDirectoryIsGoneIsRemoved)
+{
+	std::string gone_dir = dir + "-gone", alive_dir = dir + "-alive";
+	ASSERT_EQ(mkdir(alive_dir.c_str(), 0700), 0) << strerror(errno);
+	std::string gone = memory_made_in(gone_dir, fabric("crashed"));
+	std::string alive = memory_made_in(alive_dir, fabric("elsewhere"));
+	std::string used = memory_made_in(gone_dir, fabric("used"));
+	std::string liar = memory_made_in(gone_dir, fabric("liar"),
+					  (alive_dir + "-x").c_str());
+	int fd = shm_open(used.c_str(), O_RDWR, 0);
+	ASSERT_GE(fd, 0);
+	void *mapped = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(mapped, MAP_FAILED);
+
+	fabsimd_session *a = attach(fabric("next"), 1);
+	ASSERT_NE(a, nullptr);
+	EXPECT_FALSE(in_memory(gone)) << "a gone directory's memory stayed";
+	EXPECT_TRUE(in_memory(alive)) << "a live directory's memory went";
+	EXPECT_TRUE(in_memory(used)) << "memory a process maps went";
+	EXPECT_TRUE(in_memory(liar)) << "memory with a label of another name";
+	fabsimd_detach(a);
+	std::string log = slurp(file(fabric("next"), ".log"));
+	EXPECT_NE(log.find("of a crashed run in " + gone_dir), std::string::npos)
+		<< log;
+	munmap(mapped, 4096);
+	shm_unlink(alive.c_str());
+	shm_unlink(used.c_str());
+	shm_unlink(liar.c_str());
+	rmdir(alive_dir.c_str());
 }
 
 // A fabric that ends removes its own memory, not that of a fabric whose

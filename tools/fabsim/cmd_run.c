@@ -93,7 +93,29 @@ static int usage(FILE *out)
 	return 2;
 }
 
-/* The directory of the libfabric.so.1 this tool itself runs on. */
+/* Options given on the command line (bits of passed[]). */
+static unsigned given;
+
+/* The library names a bad setting by its variable, "FI_SIM_SEED
+ * (environment): ..."; one this command set from an option is named by that
+ * option too. */
+static void tell_bad_setting(const char *msg)
+{
+	for (size_t k = 0; k < sizeof(passed) / sizeof(passed[0]); k++) {
+		size_t n = strlen(passed[k].variable);
+
+		if ((given & 1u << k) && !strncmp(msg, passed[k].variable, n) &&
+		    !strncmp(msg + n, " (environment): ",
+			     strlen(" (environment): "))) {
+			fprintf(stderr, "fabsim run: %s (%s): %s\n",
+				passed[k].option, passed[k].variable,
+				msg + n + strlen(" (environment): "));
+			return;
+		}
+	}
+	fprintf(stderr, "fabsim run: %s\n", msg);
+}
+
 /* The settings are the library's to read, but a bad one is told here, before
  * the program starts: a server would otherwise wait for its first client
  * before its library found out. 0, or 2 with the problem said. */
@@ -108,7 +130,7 @@ static int check_settings(void)
 	char *end;
 
 	if (sim_settings_load(&cfg, nm_env_getenv, NULL, &err)) {
-		fprintf(stderr, "fabsim run: %s\n", err.msg);
+		tell_bad_setting(err.msg);
 		return 2;
 	}
 	if (fabric && *fabric) {
@@ -176,6 +198,7 @@ static int check_settings(void)
 	return 0;
 }
 
+/* The directory of the libfabric.so.1 this tool itself runs on. */
 static bool library_dir(char *dir, size_t len)
 {
 	Dl_info where;
@@ -254,6 +277,7 @@ int cmd_run(int argc, char **argv, FILE *out)
 			return usage(stderr);
 		}
 		setenv(passed[k].variable, argv[++i], 1);
+		given |= 1u << k;
 	}
 	if (i >= argc) {
 		fprintf(stderr, "fabsim run: no program given\n");

@@ -21,8 +21,10 @@ refused() {
 }
 
 refused 'preset: "nosuch" is unknown' --preset nosuch
-refused 'seed: "abc"' --seed abc
-refused 'loss.rate: "2" is out of range' --loss 2
+refused '--seed (FI_SIM_SEED): seed: "abc"' --seed abc
+refused '--loss (FI_SIM_LOSS_RATE): loss.rate: "2" is out of range' --loss 2
+# Set in the environment, not by an option: named as such.
+FI_SIM_SEED=xyz refused 'FI_SIM_SEED (environment): seed: "xyz"'
 refused 'config file /nonexistent/x.json' --config /nonexistent/x.json
 refused '--nodes 0: a process count is 1 to' --nodes 0
 refused 'fabric name "a/b"' --fabric a/b

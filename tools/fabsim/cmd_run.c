@@ -65,7 +65,12 @@ static int usage(FILE *out)
 		"(fabsim fabric);\n"
 		"                    without it each process is a network of "
 		"its own\n"
-		"  --node N          with --fabric: this process is host N\n"
+		"  --node N          with --fabric: this process is host N; "
+		"needed unless a\n"
+		"                    launcher gives each process its rank "
+		"(mpirun, srun:\n"
+		"                    OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, "
+		"SLURM_PROCID)\n"
 		"  --nodes N         with --fabric: the clock starts once N "
 		"processes joined\n"
 		"                    (or, with a warning, after 2 s of real "
@@ -116,13 +121,48 @@ static void tell_bad_setting(const char *msg)
 	fprintf(stderr, "fabsim run: %s\n", msg);
 }
 
+/* How the user set `variable`: the option this command took it from, or
+ * the variable itself (from the environment). */
+static const char *named(const char *variable, char *buf, size_t len)
+{
+	for (size_t k = 0; k < sizeof(passed) / sizeof(passed[0]); k++)
+		if ((given & 1u << k) && !strcmp(passed[k].variable, variable))
+			return passed[k].option;
+	snprintf(buf, len, "%s (environment)", variable);
+	return buf;
+}
+
+/* What the provider checks only as it loads (its transport and recording
+ * settings, FI_SIM_MR_STRICT, ...) is asked of it here: the sim provider
+ * refuses them in fi_getinfo with a warning saying why, which the program
+ * would otherwise print only once it runs, failing with "No data
+ * available". */
+static int provider_accepts_settings(void)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	int ret;
+
+	if (!hints || !(hints->fabric_attr->prov_name = strdup("sim"))) {
+		fi_freeinfo(hints);
+		return 0; /* out of memory: the program will find out */
+	}
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	fi_freeinfo(info);
+	if (ret != -FI_ENODATA && ret != -FI_EINVAL)
+		return 0;
+	fprintf(stderr, "fabsim run: the sim provider refuses these settings "
+		"(its warning above says why)\n");
+	return 2;
+}
+
 /* The settings are the library's to read, but a bad one is told here, before
  * the program starts: a server would otherwise wait for its first client
  * before its library found out. 0, or 2 with the problem said. */
 static int check_settings(void)
 {
 	const char *fabric = getenv("FI_SIM_FABRIC"), *nodes, *pcap;
-	char why[256], dir[PATH_MAX];
+	char why[256], dir[PATH_MAX], name[64];
 	nm_config cfg;
 	nm_error err;
 	uint32_t node;
@@ -135,29 +175,34 @@ static int check_settings(void)
 	}
 	if (fabric && *fabric) {
 		if (fabsimd_check_name(fabric, why, sizeof(why))) {
-			fprintf(stderr, "fabsim run: --fabric: %s\n", why);
+			fprintf(stderr, "fabsim run: %s: %s\n",
+				named("FI_SIM_FABRIC", name, sizeof(name)), why);
 			return 2;
 		}
 		int ret = fabsimd_node_identity(&node, &source, why,
 						sizeof(why));
 
 		if (ret && ret != -ENOENT) {
-			fprintf(stderr, "fabsim run: --node: %s\n", why);
+			fprintf(stderr, "fabsim run: %s: %s\n",
+				named("FI_SIM_NODE", name, sizeof(name)), why);
 			return 2;
 		}
 		if (!ret && node >= cfg.topology.hosts) {
+			if (!strcmp(source, "FI_SIM_NODE"))
+				source = named(source, name, sizeof(name));
 			fprintf(stderr, "fabsim run: node %u (from %s) is "
-				"outside the topology's %u hosts "
-				"(FI_SIM_TOPOLOGY_HOSTS)\n", node, source,
-				cfg.topology.hosts);
+				"outside the topology's %u hosts (0 to %u)\n",
+				node, source, cfg.topology.hosts,
+				cfg.topology.hosts - 1);
 			return 2;
 		}
 	}
 	nodes = getenv("FI_SIM_NODES");
 	if (nodes && *nodes &&
 	    (strtoul(nodes, &end, 10) - 1 >= FABSIMD_MEMBERS_MAX || *end)) {
-		fprintf(stderr, "fabsim run: --nodes %s: a process count is "
-			"1 to %d\n", nodes, FABSIMD_MEMBERS_MAX);
+		fprintf(stderr, "fabsim run: %s %s: a process count is "
+			"1 to %d\n", named("FI_SIM_NODES", name, sizeof(name)),
+			nodes, FABSIMD_MEMBERS_MAX);
 		return 2;
 	}
 	static const struct { const char *var, *option; } per_fabric[] = {
@@ -169,9 +214,15 @@ static int check_settings(void)
 
 		if (set && *set && !(fabric && *fabric)) {
 			/* Without a shared fabric nothing reads it. */
-			fprintf(stderr, "fabsim run: %s (%s=%s) needs "
-				"--fabric\n", per_fabric[i].option,
-				per_fabric[i].var, set);
+			if (named(per_fabric[i].var, name, sizeof(name)) ==
+			    name)
+				fprintf(stderr, "fabsim run: %s=%s (environment) "
+					"needs --fabric\n", per_fabric[i].var,
+					set);
+			else
+				fprintf(stderr, "fabsim run: %s (%s=%s) needs "
+					"--fabric\n", per_fabric[i].option,
+					per_fabric[i].var, set);
 			return 2;
 		}
 	}
@@ -184,18 +235,20 @@ static int check_settings(void)
 		/* One file per node is PREFIX.<host>.pcap: any prefix will do. */
 		if (!(per_node && *per_node) && !stat(pcap, &st) &&
 		    S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "fabsim run: --pcap %s: is a directory, "
-				"not a file name\n", pcap);
+			fprintf(stderr, "fabsim run: %s %s: is a directory, "
+				"not a file name\n",
+				named("FI_SIM_PCAP", name, sizeof(name)), pcap);
 			return 2;
 		}
 		snprintf(dir, sizeof(dir), "%s", pcap);
 		if (access(dirname(dir), W_OK | X_OK)) {
-			fprintf(stderr, "fabsim run: --pcap %s: cannot write in "
-				"its directory: %m\n", pcap);
+			fprintf(stderr, "fabsim run: %s %s: cannot write in "
+				"its directory: %m\n",
+				named("FI_SIM_PCAP", name, sizeof(name)), pcap);
 			return 2;
 		}
 	}
-	return 0;
+	return provider_accepts_settings();
 }
 
 /* The directory of the libfabric.so.1 this tool itself runs on. */
@@ -244,6 +297,34 @@ static bool find_beside(const char *libdir, const char *in_lib,
 	return !access(out, R_OK);
 }
 
+/* Files the library opens once the program runs, named as the user named
+ * them: from this directory, whatever directory the program is in by then
+ * (one that changes directory first would not find a relative one). 0, or
+ * 1 with the problem said. */
+static int absolute_paths(void)
+{
+	static const char *const files[] = {
+		"FI_SIM_CONFIG", "FI_SIM_PCAP", "FI_SIM_PCAP_LOG",
+	};
+	char cwd[PATH_MAX], *abs;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *path = getenv(files[i]);
+
+		if (!path || !*path || *path == '/')
+			continue;
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    asprintf(&abs, "%s/%s", cwd, path) < 0) {
+			fprintf(stderr, "fabsim run: %s: cannot make it "
+				"absolute: %m\n", path);
+			return 1;
+		}
+		setenv(files[i], abs, 1);
+		free(abs);
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv, FILE *out)
 {
 	char libdir[PATH_MAX], vclock[PATH_MAX + 64], face[PATH_MAX + 64];
@@ -276,9 +357,16 @@ int cmd_run(int argc, char **argv, FILE *out)
 					"unknown option" : "needs a value");
 			return usage(stderr);
 		}
-		setenv(passed[k].variable, argv[++i], 1);
+		if (!*argv[++i]) {
+			fprintf(stderr, "fabsim run: %s: needs a value (it was "
+				"empty)\n", argv[i - 1]);
+			return usage(stderr);
+		}
+		setenv(passed[k].variable, argv[i], 1);
 		given |= 1u << k;
 	}
+	if (absolute_paths())
+		return 1;
 	if (i >= argc) {
 		fprintf(stderr, "fabsim run: no program given\n");
 		return usage(stderr);
@@ -314,5 +402,6 @@ int cmd_run(int argc, char **argv, FILE *out)
 	fflush(out);
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "fabsim run: %s: %m\n", argv[i]);
-	return 127;
+	/* As a shell says it: found but not runnable, or not found. */
+	return errno == ENOENT || errno == ENOTDIR ? 127 : 126;
 }

@@ -29,7 +29,18 @@ refused 'config file /nonexistent/x.json' --config /nonexistent/x.json
 refused '--nodes 0: a process count is 1 to' --nodes 0
 refused 'fabric name "a/b"' --fabric a/b
 refused '--node: FI_SIM_NODE="abc"' --fabric ok --node abc
-refused 'outside the topology' --fabric ok --node 4000
+refused 'node 4000 (from --node) is outside the topology' --fabric ok --node 4000
+FI_SIM_FABRIC=a/b refused 'FI_SIM_FABRIC (environment): fabric name "a/b"'
+FI_SIM_NODE=3 refused 'FI_SIM_NODE=3 (environment) needs --fabric'
+# An empty value is no value.
+refused '--fabric: needs a value (it was empty)' --fabric ''
+refused '--config: needs a value (it was empty)' --config ''
+# What only the provider checks (it loads them in fi_getinfo) is checked
+# before the program starts, with the provider's own reason.
+FI_SIM_MR_STRICT=maybe refused 'FI_SIM_MR_STRICT="maybe"'
+FI_SIM_ACK_TIMEOUT_NS=-5 refused 'the sim provider refuses these settings'
+echo '{"pcap": 5}' >"$TEST_TMPDIR/pcap5.json"
+refused '"pcap": 5 is not a string' --config "$TEST_TMPDIR/pcap5.json"
 refused '--node (FI_SIM_NODE=abc) needs --fabric' --node abc
 refused '--nodes (FI_SIM_NODES=2) needs --fabric' --nodes 2
 refused '--pcap /nonexistent/dir/x.pcap: cannot write' --pcap /nonexistent/dir/x.pcap
@@ -60,4 +71,16 @@ FI_SIM_PRESET=ideal "$fabsim" model | grep -q "unlimited$" ||
 out=$("$fabsim" run --preset roce-25g --loss 0.01 --seed 7 -- \
 	sh -c 'echo "$FI_PROVIDER $FI_SIM_PRESET $FI_SIM_LOSS_RATE $FI_SIM_SEED"')
 [ "$out" = "sim roce-25g 0.01 7" ] || fail "the program saw: $out"
+# Files named relative to where fabsim ran are found from wherever the
+# program goes.
+(cd "$TEST_TMPDIR" && echo '{"preset": "roce-25g"}' >rel.json &&
+	out=$("$fabsim" run --config rel.json --pcap rel.pcap -- \
+		sh -c 'echo "$FI_SIM_CONFIG $FI_SIM_PCAP"') &&
+	[ "$out" = "$TEST_TMPDIR/rel.json $TEST_TMPDIR/rel.pcap" ]) ||
+	fail "relative files were passed on as: $out"
+# A program that is there but cannot run: 126, as a shell says.
+rc=0; "$fabsim" run -- "$TEST_TMPDIR" 2>/dev/null || rc=$?
+[ "$rc" = 126 ] || fail "a directory as the program: exit $rc, expected 126"
+rc=0; "$fabsim" run -- "$TEST_TMPDIR/none" 2>/dev/null || rc=$?
+[ "$rc" = 127 ] || fail "a missing program: exit $rc, expected 127"
 echo PASS

@@ -59,6 +59,14 @@ int cmd_demo(int argc, char **argv, FILE *out)
 {
 	int ret;
 
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fprintf(out, "usage: fabsim demo\n\nA tour on built-in "
+			"defaults: the providers, the network model, a\n"
+			"libfabric program on the simulated NIC, then four "
+			"nodes exchanging traffic\nwith loss, recorded as a "
+			"pcap trace. FI_SIM_* variables change the model.\n");
+		return 0;
+	}
 	if (argc > 1) {
 		fprintf(stderr, "fabsim demo: unexpected argument \"%s\" "
 			"(usage: fabsim demo)\n", argv[1]);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * `fabsim info`: what libfabric.so.1 offers — providers, their entries and
  * the parameters that configure them — asked through the public API only. */
+#include <stdbool.h>
 #include <string.h>
 
 #include <rdma/fabric.h>
 
 #include "commands.h"
 
-static void list_entries(FILE *out, const char *prov_name)
+/* Lists what the provider offers; false when it offers nothing here. */
+static bool list_entries(FILE *out, const char *prov_name)
 {
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
 	int ret;
@@ -33,6 +35,7 @@ static void list_entries(FILE *out, const char *prov_name)
 	}
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
+	return ret == 0;
 }
 
 static void list_params(FILE *out)
@@ -56,6 +59,16 @@ int cmd_info(int argc, char **argv, FILE *out)
 	struct fi_info *provs = NULL;
 	int ret;
 
+	bool sim_usable = true;
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fprintf(out, "usage: fabsim info\n\nLists the providers of "
+			"fabsim's libfabric.so.1, what each offers here, and\n"
+			"the parameters (FI_* variables) that configure them, "
+			"with the values set.\nExit status 1 when the sim "
+			"provider refuses the settings in force.\n");
+		return 0;
+	}
 	if (argc > 1) {
 		fprintf(stderr, "fabsim info: unexpected argument \"%s\" "
 			"(usage: fabsim info)\n", argv[1]);
@@ -74,9 +87,18 @@ int cmd_info(int argc, char **argv, FILE *out)
 		fprintf(out, "  %s %u.%u\n", p->fabric_attr->prov_name,
 			FI_MAJOR(p->fabric_attr->prov_version),
 			FI_MINOR(p->fabric_attr->prov_version));
-		list_entries(out, p->fabric_attr->prov_name);
+		/* A NIC-less machine has no verbs devices; the simulated NIC
+		 * is always there, unless the settings are refused. */
+		if (!list_entries(out, p->fabric_attr->prov_name) &&
+		    !strcmp(p->fabric_attr->prov_name, "sim"))
+			sim_usable = false;
 	}
 	fi_freeinfo(provs);
 	list_params(out);
+	if (!sim_usable) {
+		fprintf(stderr, "fabsim info: the sim provider refuses these "
+			"settings (its warning above says why)\n");
+		return 1;
+	}
 	return 0;
 }

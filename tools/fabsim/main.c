@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rdma/fabric.h>
+
 #include "commands.h"
 
 static const struct fabsim_command commands[] = {
@@ -37,8 +39,18 @@ static int usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help"))
-		return usage(argc < 2 ? stderr : stdout) == 2 && argc < 2 ? 2 : 0;
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("fabsim: libfabric API %d.%d\n", FI_MAJOR_VERSION,
+		       FI_MINOR_VERSION);
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1, stdout);

@@ -6,5 +6,13 @@
 
 int cmd_trace(int argc, char **argv, FILE *out)
 {
-	return tr_cli_main(argc, argv, out, stderr);
+	/* Its messages name the command as the user typed it. */
+	char name[] = "fabsim trace";
+	char *saved = argv[0];
+	int ret;
+
+	argv[0] = name;
+	ret = tr_cli_main(argc, argv, out, stderr);
+	argv[0] = saved;
+	return ret;
 }

@@ -51,4 +51,19 @@ for cmd in "model roce-25g" "info x" "demo x"; do
 	"$fabsim" $cmd >/dev/null 2>&1
 	[ $? -eq 2 ] || { echo "FAIL: fabsim $cmd: not a usage error"; exit 1; }
 done
+# Each usage error says what was wrong, naming the command as typed.
+for args in "check" "check a b" "check --json"; do
+	msg=$("$fabsim" trace $args 2>&1 >/dev/null)
+	[ $? -eq 2 ] || { echo "FAIL: trace $args: not a usage error"; exit 1; }
+	grep -q "^fabsim trace check: \(no FILE\|one FILE only\|unknown option\)" <<<"$msg" ||
+		{ echo "FAIL: trace $args says: $msg"; exit 1; }
+done
+# A pipe nobody writes to is refused at once, not waited on.
+mkfifo "$TEST_TMPDIR/fifo"
+for sub in summary check; do
+	msg=$(timeout 10 "$fabsim" trace $sub "$TEST_TMPDIR/fifo" 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] || { echo "FAIL: trace $sub of a pipe: status $rc ($msg)"; exit 1; }
+	grep -q "not a regular file" <<<"$msg" || { echo "FAIL: trace $sub of a pipe: $msg"; exit 1; }
+done
 echo PASS

@@ -76,8 +76,18 @@ static int check(const char *name, int argc, char **argv, FILE *out, FILE *err)
 	tr_check_result res = { 0 };
 	int ret;
 
-	if (argc != 3 || argv[2][0] == '-') {
+	if (argc < 3) {
+		fprintf(err, "%s check: no FILE given\n", name);
 		usage(name, err);
+		return 2;
+	}
+	if (argv[2][0] == '-' && argv[2][1]) {
+		fprintf(err, "%s check: unknown option %s (check takes a FILE only)\n", name,
+			argv[2]);
+		return 2;
+	}
+	if (argc > 3) {
+		fprintf(err, "%s check: one FILE only (got %s and %s)\n", name, argv[2], argv[3]);
 		return 2;
 	}
 	ret = tr_check_file(argv[2], out, &res);

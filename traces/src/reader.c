@@ -7,6 +7,7 @@
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bytes.h"
@@ -145,9 +146,21 @@ fail:
 
 int tr_reader_open(tr_reader **out, const char *path, tr_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	struct stat st;
+	FILE *f;
 
 	*out = NULL;
+	/* Looked at before it is opened: opening a pipe nobody writes to would wait for ever,
+	 * and a reader that seeks cannot read one anyway. */
+	if (stat(path, &st) != 0)
+		return tr_error_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return tr_error_set(err, -EISDIR, "cannot open %s: it is a directory", path);
+	if (!S_ISREG(st.st_mode))
+		return tr_error_set(err, -EINVAL,
+				    "cannot read %s: not a regular file (a pipe or a device); the "
+				    "reader seeks, so save the capture to a file first", path);
+	f = fopen(path, "rb");
 	if (!f)
 		return tr_error_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
 	return tr_reader_fopen(out, f, path, err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config_internal.h"
 
@@ -228,26 +229,43 @@ static int apply_object(nm_config *cfg, const json_t *obj, const char *prefix, n
 	return 0;
 }
 
+int nm_config_file_usable(const char *path, nm_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		int e = errno;
+
+		return nm_error_set(err, -e, "config file %s: cannot be opened: %s", path,
+				    strerror(e));
+	}
+	if (!S_ISREG(st.st_mode))
+		return nm_error_set(err, -EINVAL,
+				    "config file %s: is a %s, not a JSON file", path,
+				    S_ISDIR(st.st_mode)    ? "directory" :
+				    S_ISFIFO(st.st_mode)   ? "pipe" :
+				    S_ISSOCK(st.st_mode)   ? "socket" : "device");
+	if (access(path, R_OK) != 0) {
+		int e = errno;
+
+		return nm_error_set(err, -e, "config file %s: cannot be opened: %s", path,
+				    strerror(e));
+	}
+	return 0;
+}
+
 int config_json_parse(const char *json_text, const char *path, struct json_t **root_out,
 		      nm_error *err)
 {
 	json_error_t jerr;
-	json_t *root = json_text ? json_loads(json_text, JSON_REJECT_DUPLICATES, &jerr)
-				 : json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *root;
+	int ret;
+
+	if (!json_text && (ret = nm_config_file_usable(path, err)))
+		return ret;
+	root = json_text ? json_loads(json_text, JSON_REJECT_DUPLICATES, &jerr)
+			 : json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		if (!json_text) {
-			struct stat st;
-			FILE *probe = fopen(path, "r");
-			if (!probe)
-				return nm_error_set(err, -ENOENT, "config file %s: cannot be opened",
-						    path);
-			fclose(probe);
-			if (!stat(path, &st) && !S_ISREG(st.st_mode))
-				return nm_error_set(err, -EINVAL,
-						    "config file %s: is a directory or device, not "
-						    "a JSON file",
-						    path);
-		}
 		return nm_error_set(err, -EINVAL, "config %s%s: line %d, column %d: %s",
 				    json_text ? "JSON" : "file ", json_text ? "" : path, jerr.line,
 				    jerr.column, jerr.text);

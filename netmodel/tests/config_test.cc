@@ -1,6 +1,7 @@
 // Configuration: presets load, precedence (env > JSON > preset), and every class of bad value
 // is rejected with -EINVAL and a message naming the key, the value and what is allowed.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -177,6 +178,12 @@ TEST(ConfigFile, LoadsFromAFileAndReportsMissingOnes) {
   // error "near end of file".
   EXPECT_EQ(-EINVAL, nm_config_load(&cfg, "/tmp", nullptr, nullptr, &err));
   EXPECT_NE(std::string::npos, std::string(err.msg).find("is a directory")) << err.msg;
+  // A pipe nobody writes to is refused at once: opening it would wait for ever.
+  ASSERT_EQ(0, mkfifo(path, 0600)) << strerror(errno);
+  EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
+  EXPECT_NE(std::string::npos, std::string(err.msg).find("is a pipe")) << err.msg;
+  EXPECT_EQ(-EINVAL, nm_config_file_usable(path, &err));
+  remove(path);
 }
 
 TEST(ConfigErrors, UnparsableJsonGivesLineAndColumn) {

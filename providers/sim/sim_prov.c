@@ -232,11 +232,15 @@ static int json_record(const char *path, struct sim_record_config *rc,
 		       char **rest)
 {
 	json_error_t jerr;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *root;
 	bool found = false;
+	nm_error unusable;
 	int ret = 0;
 
 	*rest = NULL;
+	if (nm_config_file_usable(path, &unusable))
+		return 0;
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return 0;
 	if (!json_is_object(root)) {

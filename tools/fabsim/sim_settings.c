@@ -80,13 +80,17 @@ static int model_part(const char *path, const struct fi_param *params,
 		      int count, char **text)
 {
 	json_error_t jerr;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *root;
 	const char *key;
 	json_t *value;
 	void *tmp;
 	bool taken = false;
+	nm_error unusable;
 
 	*text = NULL;
+	if (nm_config_file_usable(path, &unusable))
+		return 0;
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root || !json_is_object(root)) {
 		json_decref(root);
 		return 0;

@@ -26,6 +26,9 @@ refused '--loss (FI_SIM_LOSS_RATE): loss.rate: "2" is out of range' --loss 2
 # Set in the environment, not by an option: named as such.
 FI_SIM_SEED=xyz refused 'FI_SIM_SEED (environment): seed: "xyz"'
 refused 'config file /nonexistent/x.json' --config /nonexistent/x.json
+# A pipe as the config file is refused, not waited on (the test's timeout).
+mkfifo "$TEST_TMPDIR/config.fifo"
+refused "config file $TEST_TMPDIR/config.fifo: is a pipe" --config "$TEST_TMPDIR/config.fifo"
 refused '--nodes 0: a process count is 1 to' --nodes 0
 refused 'fabric name "a/b"' --fabric a/b
 refused '--node: FI_SIM_NODE="abc"' --fabric ok --node abc

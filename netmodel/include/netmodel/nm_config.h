@@ -74,6 +74,11 @@ const char *nm_env_from_envp(void *envp, const char *name);
 /* Lookup in the process environment (getenv); ctx is ignored. */
 const char *nm_env_getenv(void *ctx, const char *name);
 
+/* Whether path names a JSON file one may read: 0, or -errno with err saying why (missing,
+ * unreadable, a directory, a pipe or a device). Looked at without opening it: opening a pipe
+ * nobody writes to would wait for ever. Every reader of the file asks this first. */
+int nm_config_file_usable(const char *path, nm_error *err);
+
 /* The whole load: preset, then JSON file (json_path may be NULL), then environment (lookup may be
  * NULL), then nm_config_check. On error *cfg is unspecified. */
 int nm_config_load(nm_config *cfg, const char *json_path, nm_env_lookup_fn lookup, void *env_ctx,

@@ -2,6 +2,7 @@
  * checks. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,32 @@ const char *nm_config_key_from_env(const char *env_name)
 	return NULL;
 }
 
+/* An error of a value, prefixed with where the value came from; rc passed through. */
+static int came_from(int rc, nm_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int came_from(int rc, nm_error *err, const char *fmt, ...)
+{
+	char where[NM_ERROR_MSG_MAX / 2];
+	size_t wl, ml;
+	va_list ap;
+
+	if (!err)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof(where) - 2, fmt, ap);
+	va_end(ap);
+	strcat(where, ": ");
+	wl = strlen(where);
+	ml = strnlen(err->msg, sizeof(err->msg) - 1);
+	if (wl + ml >= sizeof(err->msg))
+		ml = sizeof(err->msg) - 1 - wl;
+	memmove(err->msg + wl, err->msg, ml);
+	memcpy(err->msg, where, wl);
+	err->msg[wl + ml] = '\0';
+	return rc;
+}
+
 int nm_config_apply_env(nm_config *cfg, nm_env_lookup_fn lookup, void *env_ctx, nm_error *err)
 {
 	size_t count;
@@ -64,15 +91,9 @@ int nm_config_apply_env(nm_config *cfg, nm_env_lookup_fn lookup, void *env_ctx, 
 		if (!value)
 			continue;
 		int rc = config_set_text(cfg, &table[i], value, err);
-		if (rc) {
+		if (rc)
 			/* Say where the value came from: the user set a variable, not a key. */
-			if (err) {
-				char where[NM_ERROR_MSG_MAX];
-				snprintf(where, sizeof(where), "%s (environment): %.400s", name, err->msg);
-				memcpy(err->msg, where, sizeof(err->msg));
-			}
-			return rc;
-		}
+			return came_from(rc, err, "%s (environment)", name);
 	}
 	return 0;
 }
@@ -91,18 +112,29 @@ static int load(nm_config *cfg, const char *json_text, const char *json_path,
 	nm_config_env_name("preset", env_name, sizeof(env_name));
 	const char *preset = lookup ? lookup(env_ctx, env_name) : NULL;
 	const char *json_preset = NULL;
+	/* A file's values are named with its path (a caller that passes text names it). */
+	bool env_preset = preset != NULL;
 	if (root)
 		rc = config_json_preset(root, &json_preset, err);
 	/* The file's preset is checked even when the environment's wins: a
 	 * bad value is an error wherever it is. */
 	if (!rc && json_preset && preset)
 		rc = nm_preset_load(cfg, json_preset, err);
+	if (rc && json_path)
+		return came_from(rc, err, "config file %s", json_path);
 	if (!preset)
 		preset = json_preset ? json_preset : NM_PRESET_DEFAULT;
 	if (!rc)
 		rc = nm_preset_load(cfg, preset, err);
-	if (!rc && root)
+	if (rc && env_preset)
+		rc = came_from(rc, err, "%s (environment)", env_name);
+	else if (rc && json_path)
+		rc = came_from(rc, err, "config file %s", json_path);
+	if (!rc && root) {
 		rc = config_json_apply(cfg, root, err);
+		if (rc && json_path)
+			rc = came_from(rc, err, "config file %s", json_path);
+	}
 	if (root)
 		config_json_free(root);
 	if (!rc && lookup)

@@ -186,6 +186,31 @@ TEST(ConfigFile, LoadsFromAFileAndReportsMissingOnes) {
   remove(path);
 }
 
+// A bad value says where it came from: the file (by its path) or the variable.
+TEST(ConfigErrors, ABadValueNamesItsFileOrVariable) {
+  char path[] = "/tmp/nm_config_testXXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  FILE* f = fdopen(fd, "w");
+  fputs("{\"seed\": \"five\"}\n", f);
+  fclose(f);
+  nm_config cfg;
+  nm_error err;
+  EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
+  EXPECT_EQ(0u, std::string(err.msg).find(std::string("config file ") + path + ": seed:"))
+      << err.msg;
+  f = fopen(path, "w");
+  fputs("{\"preset\": \"nope\"}\n", f);
+  fclose(f);
+  EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
+  EXPECT_EQ(0u, std::string(err.msg).find(std::string("config file ") + path + ": preset:"))
+      << err.msg;
+  const char* envp[] = {"FI_SIM_PRESET=bogus", nullptr};
+  EXPECT_EQ(-EINVAL, nm_config_load(&cfg, nullptr, nm_env_from_envp, envp, &err));
+  EXPECT_EQ(0u, std::string(err.msg).find("FI_SIM_PRESET (environment): preset:")) << err.msg;
+  remove(path);
+}
+
 TEST(ConfigErrors, UnparsableJsonGivesLineAndColumn) {
   Loaded l = Load("{\n  \"link\": {\n    \"mtu\": 4096,,\n  }\n}");
   EXPECT_EQ(-EINVAL, l.rc);

@@ -127,9 +127,19 @@ int sim_settings_load(nm_config *cfg, nm_env_lookup_fn lookup, void *ctx,
 	if (ret)
 		return ret == -ENOMEM ? nm_error_set(err, ret, "out of memory")
 				      : ret;
+	bool as_text = text != NULL;
+
 	ret = text ? nm_config_load_text(cfg, text, lookup, ctx, err)
 		   : nm_config_load(cfg, path && *path ? path : NULL, lookup,
 				    ctx, err);
 	free(text);
+	/* The model's part of the file, given as text: named here (an error
+	 * of the environment's values names its variable already). */
+	if (ret && as_text && err && strncmp(err->msg, "FI_SIM_", 7)) {
+		char msg[sizeof(err->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		nm_error_set(err, ret, "config file %s: %s", path, msg);
+	}
 	return ret;
 }

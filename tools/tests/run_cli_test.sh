@@ -44,6 +44,10 @@ FI_SIM_MR_STRICT=maybe refused 'FI_SIM_MR_STRICT="maybe"'
 FI_SIM_ACK_TIMEOUT_NS=-5 refused 'the sim provider refuses these settings'
 echo '{"pcap": 5}' >"$TEST_TMPDIR/pcap5.json"
 refused '"pcap": 5 is not a string' --config "$TEST_TMPDIR/pcap5.json"
+# A bad value of the file names the file, whether or not it also holds keys
+# of the provider's own.
+echo '{"seed": "five", "pcap": "x.pcap"}' >"$TEST_TMPDIR/seed5.json"
+refused "config file $TEST_TMPDIR/seed5.json: seed:" --config "$TEST_TMPDIR/seed5.json"
 refused '--node (FI_SIM_NODE=abc) needs --fabric' --node abc
 refused '--nodes (FI_SIM_NODES=2) needs --fabric' --nodes 2
 refused '--pcap /nonexistent/dir/x.pcap: cannot write' --pcap /nonexistent/dir/x.pcap

@@ -54,6 +54,8 @@ int config_json_parse(const char *json_text, const char *path, struct json_t **r
 void config_json_free(struct json_t *root);
 /* The root's "preset" string (borrowed from root) or NULL when absent. */
 int config_json_preset(const struct json_t *root, const char **name, nm_error *err);
-int config_json_apply(nm_config *cfg, const struct json_t *root, nm_error *err);
+/* foreign: top-level keys the caller reads itself, skipped (NULL: none). */
+int config_json_apply(nm_config *cfg, const struct json_t *root, const char *const *foreign,
+		      nm_error *err);
 
 #endif

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,12 @@ static void show_json(const json_t *value, char *buf, size_t len)
 	char *text = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
 	snprintf(buf, len, "%.100s", text ? text : "?");
 	free(text);
+}
+
+/* A real with no fraction (jansson reads 1e15 as a real). */
+static bool whole(double v)
+{
+	return isfinite(v) && v == floor(v);
 }
 
 static int get_member_uint(const json_t *obj, const char *name, const char *where, bool required,
@@ -57,8 +65,10 @@ static int check_members(const json_t *obj, const char *where, const char *const
 	return 0;
 }
 
-static int list_entry(const key_spec *spec, const json_t *list, size_t i, char *where,
-		      size_t where_len, nm_error *err)
+/* `form`: an entry as the JSON file writes it (the environment's text form, in the key's
+ * "allowed", is not one). */
+static int list_entry(const key_spec *spec, const json_t *list, size_t i, const char *form,
+		      char *where, size_t where_len, nm_error *err)
 {
 	const json_t *item = json_array_get(list, i);
 	snprintf(where, where_len, "%s[%zu]", spec->info.key, i);
@@ -66,7 +76,7 @@ static int list_entry(const key_spec *spec, const json_t *list, size_t i, char *
 		char shown[128];
 		show_json(item, shown, sizeof(shown));
 		return nm_error_set(err, -EINVAL, "%s: %s is not an object (allowed: %s)", where, shown,
-				    spec->info.allowed);
+				    form);
 	}
 	return 0;
 }
@@ -80,7 +90,8 @@ static int set_drop_list(nm_config *cfg, const key_spec *spec, const json_t *lis
 		return config_set_drops(cfg, drops, n, err); /* reports the limit */
 	for (size_t i = 0; i < n; i++) {
 		char where[KEY_MAX];
-		int rc = list_entry(spec, list, i, where, sizeof(where), err);
+		int rc = list_entry(spec, list, i, "{\"flow\": F, \"nth\": N}", where,
+				    sizeof(where), err);
 		const json_t *item = json_array_get(list, i);
 		if (rc || (rc = check_members(item, where, members, "flow, nth", err)) ||
 		    (rc = get_member_uint(item, "flow", where, true, &drops[i].flow, err)) ||
@@ -100,7 +111,9 @@ static int set_fault_list(nm_config *cfg, const key_spec *spec, const json_t *li
 	for (size_t i = 0; i < n; i++) {
 		char where[KEY_MAX];
 		uint64_t link = 0;
-		int rc = list_entry(spec, list, i, where, sizeof(where), err);
+		int rc = list_entry(spec, list, i,
+				    "{\"link\": L, \"down_ns\": T[, \"up_ns\": T2]}", where,
+				    sizeof(where), err);
 		const json_t *item = json_array_get(list, i);
 		if (rc || (rc = check_members(item, where, members, "link, down_ns, up_ns", err)) ||
 		    (rc = get_member_uint(item, "link", where, true, &link, err)) ||
@@ -135,6 +148,18 @@ static int set_leaf(nm_config *cfg, const key_spec *spec, const json_t *value, n
 				return nm_error_set(err, -EINVAL, "%s: %s is negative (allowed: %s)",
 						    spec->info.key, shown, spec->info.allowed);
 			return config_set_uint(cfg, spec, (uint64_t)json_integer_value(value), shown,
+					       err);
+		}
+		/* 1e15, as the allowed range is written, is a whole number too. */
+		if (json_is_real(value) && spec->kind != KEY_REAL && spec->kind != KEY_GBPS &&
+		    whole(json_real_value(value))) {
+			if (json_real_value(value) < 0)
+				return nm_error_set(err, -EINVAL, "%s: %s is negative (allowed: %s)",
+						    spec->info.key, shown, spec->info.allowed);
+			if (json_real_value(value) >= 18446744073709551616.0)
+				return nm_error_set(err, -EINVAL, "%s: %s is out of range (allowed: %s)",
+						    spec->info.key, shown, spec->info.allowed);
+			return config_set_uint(cfg, spec, (uint64_t)json_real_value(value), shown,
 					       err);
 		}
 		if (json_is_real(value) && (spec->kind == KEY_REAL || spec->kind == KEY_GBPS)) {
@@ -190,12 +215,24 @@ static void keys_under(const char *prefix, char *buf, size_t len)
 }
 
 /* Walks an object; `prefix` is "" at the top or "section." below. */
-static int apply_object(nm_config *cfg, const json_t *obj, const char *prefix, nm_error *err)
+static bool is_foreign(const char *const *foreign, const char *name)
+{
+	for (; foreign && *foreign; foreign++)
+		if (!strcmp(*foreign, name))
+			return true;
+	return false;
+}
+
+/* `foreign`: top-level keys the caller reads itself (NULL: none). */
+static int apply_object(nm_config *cfg, const json_t *obj, const char *prefix,
+			const char *const *foreign, nm_error *err)
 {
 	const char *name;
 	const json_t *value;
 	json_object_foreach((json_t *)obj, name, value) {
 		char key[KEY_MAX];
+		if (!prefix[0] && is_foreign(foreign, name))
+			continue;
 		snprintf(key, sizeof(key), "%s%s", prefix, name);
 		const key_spec *spec = config_find_key(key);
 		if (spec) {
@@ -209,7 +246,7 @@ static int apply_object(nm_config *cfg, const json_t *obj, const char *prefix, n
 		char known[512];
 		keys_under(section, known, sizeof(known));
 		if (known[0] && json_is_object(value)) {
-			int rc = apply_object(cfg, value, section, err);
+			int rc = apply_object(cfg, value, section, NULL, err);
 			if (rc)
 				return rc;
 			continue;
@@ -222,6 +259,10 @@ static int apply_object(nm_config *cfg, const json_t *obj, const char *prefix, n
 					    shown, known);
 		}
 		keys_under(prefix, known, sizeof(known));
+		for (const char *const *f = foreign; !prefix[0] && f && *f; f++) {
+			size_t used = strlen(known);
+			snprintf(known + used, sizeof(known) - used, ", %s", *f);
+		}
 		return nm_error_set(err, -EINVAL, "unknown key \"%s\" (allowed%s%.*s: %s)", key,
 				    prefix[0] ? " in " : " at top level", (int)(prefix[0] ? strlen(prefix) - 1 : 0),
 				    prefix, known);
@@ -303,9 +344,10 @@ int config_json_preset(const struct json_t *root, const char **name, nm_error *e
 	return 0;
 }
 
-int config_json_apply(nm_config *cfg, const struct json_t *root, nm_error *err)
+int config_json_apply(nm_config *cfg, const struct json_t *root, const char *const *foreign,
+		      nm_error *err)
 {
-	return apply_object(cfg, root, "", err);
+	return apply_object(cfg, root, "", foreign, err);
 }
 
 static int apply_parsed(nm_config *cfg, const char *json_text, const char *path, nm_error *err)
@@ -314,7 +356,7 @@ static int apply_parsed(nm_config *cfg, const char *json_text, const char *path,
 	int rc = config_json_parse(json_text, path, &root, err);
 	if (rc)
 		return rc;
-	rc = config_json_apply(cfg, root, err);
+	rc = config_json_apply(cfg, root, NULL, err);
 	json_decref(root);
 	return rc;
 }

@@ -99,7 +99,7 @@ int nm_config_apply_env(nm_config *cfg, nm_env_lookup_fn lookup, void *env_ctx, 
 }
 
 static int load(nm_config *cfg, const char *json_text, const char *json_path,
-		nm_env_lookup_fn lookup, void *env_ctx, nm_error *err)
+		const char *const *foreign, nm_env_lookup_fn lookup, void *env_ctx, nm_error *err)
 {
 	struct json_t *root = NULL;
 	int rc = 0;
@@ -131,7 +131,7 @@ static int load(nm_config *cfg, const char *json_text, const char *json_path,
 	else if (rc && json_path)
 		rc = came_from(rc, err, "config file %s", json_path);
 	if (!rc && root) {
-		rc = config_json_apply(cfg, root, err);
+		rc = config_json_apply(cfg, root, foreign, err);
 		if (rc && json_path)
 			rc = came_from(rc, err, "config file %s", json_path);
 	}
@@ -147,13 +147,19 @@ static int load(nm_config *cfg, const char *json_text, const char *json_path,
 int nm_config_load(nm_config *cfg, const char *json_path, nm_env_lookup_fn lookup, void *env_ctx,
 		   nm_error *err)
 {
-	return load(cfg, NULL, json_path, lookup, env_ctx, err);
+	return load(cfg, NULL, json_path, NULL, lookup, env_ctx, err);
+}
+
+int nm_config_load_sharing(nm_config *cfg, const char *json_path, const char *const *foreign,
+			   nm_env_lookup_fn lookup, void *env_ctx, nm_error *err)
+{
+	return load(cfg, NULL, json_path, foreign, lookup, env_ctx, err);
 }
 
 int nm_config_load_text(nm_config *cfg, const char *json_text, nm_env_lookup_fn lookup,
 			void *env_ctx, nm_error *err)
 {
-	return load(cfg, json_text, NULL, lookup, env_ctx, err);
+	return load(cfg, json_text, NULL, NULL, lookup, env_ctx, err);
 }
 
 static uint32_t link_count(const nm_topology_params *t)

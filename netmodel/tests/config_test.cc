@@ -231,6 +231,50 @@ TEST(ConfigErrors, UnknownKeys) {
                  "loss.drop[0]", "when");
 }
 
+// A whole number written as JSON writes large ones (1e15, as the allowed ranges are written)
+// is a number; a fraction is not, nor what is past the range.
+TEST(ConfigValues, AWholeNumberInExponentFormIsANumber) {
+  Loaded l = Load(R"({"link": {"latency_ns": 1e3}})");
+  ASSERT_EQ(0, l.rc) << l.msg;
+  EXPECT_EQ(1000u, l.cfg.link.latency_ns);
+  ExpectRejected(Load(R"({"link": {"latency_ns": 1.5}})"), "link.latency_ns", "1.5");
+  ExpectRejected(Load(R"({"link": {"latency_ns": 1e20}})"), "link.latency_ns", "out of range");
+  ExpectRejected(Load(R"({"link": {"latency_ns": -1e3}})"), "link.latency_ns", "negative");
+}
+
+// A list entry that is no object is told the object form the file takes (the environment's
+// "0:10:5" is not one).
+TEST(ConfigErrors, AListEntryIsToldTheObjectForm) {
+  Loaded l = Load(R"({"faults": {"link_down": ["0:10:5"]}})");
+  ExpectRejected(l, "faults.link_down[0]", "\"0:10:5\"");
+  EXPECT_NE(std::string::npos, l.msg.find(R"({"link": L, "down_ns": T)")) << l.msg;
+  l = Load(R"({"loss": {"drop": ["1:2"]}})");
+  EXPECT_NE(std::string::npos, l.msg.find(R"({"flow": F, "nth": N})")) << l.msg;
+}
+
+// A file that also holds its caller's keys: those are left alone, and named among the
+// allowed ones when a key is unknown.
+TEST(ConfigFile, KeysOfTheCallersAreLeftToIt) {
+  char path[] = "/tmp/nm_config_testXXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  FILE* f = fdopen(fd, "w");
+  fputs("{\"seed\": 4, \"mine\": {\"any\": 1}}\n", f);
+  fclose(f);
+  const char* const foreign[] = {"mine", "also", nullptr};
+  nm_config cfg;
+  nm_error err;
+  ASSERT_EQ(0, nm_config_load_sharing(&cfg, path, foreign, nullptr, nullptr, &err)) << err.msg;
+  EXPECT_EQ(4u, cfg.seed);
+  EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
+  f = fopen(path, "w");
+  fputs("{\"mien\": 1}\n", f);
+  fclose(f);
+  EXPECT_EQ(-EINVAL, nm_config_load_sharing(&cfg, path, foreign, nullptr, nullptr, &err));
+  EXPECT_NE(std::string::npos, std::string(err.msg).find("mr, mine, also)")) << err.msg;
+  remove(path);
+}
+
 TEST(ConfigErrors, WrongTypes) {
   ExpectRejected(Load(R"({"link": {"mtu": "4096"}})"), "link.mtu", "\"4096\"");
   ExpectRejected(Load(R"({"link": {"mtu": 4096.5}})"), "link.mtu", "4096.5");

@@ -203,8 +203,10 @@ static int read_transport(struct nic_transport_params *tp)
 
 /* ---- Recording settings ------------------------------------------------------ */
 
+/* The file's keys that are the provider's, not the model's (NULL-ended, for
+ * nm_config_load_sharing). */
 static const char *const pcap_keys[] = { "pcap", "pcap_per_node", "pcap_snaplen",
-					 "pcap_log" };
+					 "pcap_log", NULL };
 
 void sim_record_config_free(struct sim_record_config *rc)
 {
@@ -225,19 +227,15 @@ static int set_str(char **dst, const char *v)
 	return v && v[0] && !*dst ? -FI_ENOMEM : 0;
 }
 
-/* Takes the recording keys out of the JSON file: *rest is the text left for
- * the network model, or NULL when the file has none of them (or is not
- * JSON: the model's loader then says what is wrong with it). */
-static int json_record(const char *path, struct sim_record_config *rc,
-		       char **rest)
+/* Reads the recording keys of the JSON file (one that cannot be read, or is
+ * not JSON: the model's loader says what is wrong with it). */
+static int json_record(const char *path, struct sim_record_config *rc)
 {
 	json_error_t jerr;
 	json_t *root;
-	bool found = false;
 	nm_error unusable;
 	int ret = 0;
 
-	*rest = NULL;
 	if (nm_config_file_usable(path, &unusable))
 		return 0;
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -247,13 +245,12 @@ static int json_record(const char *path, struct sim_record_config *rc,
 		json_decref(root);
 		return 0;
 	}
-	for (size_t i = 0; i < count_of(pcap_keys) && !ret; i++) {
+	for (size_t i = 0; pcap_keys[i] && !ret; i++) {
 		json_t *v = json_object_get(root, pcap_keys[i]);
 		char *shown;
 
 		if (!v)
 			continue;
-		found = true;
 		if (i == 0 || i == 3) {
 			if (json_is_string(v))
 				ret = set_str(i ? &rc->log_path : &rc->path,
@@ -282,12 +279,6 @@ static int json_record(const char *path, struct sim_record_config *rc,
 				"0 (whole frames) or 128 (headers only) to 262144");
 			free(shown);
 		}
-		json_object_del(root, pcap_keys[i]);
-	}
-	if (!ret && found) {
-		*rest = json_dumps(root, JSON_COMPACT);
-		if (!*rest)
-			ret = -FI_ENOMEM;
 	}
 	json_decref(root);
 	return ret;
@@ -331,7 +322,7 @@ int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
 {
 	struct sim_record_config rc = { 0 };
 	struct nic_transport_params tp;
-	char *json_path = NULL, *rest = NULL;
+	char *json_path = NULL;
 	nm_error err;
 	int ret, strict;
 
@@ -340,16 +331,15 @@ int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
 		return ret;
 	fi_param_get_str(&sim_prov, "config", &json_path);
 	if (json_path) {
-		ret = json_record(json_path, &rc, &rest);
+		ret = json_record(json_path, &rc);
 		if (ret)
 			goto out;
 	}
-	ret = rest ? nm_config_load_text(cfg, rest, nm_env_getenv, NULL, &err)
-		   : nm_config_load(cfg, json_path, nm_env_getenv, NULL, &err);
+	ret = nm_config_load_sharing(cfg, json_path, pcap_keys, nm_env_getenv,
+				     NULL, &err);
 	if (ret) {
-		FI_WARN(&sim_prov, FI_LOG_CORE, "configuration rejected: %s%s%s%s\n",
-			rest ? "config file " : "", rest ? json_path : "",
-			rest ? ": " : "", err.msg);
+		FI_WARN(&sim_prov, FI_LOG_CORE, "configuration rejected: %s\n",
+			err.msg);
 		ret = ret == -ENOMEM ? -FI_ENOMEM : -FI_EINVAL;
 		goto out;
 	}
@@ -381,7 +371,6 @@ int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
 		memset(&rc, 0, sizeof(rc));
 	}
 out:
-	free(rest);
 	sim_record_config_free(&rc);
 	return ret;
 }

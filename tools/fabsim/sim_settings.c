@@ -8,7 +8,6 @@
  * is asked of the library (fi_getparams), so that this file lists none of
  * them; the provider checks their values when it loads. */
 #include <ctype.h>
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,39 +73,32 @@ static int check_variables(const struct fi_param *params, int count,
 	return 0;
 }
 
-/* The JSON file without the provider's own keys: *text is NULL when it has
- * none of them (or is not a JSON object: the model's loader says why). */
-static int model_part(const char *path, const struct fi_param *params,
-		      int count, char **text)
-{
-	json_error_t jerr;
-	json_t *root;
-	const char *key;
-	json_t *value;
-	void *tmp;
-	bool taken = false;
-	nm_error unusable;
+/* The top-level keys of the JSON file that are the provider's: the
+ * parameters whose help names them as such. */
+#define PROVIDER_KEYS_MAX 16
 
-	*text = NULL;
-	if (nm_config_file_usable(path, &unusable))
-		return 0;
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root || !json_is_object(root)) {
-		json_decref(root);
-		return 0;
+struct provider_keys {
+	char        names[PROVIDER_KEYS_MAX][64];
+	const char *list[PROVIDER_KEYS_MAX + 1]; /* NULL-ended */
+};
+
+static void find_provider_keys(const struct fi_param *params, int count,
+			       struct provider_keys *k)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < count && n < PROVIDER_KEYS_MAX; i++) {
+		char *key = k->names[n];
+
+		if (strncmp(params[i].name, "FI_SIM_", 7))
+			continue;
+		snprintf(key, sizeof(k->names[n]), "%s", params[i].name + 7);
+		for (char *c = key; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		if (provider_key(params, count, key))
+			k->list[n++] = key;
 	}
-	json_object_foreach_safe(root, tmp, key, value) {
-		if (provider_key(params, count, key)) {
-			json_object_del(root, key);
-			taken = true;
-		}
-	}
-	if (taken && !(*text = json_dumps(root, JSON_COMPACT))) {
-		json_decref(root);
-		return -ENOMEM;
-	}
-	json_decref(root);
-	return 0;
+	k->list[n] = NULL;
 }
 
 int sim_settings_load(nm_config *cfg, nm_env_lookup_fn lookup, void *ctx,
@@ -114,32 +106,17 @@ int sim_settings_load(nm_config *cfg, nm_env_lookup_fn lookup, void *ctx,
 {
 	const char *path = getenv("FI_SIM_CONFIG");
 	struct fi_param *params = NULL;
-	char *text = NULL;
+	struct provider_keys keys;
 	int count = 0, ret;
 
 	if (fi_getparams(&params, &count))
 		return nm_error_set(err, -ENOMEM, "cannot list the library's "
 				    "parameters (fi_getparams)");
 	ret = check_variables(params, count, err);
-	if (!ret && path && *path)
-		ret = model_part(path, params, count, &text);
+	find_provider_keys(params, count, &keys);
 	fi_freeparams(params);
 	if (ret)
-		return ret == -ENOMEM ? nm_error_set(err, ret, "out of memory")
-				      : ret;
-	bool as_text = text != NULL;
-
-	ret = text ? nm_config_load_text(cfg, text, lookup, ctx, err)
-		   : nm_config_load(cfg, path && *path ? path : NULL, lookup,
-				    ctx, err);
-	free(text);
-	/* The model's part of the file, given as text: named here (an error
-	 * of the environment's values names its variable already). */
-	if (ret && as_text && err && strncmp(err->msg, "FI_SIM_", 7)) {
-		char msg[sizeof(err->msg)];
-
-		snprintf(msg, sizeof(msg), "%s", err->msg);
-		nm_error_set(err, ret, "config file %s: %s", path, msg);
-	}
-	return ret;
+		return ret;
+	return nm_config_load_sharing(cfg, path && *path ? path : NULL,
+				      keys.list, lookup, ctx, err);
 }

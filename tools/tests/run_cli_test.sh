@@ -44,6 +44,9 @@ FI_SIM_MR_STRICT=maybe refused 'FI_SIM_MR_STRICT="maybe"'
 FI_SIM_ACK_TIMEOUT_NS=-5 refused 'the sim provider refuses these settings'
 echo '{"pcap": 5}' >"$TEST_TMPDIR/pcap5.json"
 refused '"pcap": 5 is not a string' --config "$TEST_TMPDIR/pcap5.json"
+# An unknown key is told the provider's keys too, which the file may hold.
+echo '{"pcapp": "x.pcap"}' >"$TEST_TMPDIR/pcapp.json"
+refused 'unknown key "pcapp" (allowed at top level: preset, seed, topology, link, switch, loss, faults, nic, mr, pcap' --config "$TEST_TMPDIR/pcapp.json"
 # A bad value of the file names the file, whether or not it also holds keys
 # of the provider's own.
 echo '{"seed": "five", "pcap": "x.pcap"}' >"$TEST_TMPDIR/seed5.json"

@@ -84,6 +84,12 @@ int nm_config_file_usable(const char *path, nm_error *err);
 int nm_config_load(nm_config *cfg, const char *json_path, nm_env_lookup_fn lookup, void *env_ctx,
 		   nm_error *err);
 
+/* Same, for a file that also holds keys of its caller's: the top-level keys in `foreign`
+ * (NULL-terminated) are left to the caller, and named among the allowed ones when a key is
+ * unknown. */
+int nm_config_load_sharing(nm_config *cfg, const char *json_path, const char *const *foreign,
+			   nm_env_lookup_fn lookup, void *env_ctx, nm_error *err);
+
 /* Same, with the JSON given as text (NULL or "" for none). */
 int nm_config_load_text(nm_config *cfg, const char *json_text, nm_env_lookup_fn lookup,
 			void *env_ctx, nm_error *err);

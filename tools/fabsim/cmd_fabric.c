@@ -22,9 +22,11 @@ static int usage(FILE *out)
 		"told,\n"
 		"          but run on with the fabric's memory until they end\n"
 		"  status  the coordinator and the attached processes\n\n"
-		"NAME: $FI_SIM_FABRIC, else \"%s\". Files: $FABSIM_RUNTIME_DIR, "
-		"else $XDG_RUNTIME_DIR/fabsim, else /tmp/fabsim-<uid>.\n",
-		FABSIMD_DEFAULT_FABRIC);
+		"NAME: $FI_SIM_FABRIC, else \"%s\"; 1 to %d letters, digits, "
+		"'.', '_' and '-',\nnot starting with '.' or '-'. Files: "
+		"$FABSIM_RUNTIME_DIR, else $XDG_RUNTIME_DIR/fabsim,\nelse "
+		"/tmp/fabsim-<uid>.\n",
+		FABSIMD_DEFAULT_FABRIC, FABSIMD_FABRIC_MAX);
 	return 2;
 }
 

@@ -90,6 +90,15 @@ int fabsimd_check_name(const char *fabric, char *err, size_t errlen)
 			       n > 80 ? "..." : "", n, FABSIMD_FABRIC_MAX);
 		return -EINVAL;
 	}
+	/* Its files are NAME.sock, NAME.lock, NAME.log: a leading '.' would
+	 * hide them ("..sock"), a leading '-' reads as an option. */
+	if (fabric[0] == '.' || fabric[0] == '-') {
+		fabsimd_seterr(err, errlen,
+			       "fabric name \"%s\" starts with '%c'; it must "
+			       "start with a letter, a digit or '_'", fabric,
+			       fabric[0]);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)fabric[i];
 

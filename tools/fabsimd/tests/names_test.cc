@@ -78,11 +78,13 @@ TEST(FabricNames, ValidAndInvalid)
 {
 	std::string longest(64, 'x');
 	for (const char *good : { "a", "default", "job-42.ring_0", "A.b-C_9",
-				  longest.c_str() })
+				  "_x", "9", longest.c_str() })
 		EXPECT_EQ(fabsimd_check_name(good, nullptr, 0), 0) << good;
 	std::string long_name(65, 'y');
 	for (const char *bad : { "", "a/b", "a b", "fabric!", "caf\xc3\xa9",
-				 "../up", "tab\tname", long_name.c_str() }) {
+				 "../up", "tab\tname", long_name.c_str(),
+				 /* hidden files, an option */
+				 ".", "..", ".hidden", "-x", "--help" }) {
 		char err[256] = "";
 		EXPECT_EQ(fabsimd_check_name(bad, err, sizeof(err)), -EINVAL)
 			<< bad;

@@ -20,6 +20,7 @@
 #include <fabsim/core.h>
 #include <netmodel/nm_preset.h>
 
+#include "shared/shared_world.h"
 #include "sim.h"
 
 struct fi_provider sim_prov = {
@@ -345,6 +346,13 @@ int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
 	}
 	if (fi_param_get_bool(&sim_prov, "mr_strict", &strict) == -FI_EINVAL) {
 		ret = -FI_EINVAL; /* fi_param_get logged why */
+		goto out;
+	}
+	char why[256];
+
+	if (shared_world_check_settings(why, sizeof(why))) {
+		FI_WARN(&sim_prov, FI_LOG_CORE, "%s\n", why);
+		ret = -FI_EINVAL;
 		goto out;
 	}
 	nic_transport_defaults(&tp);

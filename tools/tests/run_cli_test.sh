@@ -42,6 +42,7 @@ refused '--config: needs a value (it was empty)' --config ''
 # before the program starts, with the provider's own reason.
 FI_SIM_MR_STRICT=maybe refused 'FI_SIM_MR_STRICT="maybe"'
 FI_SIM_ACK_TIMEOUT_NS=-5 refused 'the sim provider refuses these settings'
+FI_SIM_SHARED_MEMORY_MB=abc refused 'FI_SIM_SHARED_MEMORY_MB="abc": must be a number of MiB'
 echo '{"pcap": 5}' >"$TEST_TMPDIR/pcap5.json"
 refused '"pcap": 5 is not a string' --config "$TEST_TMPDIR/pcap5.json"
 # An unknown key is told the provider's keys too, which the file may hold.

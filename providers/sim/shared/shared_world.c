@@ -24,6 +24,8 @@
 /* Address space the segment reserves; tmpfs pages are only used when
  * touched. FI_SIM_SHARED_MEMORY_MB overrides it. */
 #define SHARED_DEFAULT_MB 1024
+#define SHARED_MIN_MB 16
+#define SHARED_MAX_MB (1024 * 1024) /* the arena's limit, 1 TiB */
 /* How long an attaching process waits for the creator to build the
  * world. */
 #define SHARED_BUILD_WAIT_MS 5000
@@ -84,14 +86,30 @@ const char *shared_world_fabric(void)
 	return name && *name ? name : NULL;
 }
 
-static size_t shared_capacity(void)
+/* The address space to reserve; 0 (with err said) for a value that is not
+ * a number of MiB in range. */
+static size_t shared_capacity(char *err, size_t errlen)
 {
 	const char *mb = getenv("FI_SIM_SHARED_MEMORY_MB");
-	long v = mb && *mb ? strtol(mb, NULL, 10) : SHARED_DEFAULT_MB;
+	char *end;
+	long v;
 
-	if (v < 16)
-		v = 16;
+	if (!mb || !*mb)
+		return (size_t)SHARED_DEFAULT_MB << 20;
+	errno = 0;
+	v = strtol(mb, &end, 10);
+	if (errno || *end || v < SHARED_MIN_MB || v > SHARED_MAX_MB) {
+		say(err, errlen, -EINVAL, "FI_SIM_SHARED_MEMORY_MB=\"%s\": "
+		    "must be a number of MiB, %d to %d", mb, SHARED_MIN_MB,
+		    SHARED_MAX_MB);
+		return 0;
+	}
 	return (size_t)v << 20;
+}
+
+int shared_world_check_settings(char *err, size_t errlen)
+{
+	return shared_capacity(err, errlen) ? 0 : -EINVAL;
 }
 
 static void sleep_ms(long ms)
@@ -284,8 +302,11 @@ static int map_segment(struct shared_world *sw, const nm_config *cfg,
 		}
 		if (ret != -ENOENT)
 			return ret;
-		ret = fs_arena_create(name, shared_capacity(), &sw->arena, err,
-				      errlen);
+		size_t capacity = shared_capacity(err, errlen);
+
+		if (!capacity)
+			return -EINVAL;
+		ret = fs_arena_create(name, capacity, &sw->arena, err, errlen);
 		if (ret == 0) {
 			label_segment(sw->arena);
 			ret = build_world(sw, cfg, transport, record, world,

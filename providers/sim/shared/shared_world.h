@@ -20,6 +20,9 @@ struct shared_world;
 
 /* FI_SIM_FABRIC, when set and not empty: the shared fabric to join. */
 const char *shared_world_fabric(void);
+/* Checks the settings only a shared fabric reads (FI_SIM_SHARED_MEMORY_MB):
+ * 0, or -EINVAL with err saying why. */
+int shared_world_check_settings(char *err, size_t errlen);
 
 /* Attaches to `fabric`. cfg and transport build the world if this process
  * is the first; record (NULL: none) starts recording then. A process that

@@ -179,8 +179,8 @@ int config_set_enum(nm_config *cfg, const key_spec *spec, const char *name, nm_e
 			return 0;
 		}
 	}
-	return nm_error_set(err, -EINVAL, "%s: \"%s\" is unknown (allowed: %s)", spec->info.key, name,
-			    spec->info.allowed);
+	return nm_error_set(err, -EINVAL, "%s: \"%.80s%s\" is unknown (allowed: %s)", spec->info.key,
+			    name, strlen(name) > 80 ? "..." : "", spec->info.allowed);
 }
 
 int config_set_drops(nm_config *cfg, const nm_scripted_drop *drops, size_t count, nm_error *err)

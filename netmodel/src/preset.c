@@ -116,9 +116,9 @@ int nm_preset_load(nm_config *cfg, const char *name, nm_error *err)
 		}
 	}
 	return nm_error_set(err, -EINVAL,
-			    "preset: \"%s\" is unknown (allowed: ideal, roce-25g, roce-100g, "
+			    "preset: \"%.80s%s\" is unknown (allowed: ideal, roce-25g, roce-100g, "
 			    "ib-hdr-200g, ib-ndr-400g)",
-			    name);
+			    name, strlen(name) > 80 ? "..." : "");
 }
 
 const char *const *nm_preset_names(size_t *count_out)

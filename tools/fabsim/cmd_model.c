@@ -155,6 +155,9 @@ int cmd_model(int argc, char **argv, FILE *out)
 	nm_error err;
 	int opt;
 
+	char name[] = "fabsim model"; /* getopt's messages begin with it */
+
+	argv[0] = name;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
 		if (opt == 'h')

@@ -53,7 +53,8 @@ static int usage(FILE *out)
 {
 	fprintf(out,
 		"usage: fabsim run [OPTIONS] [--] PROGRAM [ARGS]\n\n"
-		"Runs PROGRAM on fabsim's libfabric, provider sim.\n\n"
+		"Runs PROGRAM on fabsim's libfabric, provider sim. Options take "
+		"their value\nas the next argument or after '=' (--seed=5).\n\n"
 		"  --preset NAME     network preset (fabsim model --help lists "
 		"them)\n"
 		"  --config FILE     JSON network configuration\n"
@@ -77,9 +78,10 @@ static int usage(FILE *out)
 		"time); not for\n"
 		"                    programs whose server opens the device "
 		"before it listens\n"
-		"                    out of band (ibv_rc_pingpong): its first "
-		"costs would wait\n"
-		"                    for a client that cannot connect yet\n"
+		"                    out of band (fi_pingpong, ibv_rc_pingpong): "
+		"its first costs\n"
+		"                    would wait for a client that cannot "
+		"connect yet\n"
 		"  --pcap FILE       record the simulated wire into FILE (on a "
 		"shared fabric,\n"
 		"                    the process that starts it decides; the "
@@ -348,21 +350,30 @@ int cmd_run(int argc, char **argv, FILE *out)
 		}
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return usage(out) == 2 ? 0 : 0;
+		/* --seed 5, or --seed=5 */
+		const char *eq = strchr(argv[i], '=');
+		size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+		const char *value;
+
 		for (k = 0; k < sizeof(passed) / sizeof(passed[0]); k++)
-			if (!strcmp(argv[i], passed[k].option))
+			if (strlen(passed[k].option) == len &&
+			    !strncmp(argv[i], passed[k].option, len))
 				break;
-		if (k == sizeof(passed) / sizeof(passed[0]) || i + 1 >= argc) {
-			fprintf(stderr, "fabsim run: %s: %s\n", argv[i],
+		if (k == sizeof(passed) / sizeof(passed[0]) ||
+		    (!eq && i + 1 >= argc)) {
+			fprintf(stderr, "fabsim run: %.*s: %s\n", (int)len,
+				argv[i],
 				k == sizeof(passed) / sizeof(passed[0]) ?
 					"unknown option" : "needs a value");
 			return usage(stderr);
 		}
-		if (!*argv[++i]) {
+		value = eq ? eq + 1 : argv[++i];
+		if (!*value) {
 			fprintf(stderr, "fabsim run: %s: needs a value (it was "
-				"empty)\n", argv[i - 1]);
+				"empty)\n", passed[k].option);
 			return usage(stderr);
 		}
-		setenv(passed[k].variable, argv[i], 1);
+		setenv(passed[k].variable, value, 1);
 		given |= 1u << k;
 	}
 	if (absolute_paths())

@@ -275,8 +275,9 @@ int demo_traffic(FILE *out)
 	ret = run_pingpongs(out);
 	if (ret)
 		return ret;
-	snprintf(pcap, sizeof(pcap), "%s/fabsim-demo.pcap",
-		 tmp && *tmp ? tmp : "/tmp");
+	/* One per user: another user's would not be ours to overwrite. */
+	snprintf(pcap, sizeof(pcap), "%s/fabsim-demo-%u.pcap",
+		 tmp && *tmp ? tmp : "/tmp", (unsigned)geteuid());
 	ret = run_lossy(pcap, out);
 	if (ret)
 		return ret;

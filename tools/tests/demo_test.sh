@@ -21,5 +21,5 @@ measured=$(awk '/^-- 5\./{m=1} m && $1 == "1048576" {print $2; exit}' <<<"$out")
 [ -n "$model" ] && [ "$model" = "$measured" ] ||
 	{ echo "FAIL: 1 MiB latency: model $model us, measured $measured us"; exit 1; }
 # The trace it names is a real, clean capture.
-"$TEST_SRCDIR/fabsim/tools/fabsim" trace check "$TEST_TMPDIR/fabsim-demo.pcap"
+"$TEST_SRCDIR/fabsim/tools/fabsim" trace check "$TEST_TMPDIR/fabsim-demo-$(id -u).pcap"
 echo PASS

@@ -82,6 +82,9 @@ FI_SIM_PRESET=ideal "$fabsim" model | grep -q "unlimited$" ||
 out=$("$fabsim" run --preset roce-25g --loss 0.01 --seed 7 -- \
 	sh -c 'echo "$FI_PROVIDER $FI_SIM_PRESET $FI_SIM_LOSS_RATE $FI_SIM_SEED"')
 [ "$out" = "sim roce-25g 0.01 7" ] || fail "the program saw: $out"
+out=$("$fabsim" run --preset=roce-25g --seed=7 -- sh -c 'echo "$FI_SIM_PRESET $FI_SIM_SEED"')
+[ "$out" = "roce-25g 7" ] || fail "--option=value: the program saw: $out"
+refused '--seed: needs a value (it was empty)' --seed=
 # Files named relative to where fabsim ran are found from wherever the
 # program goes.
 (cd "$TEST_TMPDIR" && echo '{"preset": "roce-25g"}' >rel.json &&

@@ -58,6 +58,9 @@ for args in "check" "check a b" "check --json"; do
 	grep -q "^fabsim trace check: \(no FILE\|one FILE only\|unknown option\)" <<<"$msg" ||
 		{ echo "FAIL: trace $args says: $msg"; exit 1; }
 done
+# "--" ends the options, as everywhere.
+"$fabsim" trace summary -- "$capture" >/dev/null ||
+	{ echo "FAIL: trace summary -- FILE"; exit 1; }
 # A pipe nobody writes to is refused at once, not waited on.
 mkfifo "$TEST_TMPDIR/fifo"
 for sub in summary check; do

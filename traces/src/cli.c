@@ -34,10 +34,14 @@ static int summary(const char *name, int argc, char **argv, FILE *out, FILE *err
 	tr_error e;
 	int ret;
 
+	bool options = true;
+
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
+		if (options && !strcmp(argv[i], "--")) {
+			options = false;
+		} else if (options && !strcmp(argv[i], "--json")) {
 			json = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
+		} else if (options && argv[i][0] == '-' && argv[i][1]) {
 			fprintf(err, "%s summary: unknown option %s\n", name, argv[i]);
 			return 2;
 		} else if (path) {

@@ -9,6 +9,7 @@
  * one (completions, connection events, timers) is taken in while the
  * program is blocked in poll() on the descriptor, and makes it readable.
  * It stops when the fabric is closed, or when the process exits. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +198,8 @@ int sim_world_get(const char *name, struct sim_world **out)
 			.snaplen = record.snaplen,
 			.log_path = record.log_path,
 		};
-		char why[256], note[256];
+		/* A note may name two files (this process's and the fabric's). */
+		char why[1024], note[2 * PATH_MAX + 512];
 
 		ret = shared_world_attach(name, &cfg, &transport, &rp,
 					  &w->shared, &w->nic, why, sizeof(why),

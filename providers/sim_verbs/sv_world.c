@@ -21,6 +21,7 @@
  * where time can move.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,7 +158,8 @@ static void join_shared(const struct nic_transport_params *tp)
 {
 	const char *fabric = shared_world_fabric();
 	struct nic_record_params rp = record_params();
-	char why[256], note[256];
+	/* A note may name two files (this process's and the fabric's). */
+	char why[1024], note[2 * PATH_MAX + 512];
 	nm_error err;
 	int ret;
 

@@ -107,7 +107,8 @@ pcap_told() {
 		--pcap "$client_pcap" -- "$pingpong" -e rdm -S 64 -I 5 -P $port \
 		127.0.0.1 2>&1) || { echo "FAIL: pcap $want: the client failed"; fail=1; }
 	wait $server || { echo "FAIL: pcap $want: the server failed"; fail=1; }
-	if ! grep -q "fabsim: shared fabric pp$$x$run: FI_SIM_PCAP=$client_pcap: .*$want" <<<"$out"; then
+	# fabsim run passes the files on as absolute paths.
+	if ! grep -q "fabsim: shared fabric pp$$x$run: FI_SIM_PCAP=$PWD/$client_pcap: .*$want" <<<"$out"; then
 		echo "FAIL: the client was not told its --pcap is not used ($want):"
 		echo "$out"
 		fail=1
@@ -117,8 +118,8 @@ pcap_told() {
 		fail=1
 	fi
 }
-pcap_told server.pcap client.pcap "records the whole network to server.pcap"
-pcap_told "" client2.pcap "started without recording"
+pcap_told server.pcap client.pcap "records the whole network to $PWD/server.pcap"
+pcap_told "" client2.pcap "started without recording (the first process decides); nothing is recorded"
 
 # A process that asks for another MTU than the fabric's creator is told
 # which one its datagrams get (fi_getinfo reported its own as their

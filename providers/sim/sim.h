@@ -244,6 +244,7 @@ struct sim_mr {
 	struct sim_domain *domain;
 	struct nic_mr     *nic_mr;
 	uint64_t           access;
+	uint64_t           base;     /* the registered buffer's address */
 	bool               enabled;
 	struct sim_ep     *bound_ep; /* FI_MR_ENDPOINT */
 	nm_event_id        reported; /* FI_REG_MR: its FI_MR_COMPLETE */
@@ -385,6 +386,8 @@ int sim_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 int sim_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 		uint64_t access, uint64_t offset, uint64_t requested_key,
 		uint64_t flags, struct fid_mr **mr, void *context);
+/* FI_MAP_RAW_MR on a domain: a raw key of fi_mr_raw_attr back to a key. */
+int sim_mr_map_raw(struct fi_mr_map_raw *map);
 int sim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		   uint64_t flags, struct fid_mr **mr);
 int sim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

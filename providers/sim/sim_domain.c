@@ -89,11 +89,25 @@ static int domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
+/* fi_mr(3): raw keys, which every region has (FI_MR_RAW is not asked):
+ * mapped here, and a mapped key holds nothing to release. */
+static int domain_control(struct fid *fid, int command, void *arg)
+{
+	switch (command) {
+	case FI_MAP_RAW_MR:
+		return sim_mr_map_raw(arg);
+	case FI_UNMAP_KEY:
+		return arg ? 0 : -FI_EINVAL;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
 static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = domain_bind,
-	.control = fabsim_no_control,
+	.control = domain_control,
 	.ops_open = sim_domain_ops_open,
 	.tostr = fabsim_no_tostr,
 	.ops_set = fabsim_no_ops_set,

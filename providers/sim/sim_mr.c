@@ -156,15 +156,58 @@ static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 }
 
+/* fi_mr(3): "it is safe to use this call with any memory region": the raw
+ * key is the key's mr_key_size bytes, least significant first; the base
+ * address is the region's start when regions are addressed by virtual
+ * address, else 0 (offsets). */
+static int raw_attr(struct sim_mr *mr, struct fi_mr_raw_attr *attr)
+{
+	uint64_t key = mr->mr_fid.key;
+
+	if (!attr || !attr->key_size || attr->flags)
+		return attr && attr->flags ? -FI_EBADFLAGS : -FI_EINVAL;
+	if (*attr->key_size < SIM_MR_KEY_SIZE) {
+		*attr->key_size = SIM_MR_KEY_SIZE;
+		return -FI_ETOOSMALL;
+	}
+	if (!attr->raw_key)
+		return -FI_EINVAL;
+	for (size_t i = 0; i < SIM_MR_KEY_SIZE; i++)
+		attr->raw_key[i] = (uint8_t)(key >> (8 * i));
+	*attr->key_size = SIM_MR_KEY_SIZE;
+	if (attr->base_addr)
+		*attr->base_addr = mr->domain->mr_mode & FI_MR_VIRT_ADDR ?
+					   mr->base : 0;
+	return 0;
+}
+
 static int mr_control(struct fid *fid, int command, void *arg)
 {
 	struct sim_mr *mr = container_of(fid, struct sim_mr, mr_fid.fid);
 
+	if (command == FI_GET_RAW_MR)
+		return raw_attr(mr, arg);
 	if (command != FI_ENABLE)
 		return -FI_ENOSYS;
 	if ((mr->domain->mr_mode & FI_MR_ENDPOINT) && !mr->bound_ep)
 		return -FI_EINVAL;
 	mr->enabled = true;
+	return 0;
+}
+
+int sim_mr_map_raw(struct fi_mr_map_raw *map)
+{
+	uint64_t key = 0;
+
+	if (!map || !map->key || (map->key_size && !map->raw_key))
+		return -FI_EINVAL;
+	if (map->flags)
+		return -FI_EBADFLAGS;
+	if (map->key_size != SIM_MR_KEY_SIZE)
+		return -FI_EINVAL; /* not a key of this provider's */
+	for (size_t i = 0; i < map->key_size; i++)
+		key |= (uint64_t)map->raw_key[i] << (8 * i);
+	*map->key = key;
 	return 0;
 }
 
@@ -179,7 +222,7 @@ static struct fi_ops mr_fi_ops = {
 };
 
 static int register_region(struct sim_domain *dom, const struct iovec *iov,
-			   size_t count, uint64_t access,
+			   size_t count, uint64_t access, uint64_t offset,
 			   uint64_t requested_key, uint64_t flags,
 			   struct fid_mr **out, void *context)
 {
@@ -200,6 +243,22 @@ static int register_region(struct sim_domain *dom, const struct iovec *iov,
 			"fi_mr_reg: NULL buffer of %zu bytes\n", iov[0].iov_len);
 		return -FI_EINVAL;
 	}
+	/* fi_mr(3): len "Must be > 0". */
+	if (!iov[0].iov_len) {
+		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_reg: a length of 0\n");
+		return -FI_EINVAL;
+	}
+	if (offset) {
+		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_reg: offset %llu: it is "
+			"reserved and must be 0\n", (unsigned long long)offset);
+		return -FI_EINVAL;
+	}
+	if (access & ~(SIM_MR_ACCESS | FI_COLLECTIVE)) {
+		FI_WARN(&sim_prov, FI_LOG_MR, "fi_mr_reg: access %#llx has "
+			"bits fi_mr(3) does not define\n",
+			(unsigned long long)access);
+		return -FI_EINVAL;
+	}
 	if (flags & ~FI_RMA_EVENT)
 		return -FI_EBADFLAGS;
 	if (!(access & SIM_MR_ACCESS))
@@ -216,6 +275,7 @@ static int register_region(struct sim_domain *dom, const struct iovec *iov,
 		return -FI_ENOMEM;
 	mr->domain = dom;
 	mr->access = access;
+	mr->base = (uint64_t)(uintptr_t)iov[0].iov_base;
 	sim_lock(dom->world);
 	ret = nic_mr_reg(dom->nic, iov[0].iov_base, iov[0].iov_len,
 			 nic_access_of(access),
@@ -280,8 +340,8 @@ int sim_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 
 	if (!dom || !mr)
 		return -FI_EINVAL;
-	return register_region(dom, &iov, 1, access, requested_key, flags, mr,
-			       context);
+	return register_region(dom, &iov, 1, access, offset, requested_key,
+			       flags, mr, context);
 }
 
 int sim_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
@@ -292,8 +352,8 @@ int sim_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 
 	if (!dom || !mr)
 		return -FI_EINVAL;
-	return register_region(dom, iov, count, access, requested_key, flags,
-			       mr, context);
+	return register_region(dom, iov, count, access, offset, requested_key,
+			       flags, mr, context);
 }
 
 int sim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
@@ -309,8 +369,8 @@ int sim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		return -FI_EOPNOTSUPP;
 	}
 	return register_region(dom, attr->mr_iov, attr->iov_count,
-			       attr->access, attr->requested_key, flags, mr,
-			       attr->context);
+			       attr->access, attr->offset, attr->requested_key,
+			       flags, mr, attr->context);
 }
 
 struct nic_mr *sim_mr_of_desc(struct sim_domain *domain, void *desc)

@@ -34,6 +34,59 @@ TEST(Mr, UnmappedMemoryIsAFault)
 	ASSERT_EQ(munmap(gone, page), 0);
 }
 
+// fi_mr(3): len "Must be > 0", offset "is reserved for future use and
+// must be 0", and access holds the bits the page defines; anything else is
+// refused, not registered.
+TEST(Mr, WhatTheManPageForbidsIsRefused)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	static char buf[64];
+	fid_domain *dom = s.node(0).domain;
+	fid_mr *mr = nullptr;
+	EXPECT_EQ(fi_mr_reg(dom, buf, 0, FI_SEND, 0, 0, 0, &mr, nullptr),
+		  -FI_EINVAL);
+	EXPECT_EQ(fi_mr_reg(dom, buf, sizeof(buf), FI_SEND, 5, 0, 0, &mr,
+			    nullptr), -FI_EINVAL);
+	EXPECT_EQ(fi_mr_reg(dom, buf, sizeof(buf), FI_SEND | (1ULL << 62), 0,
+			    0, 0, &mr, nullptr), -FI_EINVAL);
+	EXPECT_EQ(mr, nullptr);
+	// No access bit at all is every access (fi_mr(3)).
+	ASSERT_EQ(fi_mr_reg(dom, buf, sizeof(buf), 0, 0, 0, 0, &mr, nullptr),
+		  0);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+// fi_mr_raw_attr is "safe to use with any memory region", and the peer maps
+// the raw key back to the key data transfers name (fi_mr_map_raw). A buffer
+// too small is told the size it needs.
+TEST(Mr, ARawKeyMapsBackToTheKey)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	static char buf[64];
+	fid_domain *dom = s.node(0).domain;
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(dom, buf, sizeof(buf), FI_REMOTE_WRITE, 0, 0x1234,
+			    0, &mr, nullptr), 0);
+	uint8_t raw[16];
+	size_t size = 1;
+	uint64_t base = ~0ull, key = 0;
+	const size_t key_size = 4; // the domain's mr_key_size
+	EXPECT_EQ(fi_mr_raw_attr(mr, &base, raw, &size, 0), -FI_ETOOSMALL);
+	EXPECT_EQ(size, key_size);
+	size = sizeof(raw);
+	ASSERT_EQ(fi_mr_raw_attr(mr, &base, raw, &size, 0), 0);
+	EXPECT_EQ(size, key_size);
+	// The scenario's domain addresses regions by virtual address.
+	EXPECT_EQ(base, (uint64_t)(uintptr_t)buf);
+	ASSERT_EQ(fi_mr_map_raw(dom, base, raw, size, &key, 0), 0);
+	EXPECT_EQ(key, fi_mr_key(mr));
+	EXPECT_EQ(fi_mr_unmap_key(dom, key), 0);
+	EXPECT_EQ(fi_mr_map_raw(dom, base, raw, size + 1, &key, 0), -FI_EINVAL);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 // fi_mr(3), fi_mr_bind: a counter bound to a region with FI_REMOTE_WRITE
 // moves "whenever a remote RMA write or atomic operation modifies the
 // memory region" — that region's, not another's; one bound with

@@ -94,12 +94,24 @@ static bool report_tx(const struct sim_ep *ep, const struct sim_xfer *x)
 	return !ep->tx_selective || (x->flags & FI_COMPLETION);
 }
 
+/* fi_getinfo(3): FI_SEND, FI_RECV "indicate that the user requires an
+ * endpoint capable of" sending, receiving; with neither given, both are. */
+static bool can(const struct sim_ep *ep, uint64_t direction)
+{
+	return (ep->caps & direction) || !(ep->caps & (FI_SEND | FI_RECV));
+}
+
 static int check_tx(struct sim_ep *ep, const struct sim_xfer *x)
 {
 	size_t len = 0;
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (x->opcode == NIC_WR_SEND && !can(ep, FI_SEND)) {
+		FI_WARN(&sim_prov, FI_LOG_EP_DATA, "a send on an endpoint "
+			"opened without FI_SEND\n");
+		return -FI_EOPNOTSUPP;
+	}
 	if (!ep->tx_cq && !ep->cntr_send && !ep->cntr_write && !ep->cntr_read)
 		return -FI_ENOCQ;
 	if (ep->type == FI_EP_DGRAM && x->opcode != NIC_WR_SEND)
@@ -288,6 +300,15 @@ ssize_t sim_recv_post(struct sim_ep *ep, const struct sim_recv_req *r)
 	 * receive buffers" (fi_cm(3)'s "anytime" means before connecting). */
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	if (!can(ep, FI_RECV)) {
+		FI_WARN(&sim_prov, FI_LOG_EP_DATA, "a receive on an endpoint "
+			"opened without FI_RECV\n");
+		return -FI_EOPNOTSUPP;
+	}
+	/* Its completion would have nowhere to go (fi_endpoint(3): an
+	 * endpoint must be bound to report its operations' completions). */
+	if (!ep->rx_cq && !ep->cntr_recv)
+		return -FI_ENOCQ;
 	if (r->iov_count > SIM_IOV_LIMIT || (r->iov_count && !r->iov))
 		return -FI_EINVAL;
 	if ((r->flags & FI_CLAIM) && !r->context)

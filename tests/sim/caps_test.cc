@@ -1,0 +1,99 @@
+// What an endpoint was opened for is what it does (fi_getinfo(3): FI_SEND,
+// FI_RECV "indicate that the user requires an endpoint capable of" sending,
+// receiving; with neither given, both are), and an operation whose
+// completion would have nowhere to go is refused rather than lost.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tests/sim/scenario.h"
+
+namespace {
+
+struct OneWay {
+	fid_ep *ep = nullptr;
+	fid_cq *cq = nullptr;
+	fid_av *av = nullptr;
+};
+
+// An RDM endpoint on node 0's domain with `caps`, its one CQ bound for
+// `bind` (FI_TRANSMIT and/or FI_RECV), enabled.
+OneWay open_one_way(Scenario &s, uint64_t caps, uint64_t bind)
+{
+	OneWay o;
+	fi_info *hints = fi_allocinfo(), *info = nullptr;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = caps;
+	hints->fabric_attr->prov_name = strdup("sim");
+	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
+			     &info), 0);
+	fi_freeinfo(hints);
+	if (!info)
+		return o;
+	info->caps = caps;
+	fi_cq_attr ca = {};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	fi_av_attr aa = {};
+	aa.type = FI_AV_TABLE;
+	fid_domain *dom = s.node(0).domain;
+	EXPECT_EQ(fi_endpoint(dom, info, &o.ep, nullptr), 0);
+	EXPECT_EQ(fi_cq_open(dom, &ca, &o.cq, nullptr), 0);
+	EXPECT_EQ(fi_av_open(dom, &aa, &o.av, nullptr), 0);
+	fi_freeinfo(info);
+	if (!o.ep || !o.cq || !o.av)
+		return o;
+	EXPECT_EQ(fi_ep_bind(o.ep, &o.av->fid, 0), 0);
+	EXPECT_EQ(fi_ep_bind(o.ep, &o.cq->fid, bind), 0);
+	EXPECT_EQ(fi_enable(o.ep), 0);
+	return o;
+}
+
+void close_one_way(OneWay &o)
+{
+	EXPECT_EQ(fi_close(&o.ep->fid), 0);
+	EXPECT_EQ(fi_close(&o.cq->fid), 0);
+	EXPECT_EQ(fi_close(&o.av->fid), 0);
+}
+
+TEST(Caps, ASendOnlyEndpointRefusesReceives)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	OneWay o = open_one_way(s, FI_MSG | FI_SEND, FI_TRANSMIT);
+	ASSERT_NE(o.ep, nullptr);
+	char buf[16];
+	fi_context2 ctx;
+	EXPECT_EQ(fi_recv(o.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
+			  &ctx), -FI_EOPNOTSUPP);
+	close_one_way(o);
+}
+
+TEST(Caps, AReceiveOnlyEndpointRefusesSends)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	OneWay o = open_one_way(s, FI_MSG | FI_RECV, FI_RECV);
+	ASSERT_NE(o.ep, nullptr);
+	char buf[16] = "hey";
+	fi_context2 ctx;
+	EXPECT_EQ(fi_send(o.ep, buf, sizeof(buf), nullptr, 0, &ctx),
+		  -FI_EOPNOTSUPP);
+	close_one_way(o);
+}
+
+// Neither FI_SEND nor FI_RECV asked: both are, and a receive with no CQ
+// bound for it would complete into nothing: refused.
+TEST(Caps, AReceiveWithNoCqForItIsRefused)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	OneWay o = open_one_way(s, FI_MSG, FI_TRANSMIT);
+	ASSERT_NE(o.ep, nullptr);
+	char buf[16];
+	fi_context2 ctx;
+	EXPECT_EQ(fi_recv(o.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
+			  &ctx), -FI_ENOCQ);
+	close_one_way(o);
+}
+
+} // namespace

@@ -6,10 +6,12 @@
  * supports no modes". A match is returned narrowed: primary capabilities to
  * those requested, op_flags and AV type to the application's choice.
  */
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "info_alloc.h"
 #include "info_match.h"
@@ -220,6 +222,20 @@ static int match_mode(struct match *m)
 	return 0;
 }
 
+/* fi_endpoint(3): a transmit or receive context's capabilities "must be a
+ * subset of those requested of the associated endpoint": a primary
+ * capability asked of a context must be one asked of the endpoint (when
+ * the hints ask for any). */
+#define REQUIRE_SUBSET(m, name, asked)                                         \
+	do {                                                                   \
+		uint64_t extra_ = (asked) & FABSIM_PRIMARY_CAPS &              \
+				  ~(m)->hints->caps;                           \
+		if ((m)->hints->caps && extra_)                                \
+			return NO_MATCH(m, "%s 0x%llx: not asked of the "      \
+					"endpoint (hints->caps)", name,        \
+					(unsigned long long)extra_);           \
+	} while (0)
+
 static int match_tx(struct match *m)
 {
 	const struct fi_tx_attr *h = m->hints->tx_attr, *o = m->offer->tx_attr;
@@ -232,6 +248,7 @@ static int match_tx(struct match *m)
 	if (!h)
 		return 0;
 	REQUIRE_BITS(m, "tx_attr->caps", h->caps, o->caps);
+	REQUIRE_SUBSET(m, "tx_attr->caps", h->caps);
 	if (h->caps)
 		out->caps = narrow_caps(h->caps, o->caps);
 	if (o->mode & ~app_mode(h->mode, m->hints->mode))
@@ -263,6 +280,7 @@ static int match_rx(struct match *m)
 	if (!h)
 		return 0;
 	REQUIRE_BITS(m, "rx_attr->caps", h->caps, o->caps);
+	REQUIRE_SUBSET(m, "rx_attr->caps", h->caps);
 	if (h->caps)
 		out->caps = narrow_caps(h->caps, o->caps);
 	if (o->mode & ~app_mode(h->mode, m->hints->mode))
@@ -533,6 +551,32 @@ static bool addr_format_fits(uint32_t asked, uint32_t offered)
 		offered == FI_SOCKADDR_IB);
 }
 
+/* Whether a hinted address is one of `format` (fi_getinfo(3): a provider
+ * "must support the requested value or fail"); formats other than socket
+ * addresses are the provider's to judge. */
+static bool addr_of_format(uint32_t format, const void *addr, size_t len)
+{
+	const struct sockaddr *sa = addr;
+
+	switch (format) {
+	case FI_SOCKADDR_IN:
+		return len == sizeof(struct sockaddr_in) &&
+		       sa->sa_family == AF_INET;
+	case FI_SOCKADDR_IN6:
+		return len == sizeof(struct sockaddr_in6) &&
+		       sa->sa_family == AF_INET6;
+	case FI_SOCKADDR:
+		return len >= sizeof(sa_family_t) &&
+		       ((sa->sa_family == AF_INET &&
+			 len == sizeof(struct sockaddr_in)) ||
+			(sa->sa_family == AF_INET6 &&
+			 len == sizeof(struct sockaddr_in6)) ||
+			sa->sa_family == AF_IB);
+	default:
+		return true;
+	}
+}
+
 static int match_addressing(struct match *m)
 {
 	const struct fi_info *h = m->hints, *o = m->offer;
@@ -540,6 +584,14 @@ static int match_addressing(struct match *m)
 	if (!addr_format_fits(h->addr_format, o->addr_format))
 		return NO_MATCH(m, "addr_format: asked %u, offered %u",
 				h->addr_format, o->addr_format);
+	if (h->src_addr && !addr_of_format(o->addr_format, h->src_addr,
+					   h->src_addrlen))
+		return NO_MATCH(m, "src_addr: %zu bytes, not an address of "
+				"format %u", h->src_addrlen, o->addr_format);
+	if (h->dest_addr && !addr_of_format(o->addr_format, h->dest_addr,
+					    h->dest_addrlen))
+		return NO_MATCH(m, "dest_addr: %zu bytes, not an address of "
+				"format %u", h->dest_addrlen, o->addr_format);
 	/* A passive endpoint in the hints is handed back (fi_getinfo(3)). */
 	if (h->handle && h->handle->fclass == FI_CLASS_PEP)
 		m->out->handle = h->handle;

@@ -2,6 +2,8 @@
 // providers in test_provider.c, plus every class of bad input.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -328,6 +330,48 @@ std::vector<Row> rows()
 			 EXPECT_EQ(i->caps, 0u);
 		 },
 		 FI_PROV_ATTR_ONLY},
+		// fi_endpoint(3): a context's capabilities are a subset of the
+		// endpoint's.
+		{"tx caps with a primary capability the endpoint lacks", V,
+		 [](fi_info *h) {
+			 h->caps = FI_TAGGED;
+			 h->tx_attr->caps = FI_MSG;
+		 },
+		 -FI_ENODATA, {}},
+		{"rx caps with a primary capability the endpoint lacks", V,
+		 [](fi_info *h) {
+			 h->caps = FI_MSG;
+			 h->rx_attr->caps = FI_TAGGED;
+		 },
+		 -FI_ENODATA, {}},
+		// A hinted address must be one of the offer's format.
+		{"src_addr of a socket address's wrong length", V,
+		 [](fi_info *h) {
+			 auto *sin = (sockaddr_in *)calloc(1, 64);
+			 sin->sin_family = AF_INET;
+			 h->src_addr = sin;
+			 h->src_addrlen = 3;
+			 h->ep_attr->type = FI_EP_RDM;
+		 },
+		 -FI_ENODATA, {}},
+		{"src_addr of another family", V,
+		 [](fi_info *h) {
+			 auto *sin = (sockaddr_in *)calloc(1, sizeof(sockaddr_in));
+			 sin->sin_family = AF_INET6;
+			 h->src_addr = sin;
+			 h->src_addrlen = sizeof(sockaddr_in);
+			 h->ep_attr->type = FI_EP_RDM;
+		 },
+		 -FI_ENODATA, {}},
+		{"dest_addr of another family", V,
+		 [](fi_info *h) {
+			 auto *sin = (sockaddr_in *)calloc(1, sizeof(sockaddr_in));
+			 sin->sin_family = 9999;
+			 h->dest_addr = sin;
+			 h->dest_addrlen = sizeof(sockaddr_in);
+			 h->ep_attr->type = FI_EP_RDM;
+		 },
+		 -FI_ENODATA, {}},
 		// Bad input: each gets its documented error.
 		{"newer API than the library", FI_VERSION(1, 18), nullptr,
 		 -FI_ENOSYS, {}},

@@ -156,6 +156,13 @@ static int resolve(const char *node, const char *service, uint64_t flags,
 	struct addrinfo *res = NULL;
 	int ret;
 
+	/* A number is a port: getaddrinfo takes 99999 as 34463. */
+	if (service && *service && strspn(service, "0123456789") ==
+	    strlen(service) && strtoul(service, NULL, 10) > 65535) {
+		FI_WARN(&sim_prov, FI_LOG_CORE, "service %s: a port is 0 to "
+			"65535\n", service);
+		return -FI_ENODATA;
+	}
 	if (flags & FI_NUMERICHOST)
 		hints.ai_flags |= AI_NUMERICHOST;
 	if (!node)

@@ -367,6 +367,7 @@ struct sim_ep {
 	uint64_t           tx_op_flags, rx_op_flags;
 	bool               enabled;
 	size_t             min_multi_recv;
+	int                hmem_p2p;  /* FI_OPT_FI_HMEM_P2P, as set */
 	/* Operation records: tx_size + rx_size of them; none left means the
 	 * queue is full (-FI_EAGAIN). */
 	struct sim_op     *ops;

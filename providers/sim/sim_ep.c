@@ -387,8 +387,39 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 		return fabsim_getopt_size(optval, optlen,
 					  ep->type == FI_EP_MSG ?
 						  SIM_CM_DATA_SIZE : 0);
+	case FI_OPT_FI_HMEM_P2P:
+		if (*optlen < sizeof(int)) {
+			*optlen = sizeof(int);
+			return -FI_ETOOSMALL;
+		}
+		*(int *)optval = ep->hmem_p2p;
+		*optlen = sizeof(int);
+		return 0;
 	default:
 		return -FI_ENOPROTOOPT;
+	}
+}
+
+/* fi_endpoint(3): how FI_HMEM transfers use peer to peer. The simulated NIC
+ * has no device memory, so no transfer could be done that way: REQUIRED is
+ * a mode that "cannot be supported"; the others change nothing. */
+static int set_hmem_p2p(struct sim_ep *ep, const void *optval, size_t optlen)
+{
+	int mode;
+
+	if (!optval || optlen != sizeof(int))
+		return -FI_EINVAL;
+	mode = *(const int *)optval;
+	switch (mode) {
+	case FI_HMEM_P2P_ENABLED:
+	case FI_HMEM_P2P_PREFERRED:
+	case FI_HMEM_P2P_DISABLED:
+		ep->hmem_p2p = mode;
+		return 0;
+	case FI_HMEM_P2P_REQUIRED:
+		return -FI_EOPNOTSUPP;
+	default:
+		return -FI_EINVAL;
 	}
 }
 
@@ -399,6 +430,8 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_FI_HMEM_P2P)
+		return set_hmem_p2p(ep, optval, optlen);
 	if (optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
 	if (!optval || optlen != sizeof(size_t))
@@ -628,6 +661,7 @@ int sim_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->tx_op_flags = info->tx_attr->op_flags;
 	ep->rx_op_flags = info->rx_attr->op_flags;
 	ep->min_multi_recv = SIM_MIN_MULTI_RECV;
+	ep->hmem_p2p = FI_HMEM_P2P_ENABLED;
 	ep->type = info->ep_attr->type;
 	sim_lock(dom->world);
 	ret = nic_qp_create(dom->nic, qp_type_of(ep->type), &sim_ep_nic_ops, ep,

@@ -389,6 +389,10 @@ int sim_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 		uint64_t flags, struct fid_mr **mr, void *context);
 /* FI_MAP_RAW_MR on a domain: a raw key of fi_mr_raw_attr back to a key. */
 int sim_mr_map_raw(struct fi_mr_map_raw *map);
+/* fi_domain, fi_endpoint: an info holding what fi_getinfo would refuse or not
+ * offer (an enum out of range: -FI_EINVAL; caps or contexts this NIC does
+ * not have: -FI_ENODATA), told with a warning naming `call`. */
+int sim_info_check_open(const struct fi_info *info, const char *call);
 int sim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		   uint64_t flags, struct fid_mr **mr);
 int sim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

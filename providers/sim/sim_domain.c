@@ -178,6 +178,9 @@ int sim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!info || !domain)
 		return -FI_EINVAL;
+	ret = sim_info_check_open(info, "fi_domain");
+	if (ret)
+		return ret;
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, SIM_DOMAIN_NAME)) {
 		FI_WARN(&sim_prov, FI_LOG_DOMAIN,

@@ -116,7 +116,8 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_EQ: {
 		struct sim_eq *eq = container_of(bfid, struct sim_eq, eq_fid.fid);
 
-		if (ep->eq) {
+		/* An EQ of another fabric hears nothing of this one's. */
+		if (ep->eq || eq->fabric != ep->domain->fabric) {
 			ret = -FI_EINVAL;
 			break;
 		}
@@ -589,7 +590,7 @@ static int check_ep_info(const struct fi_info *info)
 	    info->rx_attr->iov_limit > SIM_IOV_LIMIT ||
 	    info->tx_attr->inject_size > SIM_INJECT_SIZE)
 		return -FI_EINVAL;
-	return 0;
+	return sim_info_check_open(info, "fi_endpoint");
 }
 
 static enum nic_qp_type qp_type_of(enum fi_ep_type type)

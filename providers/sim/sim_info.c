@@ -61,6 +61,52 @@ static const struct ep_profile profiles[] = {
 	  FI_MSG | FI_SEND, FI_MSG | FI_RECV | FI_SOURCE, false },
 };
 
+int sim_info_check_open(const struct fi_info *info, const char *call)
+{
+	const struct fi_domain_attr *d = info->domain_attr;
+	const struct fi_ep_attr *e = info->ep_attr;
+
+	/* Values no enum has: the application's error. */
+	if (d && (d->threading < FI_THREAD_UNSPEC ||
+		  d->threading > FI_THREAD_ENDPOINT ||
+		  d->control_progress < FI_PROGRESS_UNSPEC ||
+		  d->control_progress > FI_PROGRESS_MANUAL ||
+		  d->data_progress < FI_PROGRESS_UNSPEC ||
+		  d->data_progress > FI_PROGRESS_MANUAL ||
+		  d->resource_mgmt < FI_RM_UNSPEC ||
+		  d->resource_mgmt > FI_RM_ENABLED ||
+		  d->av_type < FI_AV_UNSPEC || d->av_type > FI_AV_TABLE)) {
+		FI_WARN(&sim_prov, FI_LOG_CORE, "%s: domain_attr holds a "
+			"value that is no fi_threading, fi_progress, "
+			"fi_resource_mgmt or fi_av_type\n", call);
+		return -FI_EINVAL;
+	}
+	if (!e)
+		return 0;
+	/* What fi_getinfo would not have offered. */
+	for (size_t i = 0; i < count_of(profiles); i++) {
+		uint64_t extra;
+
+		if (profiles[i].type != e->type)
+			continue;
+		extra = info->caps & ~profiles[i].caps;
+		if (extra) {
+			FI_WARN(&sim_prov, FI_LOG_CORE, "%s: caps 0x%llx are "
+				"not offered for this endpoint type\n", call,
+				(unsigned long long)extra);
+			return -FI_ENODATA;
+		}
+	}
+	if (e->tx_ctx_cnt > 1 || e->rx_ctx_cnt > 1) {
+		FI_WARN(&sim_prov, FI_LOG_CORE, "%s: %zu transmit and %zu "
+			"receive contexts asked; the endpoint has one of "
+			"each (tx_ctx_cnt, rx_ctx_cnt 1)\n", call,
+			e->tx_ctx_cnt, e->rx_ctx_cnt);
+		return -FI_ENODATA;
+	}
+	return 0;
+}
+
 static struct fi_info *offer(const nm_config *cfg, const struct ep_profile *p,
 			     int mr_mode)
 {

@@ -1,10 +1,13 @@
 // What an endpoint was opened for is what it does (fi_getinfo(3): FI_SEND,
 // FI_RECV "indicate that the user requires an endpoint capable of" sending,
 // receiving; with neither given, both are), and an operation whose
-// completion would have nowhere to go is refused rather than lost.
+// completion would have nowhere to go is refused rather than lost. What
+// fi_getinfo would not have offered opens nothing.
 #include <gtest/gtest.h>
 
 #include <cstring>
+
+#include <rdma/fi_eq.h>
 
 #include "tests/sim/scenario.h"
 
@@ -94,6 +97,68 @@ TEST(Caps, AReceiveWithNoCqForItIsRefused)
 	EXPECT_EQ(fi_recv(o.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
 			  &ctx), -FI_ENOCQ);
 	close_one_way(o);
+}
+
+fi_info *rdm_info()
+{
+	fi_info *hints = fi_allocinfo(), *info = nullptr;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	hints->fabric_attr->prov_name = strdup("sim");
+	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
+			     &info), 0);
+	fi_freeinfo(hints);
+	return info;
+}
+
+// An info changed after fi_getinfo into what it would have refused (a
+// value no enum has) or not offered (caps, contexts) opens nothing.
+TEST(Caps, WhatFiGetinfoWouldNotOfferOpensNothing)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	fi_info *info = rdm_info();
+	ASSERT_NE(info, nullptr);
+	fid_ep *ep = nullptr;
+	info->caps |= FI_COLLECTIVE;
+	EXPECT_EQ(fi_endpoint(s.node(0).domain, info, &ep, nullptr),
+		  -FI_ENODATA);
+	info->caps &= ~FI_COLLECTIVE;
+	info->ep_attr->tx_ctx_cnt = 4;
+	EXPECT_EQ(fi_endpoint(s.node(0).domain, info, &ep, nullptr),
+		  -FI_ENODATA);
+	EXPECT_EQ(ep, nullptr);
+	info->ep_attr->tx_ctx_cnt = 1;
+	info->domain_attr->threading = (fi_threading)99;
+	fid_domain *dom = nullptr;
+	EXPECT_EQ(fi_domain(s.fabric(), info, &dom, nullptr), -FI_EINVAL);
+	EXPECT_EQ(dom, nullptr);
+	fi_freeinfo(info);
+}
+
+// An EQ belongs to its fabric: an endpoint of another hears nothing there.
+TEST(Caps, AnEqOfAnotherFabricIsNotBound)
+{
+	Scenario s(1, {});
+	ASSERT_EQ(s.failure, "");
+	fi_info *info = rdm_info();
+	ASSERT_NE(info, nullptr);
+	fid_fabric *other = nullptr;
+	ASSERT_EQ(fi_fabric(info->fabric_attr, &other, nullptr), 0);
+	fi_eq_attr ea = {};
+	ea.wait_obj = FI_WAIT_NONE;
+	fid_eq *theirs = nullptr, *ours = nullptr;
+	ASSERT_EQ(fi_eq_open(other, &ea, &theirs, nullptr), 0);
+	ASSERT_EQ(fi_eq_open(s.fabric(), &ea, &ours, nullptr), 0);
+	fid_ep *ep = nullptr;
+	ASSERT_EQ(fi_endpoint(s.node(0).domain, info, &ep, nullptr), 0);
+	EXPECT_EQ(fi_ep_bind(ep, &theirs->fid, 0), -FI_EINVAL);
+	EXPECT_EQ(fi_ep_bind(ep, &ours->fid, 0), 0);
+	EXPECT_EQ(fi_close(&ep->fid), 0);
+	EXPECT_EQ(fi_close(&ours->fid), 0);
+	EXPECT_EQ(fi_close(&theirs->fid), 0);
+	EXPECT_EQ(fi_close(&other->fid), 0);
+	fi_freeinfo(info);
 }
 
 } // namespace

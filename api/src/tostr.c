@@ -89,6 +89,10 @@ static void put_enum(struct sbuf *s, const struct fabsim_name_table *t,
 
 	if (name)
 		put(s, "%s", name);
+	/* fabric.h: address formats with FI_PROV_SPECIFIC are a provider's
+	 * own, named as libfabric names them. */
+	else if (t == &fabsim_addr_format_names && (value & FI_PROV_SPECIFIC))
+		put(s, "Provider specific");
 	else
 		put(s, "Unknown(%" PRId64 ")", (int64_t)value);
 }
@@ -445,10 +449,6 @@ static void put_any(struct sbuf *s, const void *data, enum fi_type type)
 		    FI_REVISION_VERSION);
 		return;
 	}
-	if (!data) {
-		put(s, "(null)");
-		return;
-	}
 	if (scalar_of(type, &scalar)) {
 		if (scalar.is_flags)
 			put_flags(s, scalar.table, scalar.read(data));
@@ -475,10 +475,17 @@ char *fi_tostr_r(char *buf, size_t len, const void *data,
 {
 	struct sbuf s = { .buf = buf, .cap = len, .len = 0 };
 
-	if (!buf || !len)
+	/* Nothing to show is no string, as libfabric 1.17 answers (even for
+	 * the library's version, which needs no data). */
+	if (!buf || !len || !data)
 		return NULL;
 	buf[0] = '\0';
 	put_any(&s, data, datatype);
+	/* Cut short in a list of names: no separator dangles at the end, as
+	 * libfabric's lists end ("FI_MSG", not "FI_MSG,"). */
+	if (s.len + 1 >= s.cap)
+		while (s.len && (buf[s.len - 1] == ',' || buf[s.len - 1] == ' '))
+			buf[--s.len] = '\0';
 	return buf;
 }
 

@@ -72,12 +72,21 @@ TEST(Tostr, Enumerations)
 TEST(Tostr, VersionIsTheLibrarysAndIgnoresData)
 {
 	EXPECT_STREQ(fi_tostr("1", FI_TYPE_VERSION), "1.17.0");
-	EXPECT_STREQ(fi_tostr(nullptr, FI_TYPE_VERSION), "1.17.0");
+	// libfabric 1.17 answers NULL for NULL data, even here.
+	EXPECT_EQ(fi_tostr(nullptr, FI_TYPE_VERSION), nullptr);
 }
 
 TEST(Tostr, NullDataAndUnknownType)
 {
-	EXPECT_STREQ(fi_tostr(nullptr, FI_TYPE_CAPS), "(null)");
+	EXPECT_EQ(fi_tostr(nullptr, FI_TYPE_CAPS), nullptr);
+	// A provider's own address format (fabric.h, FI_PROV_SPECIFIC).
+	uint32_t format = FI_PROV_SPECIFIC | 5;
+	EXPECT_STREQ(fi_tostr(&format, FI_TYPE_ADDR_FORMAT), "Provider specific");
+	// Cut short: the list ends on a name, not a separator.
+	char small[8];
+	uint64_t three = FI_MSG | FI_RMA | FI_TAGGED;
+	EXPECT_STREQ(fi_tostr_r(small, sizeof(small), &three, FI_TYPE_CAPS),
+		     "FI_MSG");
 	uint64_t caps = FI_MSG;
 	EXPECT_STREQ(fi_tostr(&caps, (fi_type)999), "Unknown type");
 }
@@ -88,8 +97,9 @@ TEST(Tostr, ReentrantVersionTruncatesSafely)
 	uint64_t caps = FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC;
 	memset(buf, 'x', sizeof(buf));
 	EXPECT_EQ(fi_tostr_r(buf, sizeof(buf), &caps, FI_TYPE_CAPS), buf);
-	EXPECT_EQ(strlen(buf), sizeof(buf) - 1);
-	EXPECT_EQ(std::string(buf), "FI_MSG, FI_RMA,");
+	// Cut short, and no separator left dangling (libfabric 1.17 gives
+	// the same for this length).
+	EXPECT_EQ(std::string(buf), "FI_MSG, FI_RMA");
 	EXPECT_EQ(fi_tostr_r(buf, 0, &caps, FI_TYPE_CAPS), nullptr);
 }
 

@@ -173,7 +173,9 @@ int sim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		return -FI_EINVAL;
 	if (!attr)
 		attr = &defaults;
-	if (attr->events != FI_CNTR_EVENTS_COMP || attr->flags)
+	if (attr->flags)
+		return -FI_EBADFLAGS; /* none defined (fi_cntr(3)), as fi_cq_open */
+	if (attr->events != FI_CNTR_EVENTS_COMP)
 		return -FI_EINVAL;
 	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
 	    attr->wait_obj != FI_WAIT_FD && attr->wait_obj != FI_WAIT_SET &&

@@ -32,6 +32,9 @@ struct sv_waitable {
 	 * the fabric. */
 	bool                watched;
 	bool                signalled;
+	/* The queued event has been written since it came (an edge for a
+	 * program that waits with EPOLLET). */
+	bool                event_told;
 	/* Threads waiting for it inside the fabric (wait_event), and whether
 	 * it was destroyed under them: they then wait for ever, as a thread
 	 * blocked in read() on a descriptor closed under it does, and the

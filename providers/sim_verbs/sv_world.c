@@ -300,27 +300,35 @@ static bool world_busy(void)
 	return !sv_world.waker && nic_world_next_event(sv_world.nic, &when);
 }
 
-static void waitable_set(struct sv_waitable *w, bool readable)
+/* `ready`: an event is queued; `busy`: the world has work (world_busy). An
+ * event that comes while the descriptor is already readable for the
+ * world's work is written again: a program waiting with edge-triggered
+ * epoll took the first wake-up, found no event and waits for the next
+ * edge, which on a real device is the event's. */
+static void waitable_set(struct sv_waitable *w, bool ready, bool busy)
 {
 	uint64_t v = 1;
+	bool edge = ready && !w->event_told;
 
-	if (readable && !w->signalled) {
-		if (write(w->fd, &v, sizeof(v)) == sizeof(v))
+	if ((ready || busy) && (!w->signalled || edge)) {
+		if (write(w->fd, &v, sizeof(v)) == sizeof(v)) {
 			w->signalled = true;
+			w->event_told = ready;
+		}
 		/* A thread of ours blocked in poll() on it wakes now: until
 		 * it calls in, time must not run on without it. */
 		nic_sched_rouse(sv_world.nic);
-	} else if (!readable && w->signalled) {
+	} else if (!ready && !busy && w->signalled) {
 		if (read(w->fd, &v, sizeof(v)) == sizeof(v))
 			w->signalled = false;
 	}
+	if (!ready)
+		w->event_told = false;
 }
 
 static void waitable_update(struct sv_waitable *w)
 {
-	bool ready = w->ready(w);
-
-	waitable_set(w, ready || world_busy());
+	waitable_set(w, w->ready(w), world_busy());
 }
 
 static void update_all(void)
@@ -328,7 +336,7 @@ static void update_all(void)
 	bool busy = world_busy();
 
 	for (struct sv_waitable *w = sv_world.waitables; w; w = w->next)
-		waitable_set(w, busy || w->ready(w));
+		waitable_set(w, w->ready(w), busy);
 }
 
 static int waitable_init(struct sv_waitable *w,
@@ -339,6 +347,7 @@ static int waitable_init(struct sv_waitable *w,
 		return -errno;
 	w->ready = ready;
 	w->signalled = false;
+	w->event_told = false;
 	sv_lock();
 	if (w->watched && sv_world.shared && !sv_world.waker) {
 		int ret = waker_start();
@@ -453,8 +462,17 @@ static int wait_event(struct sv_waitable *w, bool blocking)
 	if (w->ready(w))
 		return 0;
 	if (!blocking) {
+		uint64_t v = 1;
+
 		sv_poll_instant();
-		return w->ready(w) ? 0 : -EAGAIN;
+		if (w->ready(w))
+			return 0;
+		/* The world still has work, and only this program runs it: a
+		 * new edge brings back one that waits with EPOLLET (the
+		 * descriptor is readable already, and stays so). */
+		if (world_busy() && write(w->fd, &v, sizeof(v)) == sizeof(v))
+			w->signalled = true;
+		return -EAGAIN;
 	}
 	for (;;) {
 		enum nic_wait_end end;

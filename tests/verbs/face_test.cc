@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -290,6 +291,44 @@ TEST_F(Face, AQpInErrorFlushesAndItsChannelWakes)
 		EXPECT_EQ(wc.wr_id, id);
 		EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
 	}
+}
+
+// A program that waits for its channel with edge-triggered epoll wakes
+// when the completion's event is there: a wake-up before it (the descriptor
+// is also readable while the simulation has work, so that the program
+// comes back in) must not use up the edge the event brings.
+TEST_F(Face, EdgeTriggeredEpollWakesForTheEvent)
+{
+	Connect();
+	int flags = fcntl(a.ch->fd, F_GETFL);
+	ASSERT_EQ(fcntl(a.ch->fd, F_SETFL, flags | O_NONBLOCK), 0);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(ep, 0);
+	epoll_event want{};
+	want.events = EPOLLIN | EPOLLET;
+	ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, a.ch->fd, &want), 0);
+	ASSERT_EQ(ibv_req_notify_cq(a.cq, 0), 0);
+	ASSERT_EQ(Post(a, IBV_WR_RDMA_WRITE, 0, 64, 1, RemoteAddr(b, 0),
+		       b.mr->rkey), 0);
+	ibv_cq *ev_cq = nullptr;
+	void *ev_ctx = nullptr;
+	int wakes = 0;
+	for (;;) {
+		epoll_event got;
+		int n = epoll_wait(ep, &got, 1, 5000);
+		ASSERT_EQ(n, 1) << "no edge for the event after " << wakes
+				<< " wake-ups";
+		wakes++;
+		if (ibv_get_cq_event(a.ch, &ev_cq, &ev_ctx) == 0)
+			break;
+		ASSERT_EQ(errno, EAGAIN);
+		ASSERT_LT(wakes, 100);
+	}
+	EXPECT_EQ(ev_cq, a.cq);
+	ibv_ack_cq_events(a.cq, 1);
+	ibv_wc wc = Wait(a);
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	close(ep);
 }
 
 TEST_F(Face, QueuePairStatesFollowVerbs)

@@ -138,6 +138,7 @@ struct sv_mr {
 	struct sv_pd    *pd;
 	struct nic_mr   *nmr;
 	int              access;     /* IBV_ACCESS_* */
+	uint64_t         iova;       /* the address peers name addr by */
 };
 
 /* The region a local key names on this device, or NULL. */
@@ -197,8 +198,8 @@ struct ibv_cq_ex *sv_create_cq_ex(struct ibv_context *context,
  * reading frees. */
 void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited,
 		const struct sv_cq_slots *slots);
-/* The QP's slots are no longer given back by cq's entries: it is going,
- * or reset (lock held). */
+/* The QP is going, or reset: its entries leave cq, as a verbs device
+ * cleans them (lock held). */
 void sv_cq_forget_qp(struct sv_cq *cq, const struct sv_qp *qp);
 
 /* ---- QPs (sv_qp.c, sv_post.c) ------------------------------------------------------ */

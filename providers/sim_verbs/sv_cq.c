@@ -239,12 +239,20 @@ static void give_back(const struct sv_cq_slots *slots)
 
 void sv_cq_forget_qp(struct sv_cq *cq, const struct sv_qp *qp)
 {
-	for (size_t i = 0; i < cq->count; i++) {
-		struct sv_cq_slots *s = &cq->ring[(cq->head + i) % cq->size].slots;
+	size_t kept = 0;
 
-		if (s->qp == qp)
-			s->qp = NULL;
+	/* As mlx5 cleans its CQs of a QP that is destroyed or reset: its
+	 * entries go, the others keep their order. */
+	for (size_t i = 0; i < cq->count; i++) {
+		struct sv_cqe *e = &cq->ring[(cq->head + i) % cq->size];
+
+		if (e->slots.qp == qp || e->wc.qp_num == qp->qp.qp_num)
+			continue;
+		if (kept != i)
+			cq->ring[(cq->head + kept) % cq->size] = *e;
+		kept++;
 	}
+	__atomic_store_n(&cq->count, kept, __ATOMIC_RELAXED);
 }
 
 void sv_cq_push(struct sv_cq *cq, const struct ibv_wc *wc, bool solicited,
@@ -308,8 +316,10 @@ int sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct sv_cq *cq = SV_CONTAINER_OF(ibcq, struct sv_cq, cq);
 
+	/* With no channel there is nothing to deliver the event to: the
+	 * arm is accepted and changes nothing, as mlx5's. */
 	if (!cq->channel)
-		return EINVAL;
+		return 0;
 	sv->lock();
 	cq->armed = true;
 	cq->solicited_only = solicited_only;

@@ -138,8 +138,24 @@ uint32_t sv_remote_access(int access)
 	return a;
 }
 
+/* Verbs: remote write or atomic rights need local write too; a region
+ * has pages (mlx5, as the kernel, refuses a length of 0). */
+static bool reg_args_ok(void *addr, size_t length, int access)
+{
+	return !(access & ~SV_ACCESS_KNOWN) &&
+	       !((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+		 !(access & IBV_ACCESS_LOCAL_WRITE)) &&
+	       length && addr;
+}
+
+static uint32_t nic_access(int access)
+{
+	return NIC_ACCESS_LOCAL | sv_remote_access(access) |
+	       ((access & IBV_ACCESS_LOCAL_WRITE) ? NIC_ACCESS_LOCAL_WRITE : 0);
+}
+
 static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
-			  int access)
+			  uint64_t iova, int access)
 {
 	struct sv_pd *pd = SV_CONTAINER_OF(ibpd, struct sv_pd, pd);
 	struct sv_device *d = pd->ctx->dev;
@@ -148,11 +164,7 @@ static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
 	nm_error err;
 	int ret;
 
-	/* Verbs: remote write or atomic rights need local write too. */
-	if ((access & ~SV_ACCESS_KNOWN) ||
-	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    (length && !addr)) {
+	if (!reg_args_ok(addr, length, access)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -162,15 +174,12 @@ static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
 		return NULL;
 	}
 	sv->lock();
-	ret = nic_mr_reg(d->nic, addr, length,
-			 NIC_ACCESS_LOCAL | sv_remote_access(access) |
-				 ((access & IBV_ACCESS_LOCAL_WRITE) ?
-					  NIC_ACCESS_LOCAL_WRITE : 0),
-			 NIC_KEY_ANY,
+	ret = nic_mr_reg(d->nic, addr, length, nic_access(access), NIC_KEY_ANY,
 			 true, &mr->nmr, &cost, &err);
 	if (!ret) {
 		mr->mr.lkey = mr->mr.rkey = (uint32_t)nic_mr_key(mr->nmr);
 		nic_mr_set_pd(mr->nmr, pd->id);
+		nic_mr_set_iova(mr->nmr, iova);
 		ret = table_add(d, mr);
 		if (ret)
 			nic_mr_dereg(mr->nmr);
@@ -189,6 +198,7 @@ static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
 	}
 	mr->pd = pd;
 	mr->access = access;
+	mr->iova = iova;
 	mr->mr.context = ibpd->context;
 	mr->mr.pd = ibpd;
 	mr->mr.addr = addr;
@@ -200,19 +210,14 @@ static struct ibv_mr *reg(struct ibv_pd *ibpd, void *addr, size_t length,
 struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 			    int access)
 {
-	return reg(pd, addr, length, access);
+	return reg(pd, addr, length, (uintptr_t)addr, access);
 }
 
-/* The NIC model addresses a region by its virtual addresses: an IOVA other
- * than the buffer's own address is not simulated. */
+/* Peers name the region's first byte `iova`. */
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 				uint64_t iova, unsigned int access)
 {
-	if (iova != (uintptr_t)addr) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	return reg(pd, addr, length, (int)access);
+	return reg(pd, addr, length, iova, (int)access);
 }
 
 struct ibv_mr *(ibv_reg_mr_iova)(struct ibv_pd *pd, void *addr, size_t length,
@@ -239,8 +244,79 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 	return 0;
 }
 
-int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
-		 size_t length, int access)
+/* ibv_rereg_mr(3): the region's translation, PD or access changed in
+ * place, its keys kept. A failure returns an IBV_REREG_MR_ERR_* code with
+ * errno set; one of the NIC (ERR_CMD) leaves the region as it was. */
+int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd,
+		 void *addr, size_t length, int access)
 {
-	return EOPNOTSUPP;
+	struct sv_mr *mr = SV_CONTAINER_OF(ibmr, struct sv_mr, mr);
+	struct sv_pd *pd = mr->pd;
+	void *new_addr = ibmr->addr;
+	size_t new_len = ibmr->length;
+	int new_access = mr->access;
+	struct nic_mr *nmr;
+	nm_time_ns cost;
+	nm_error err;
+	int ret;
+
+	if (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		if (!ibpd || ibpd->context != ibmr->context) {
+			errno = EINVAL;
+			return IBV_REREG_MR_ERR_INPUT;
+		}
+		pd = SV_CONTAINER_OF(ibpd, struct sv_pd, pd);
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		new_addr = addr;
+		new_len = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		new_access = access;
+	if (!reg_args_ok(new_addr, new_len, new_access)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	sv->lock();
+	ret = nic_mr_dereg(mr->nmr);
+	if (ret) {
+		sv->unlock();
+		errno = EBUSY; /* operations in flight use it */
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	ret = nic_mr_reg(pd->ctx->dev->nic, new_addr, new_len,
+			 nic_access(new_access), ibmr->lkey, true, &nmr, &cost,
+			 &err);
+	if (ret) {
+		/* As it was: its key is free, and its memory was valid. */
+		nic_mr_reg(mr->pd->ctx->dev->nic, ibmr->addr, ibmr->length,
+			   nic_access(mr->access), ibmr->lkey, true, &mr->nmr,
+			   &cost, &err);
+		nic_mr_set_pd(mr->nmr, mr->pd->id);
+		nic_mr_set_iova(mr->nmr, mr->iova);
+		sv->unlock();
+		errno = ret == -ENOSPC || ret == -ENOMEM ? ENOMEM : -ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	mr->nmr = nmr;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+		mr->iova = (uintptr_t)new_addr;
+	nic_mr_set_pd(nmr, pd->id);
+	nic_mr_set_iova(nmr, mr->iova);
+	if (pd != mr->pd) {
+		mr->pd->refs--;
+		pd->refs++;
+		mr->pd = pd;
+	}
+	mr->access = new_access;
+	ibmr->pd = &pd->pd;
+	ibmr->addr = new_addr;
+	ibmr->length = new_len;
+	nic_sched_sleep(sv_world.nic, cost);
+	sv->unlock();
+	return 0;
 }

@@ -590,6 +590,9 @@ void nic_qp_set_remote_access(struct nic_qp *qp, uint32_t access);
  * an R_Key of another PD. */
 void nic_qp_set_pd(struct nic_qp *qp, uint32_t pd);
 void nic_mr_set_pd(struct nic_mr *mr, uint32_t pd);
+/* A region addressed by virtual address: the address peers use for its
+ * first byte (verbs' IOVA; by default its own address). */
+void nic_mr_set_iova(struct nic_mr *mr, uint64_t iova);
 
 /* RC: moves the QP to the error state, as verbs does on a fatal error or
  * a disconnect: posted work completes with NIC_WR_FLUSH_ERR, and so does

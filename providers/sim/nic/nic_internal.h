@@ -484,6 +484,7 @@ struct nic_mr {
 	uint32_t    access;
 	uint64_t    key;
 	bool        virt_addr;
+	uint64_t    iova;     /* virt_addr: the address peers name addr by */
 	uint32_t    busy;     /* operations in flight using it */
 	uint32_t    pd;       /* protection domain tag (0: none) */
 };

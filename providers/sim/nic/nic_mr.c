@@ -186,6 +186,7 @@ int nic_mr_reg(struct nic *nic, void *addr, size_t len, uint32_t access,
 	mr->len = len;
 	mr->access = access;
 	mr->virt_addr = virt_addr;
+	mr->iova = (uintptr_t)addr;
 	mr->key = key == NIC_KEY_ANY ? next_free_key(nic) : key;
 	if (table_insert(nic, mr)) {
 		fs_mem_free(nic->world->arena, mr);
@@ -254,6 +255,11 @@ bool nic_mr_covers(const struct nic_mr *mr, const void *addr, size_t len)
 	       (size_t)(p - mr->addr) <= mr->len - len;
 }
 
+void nic_mr_set_iova(struct nic_mr *mr, uint64_t iova)
+{
+	mr->iova = iova;
+}
+
 void nic_mr_set_pd(struct nic_mr *mr, uint32_t pd)
 {
 	mr->pd = pd;
@@ -280,8 +286,8 @@ enum nic_status nic_mr_check_remote(const struct nic_qp *qp, uint64_t key,
 	if (!mr || (mr->access & access) != access ||
 	    (qp->pd && mr->pd && mr->pd != qp->pd))
 		return NIC_REM_ACCESS_ERR;
-	offset = mr->virt_addr ? addr - (uintptr_t)mr->addr : addr;
-	if ((mr->virt_addr && addr < (uintptr_t)mr->addr) || len > mr->len ||
+	offset = mr->virt_addr ? addr - mr->iova : addr;
+	if ((mr->virt_addr && addr < mr->iova) || len > mr->len ||
 	    offset > mr->len - len)
 		return NIC_REM_ACCESS_ERR;
 	*out = mr->addr + offset;

@@ -48,6 +48,7 @@ struct cm_channel {
 
 enum cm_state {
 	CM_IDLE,
+	CM_ADDR_QUERY,    /* asked for a neighbour nobody answers for */
 	CM_ADDR_RESOLVED,
 	CM_ROUTE_RESOLVED,
 	CM_LISTEN,
@@ -153,6 +154,10 @@ void cm_on_mad(void *ctx, struct nic *nic, uint32_t src_host,
  * connection so that its late or resent MADs are answered, not taken for
  * new ones. */
 void cm_conn_teardown(struct cm_id *id);
+/* An address on the fabric's network that no host has: as the kernel's
+ * neighbour resolution, it is asked for until timeout_ms ends, then
+ * RDMA_CM_EVENT_ADDR_ERROR with -ETIMEDOUT (lock held). */
+void cm_addr_query(struct cm_id *id, int timeout_ms);
 /* A listener goes away: its requests nobody has taken yet are rejected. */
 void cm_conn_drop_requests(struct cm_id *listener);
 /* Whether an event for id is still queued on its channel. */

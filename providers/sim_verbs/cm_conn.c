@@ -84,6 +84,13 @@ static void timer_start(struct cm_id *c, nm_time_ns wait)
 		c->timer_armed = true;
 }
 
+void cm_addr_query(struct cm_id *c, int timeout_ms)
+{
+	c->state = CM_ADDR_QUERY;
+	timer_start(c, (nm_time_ns)(timeout_ms > 0 ? timeout_ms : 1) *
+			       NM_NS_PER_MS);
+}
+
 /* Sends m for c; a request (reliable) is remembered and resent until its
  * answer comes. */
 static void send_msg(struct cm_id *c, struct cm_msg *m, bool reliable)
@@ -146,6 +153,12 @@ static void on_timeout(nm_engine *engine, void *ctx, uint64_t arg)
 	struct nic *nic;
 
 	c->timer_armed = false;
+	if (c->state == CM_ADDR_QUERY) {
+		c->state = CM_IDLE;
+		cm_event_push(c, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT, NULL,
+			      NULL, 0, 0, 0);
+		return;
+	}
 	if (++c->retries > CM_RETRIES) {
 		switch (c->state) {
 		case CM_REQ_SENT:

@@ -138,8 +138,10 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 		return fail(-ret);
 	if (!id)
 		return fail(EINVAL);
+	if (ps == RDMA_PS_IPOIB)
+		return fail(EOPNOTSUPP); /* not simulated */
 	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB && ps != RDMA_PS_UDP)
-		return fail(EOPNOTSUPP); /* IPoIB's is not simulated */
+		return fail(EINVAL); /* no port space, as the kernel says */
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return fail(ENOMEM);
@@ -329,9 +331,18 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return ret ? fail(ret) : 0;
 }
 
+/* This host: 127/8, and the wildcard, which the kernel resolves to a
+ * local device too. */
 static bool is_loopback(struct in_addr ip)
 {
-	return (ntohl(ip.s_addr) >> 24) == 127;
+	return (ntohl(ip.s_addr) >> 24) == 127 || ip.s_addr == INADDR_ANY;
+}
+
+/* The simulated network's addresses (10.0.0.<host + 1>), which the
+ * devices' routes reach. */
+static bool on_the_fabric(struct in_addr ip)
+{
+	return (ntohl(ip.s_addr) >> 24) == 10;
 }
 
 void cm_gid_of(struct in_addr ip, union ibv_gid *gid)
@@ -351,6 +362,9 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	if (!dst_addr || dst_addr->sa_family != AF_INET ||
 	    (src_addr && src_addr->sa_family != AF_INET))
 		return fail(EAFNOSUPPORT);
+	/* No route: the kernel fails the call itself. */
+	if (!is_loopback(dst->sin_addr) && !on_the_fabric(dst->sin_addr))
+		return fail(ENETUNREACH);
 	cm_sv->lock();
 	if (!c->bound && src_addr) {
 		const struct sockaddr_in *src = (const void *)src_addr;
@@ -389,8 +403,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		cm_gid_of(c->peer_ip, &c->id.route.addr.addr.ibaddr.dgid);
 		c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
 		if (cm_sv->host_of_ip(c->peer_ip) == NIC_HOST_ANY) {
-			cm_event_push(c, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH,
-				      NULL, NULL, 0, 0, 0);
+			cm_addr_query(c, timeout_ms);
 		} else {
 			c->state = CM_ADDR_RESOLVED;
 			cm_event_push(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL,

@@ -526,15 +526,50 @@ TEST_F(Cm, GetaddrinfoKeepsTheSourceAskedFor)
 	rdma_freeaddrinfo(res);
 }
 
-TEST_F(Cm, AnAddressOutsideTheFabricIsAnAddressError)
+// An address no route reaches: the kernel fails the call itself.
+TEST_F(Cm, AnAddressOutsideTheFabricIsUnreachable)
 {
 	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
 	sockaddr_in dst = Addr("192.0.2.1", 7471);
-	ASSERT_EQ(rdma_resolve_addr(client, nullptr, (sockaddr *)&dst, 2000), 0);
+	errno = 0;
+	EXPECT_EQ(rdma_resolve_addr(client, nullptr, (sockaddr *)&dst, 2000),
+		  -1);
+	EXPECT_EQ(errno, ENETUNREACH);
+	EXPECT_EQ(rdma_resolve_route(client, 2000), -1);
+}
+
+// An address on the fabric's network that no host has: as the kernel's
+// neighbour resolution, it is asked for until the timeout ends, then an
+// address error with -ETIMEDOUT.
+TEST_F(Cm, ANeighbourNobodyAnswersForTimesOut)
+{
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in dst = Addr("10.0.0.77", 7471);
+	ASSERT_EQ(rdma_resolve_addr(client, nullptr, (sockaddr *)&dst, 500), 0);
 	rdma_cm_event *ev = Expect(cch, RDMA_CM_EVENT_ADDR_ERROR);
 	ASSERT_NE(ev, nullptr);
+	EXPECT_EQ(ev->status, -ETIMEDOUT);
 	rdma_ack_cm_event(ev);
 	EXPECT_EQ(rdma_resolve_route(client, 2000), -1);
+}
+
+// The wildcard address is this host, as the kernel resolves it.
+TEST_F(Cm, TheWildcardAddressIsThisHost)
+{
+	ASSERT_EQ(rdma_create_id(cch, &client, nullptr, RDMA_PS_TCP), 0);
+	sockaddr_in dst = Addr("0.0.0.0", 7471);
+	ASSERT_EQ(rdma_resolve_addr(client, nullptr, (sockaddr *)&dst, 2000), 0);
+	rdma_ack_cm_event(Expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+}
+
+// A port space the kernel does not have is EINVAL.
+TEST_F(Cm, AnUnknownPortSpaceIsInvalid)
+{
+	errno = 0;
+	EXPECT_EQ(rdma_create_id(cch, &client, nullptr, (rdma_port_space)0x999),
+		  -1);
+	EXPECT_EQ(errno, EINVAL);
+	client = nullptr;
 }
 
 TEST_F(Cm, ALocalDestinationIsReachedOverItsOwnDevice)

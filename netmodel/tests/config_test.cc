@@ -2,6 +2,7 @@
 // is rejected with -EINVAL and a message naming the key, the value and what is allowed.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -48,6 +49,31 @@ void ExpectRejected(const Loaded& l, const std::string& key, const std::string& 
   EXPECT_NE(std::string::npos, l.msg.find(value)) << l.msg;
   EXPECT_NE(std::string::npos, l.msg.find("allowed")) << l.msg;
 }
+
+// A config file of the test's, with `text` in it; gone with the object.
+class TempFile {
+ public:
+  explicit TempFile(const char* text) {
+    const char* dir = getenv("TEST_TMPDIR");
+    path_ = std::string(dir && *dir ? dir : "/tmp") + "/nm_config_testXXXXXX";
+    int fd = mkstemp(&path_[0]);
+    EXPECT_GE(fd, 0);
+    if (fd >= 0)
+      close(fd);
+    Write(text);
+  }
+  ~TempFile() { remove(path_.c_str()); }
+  void Write(const char* text) {
+    FILE* f = fopen(path_.c_str(), "w");
+    ASSERT_NE(nullptr, f);
+    fputs(text, f);
+    fclose(f);
+  }
+  const char* path() const { return path_.c_str(); }
+
+ private:
+  std::string path_;
+};
 
 TEST(ConfigPresets, EveryPresetLoadsAndPassesTheChecks) {
   size_t n;
@@ -160,12 +186,8 @@ TEST(ConfigKeys, EnvNamesMapBothWays) {
 }
 
 TEST(ConfigFile, LoadsFromAFileAndReportsMissingOnes) {
-  char path[] = "/tmp/nm_config_testXXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  FILE* f = fdopen(fd, "w");
-  fputs("{\"preset\": \"ib-hdr-200g\",\n \"link\": {\"latency_ns\": 5}}\n", f);
-  fclose(f);
+  TempFile file("{\"preset\": \"ib-hdr-200g\",\n \"link\": {\"latency_ns\": 5}}\n");
+  const char* path = file.path();
   nm_config cfg;
   nm_error err;
   ASSERT_EQ(0, nm_config_load(&cfg, path, nullptr, nullptr, &err)) << err.msg;
@@ -183,32 +205,24 @@ TEST(ConfigFile, LoadsFromAFileAndReportsMissingOnes) {
   EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
   EXPECT_NE(std::string::npos, std::string(err.msg).find("is a pipe")) << err.msg;
   EXPECT_EQ(-EINVAL, nm_config_file_usable(path, &err));
-  remove(path);
 }
 
 // A bad value says where it came from: the file (by its path) or the variable.
 TEST(ConfigErrors, ABadValueNamesItsFileOrVariable) {
-  char path[] = "/tmp/nm_config_testXXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  FILE* f = fdopen(fd, "w");
-  fputs("{\"seed\": \"five\"}\n", f);
-  fclose(f);
+  TempFile file("{\"seed\": \"five\"}\n");
+  const char* path = file.path();
   nm_config cfg;
   nm_error err;
   EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
   EXPECT_EQ(0u, std::string(err.msg).find(std::string("config file ") + path + ": seed:"))
       << err.msg;
-  f = fopen(path, "w");
-  fputs("{\"preset\": \"nope\"}\n", f);
-  fclose(f);
+  file.Write("{\"preset\": \"nope\"}\n");
   EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
   EXPECT_EQ(0u, std::string(err.msg).find(std::string("config file ") + path + ": preset:"))
       << err.msg;
   const char* envp[] = {"FI_SIM_PRESET=bogus", nullptr};
   EXPECT_EQ(-EINVAL, nm_config_load(&cfg, nullptr, nm_env_from_envp, envp, &err));
   EXPECT_EQ(0u, std::string(err.msg).find("FI_SIM_PRESET (environment): preset:")) << err.msg;
-  remove(path);
 }
 
 TEST(ConfigErrors, UnparsableJsonGivesLineAndColumn) {
@@ -255,24 +269,17 @@ TEST(ConfigErrors, AListEntryIsToldTheObjectForm) {
 // A file that also holds its caller's keys: those are left alone, and named among the
 // allowed ones when a key is unknown.
 TEST(ConfigFile, KeysOfTheCallersAreLeftToIt) {
-  char path[] = "/tmp/nm_config_testXXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  FILE* f = fdopen(fd, "w");
-  fputs("{\"seed\": 4, \"mine\": {\"any\": 1}}\n", f);
-  fclose(f);
+  TempFile file("{\"seed\": 4, \"mine\": {\"any\": 1}}\n");
+  const char* path = file.path();
   const char* const foreign[] = {"mine", "also", nullptr};
   nm_config cfg;
   nm_error err;
   ASSERT_EQ(0, nm_config_load_sharing(&cfg, path, foreign, nullptr, nullptr, &err)) << err.msg;
   EXPECT_EQ(4u, cfg.seed);
   EXPECT_EQ(-EINVAL, nm_config_load(&cfg, path, nullptr, nullptr, &err));
-  f = fopen(path, "w");
-  fputs("{\"mien\": 1}\n", f);
-  fclose(f);
+  file.Write("{\"mien\": 1}\n");
   EXPECT_EQ(-EINVAL, nm_config_load_sharing(&cfg, path, foreign, nullptr, nullptr, &err));
   EXPECT_NE(std::string::npos, std::string(err.msg).find("mr, mine, also)")) << err.msg;
-  remove(path);
 }
 
 TEST(ConfigErrors, WrongTypes) {

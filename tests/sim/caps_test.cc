@@ -24,13 +24,8 @@ struct OneWay {
 OneWay open_one_way(Scenario &s, uint64_t caps, uint64_t bind)
 {
 	OneWay o;
-	fi_info *hints = fi_allocinfo(), *info = nullptr;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = caps;
-	hints->fabric_attr->prov_name = strdup("sim");
-	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
-			     &info), 0);
-	fi_freeinfo(hints);
+	fi_info *info = sim_info(FI_EP_RDM, caps);
+	EXPECT_NE(info, nullptr);
 	if (!info)
 		return o;
 	info->caps = caps;
@@ -99,25 +94,13 @@ TEST(Caps, AReceiveWithNoCqForItIsRefused)
 	close_one_way(o);
 }
 
-fi_info *rdm_info()
-{
-	fi_info *hints = fi_allocinfo(), *info = nullptr;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
-	hints->fabric_attr->prov_name = strdup("sim");
-	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
-			     &info), 0);
-	fi_freeinfo(hints);
-	return info;
-}
-
 // An info changed after fi_getinfo into what it would have refused (a
 // value no enum has) or not offered (caps, contexts) opens nothing.
 TEST(Caps, WhatFiGetinfoWouldNotOfferOpensNothing)
 {
 	Scenario s(1, {});
 	ASSERT_EQ(s.failure, "");
-	fi_info *info = rdm_info();
+	fi_info *info = sim_info(FI_EP_RDM, FI_MSG);
 	ASSERT_NE(info, nullptr);
 	fid_ep *ep = nullptr;
 	info->caps |= FI_COLLECTIVE;
@@ -141,7 +124,7 @@ TEST(Caps, AnEqOfAnotherFabricIsNotBound)
 {
 	Scenario s(1, {});
 	ASSERT_EQ(s.failure, "");
-	fi_info *info = rdm_info();
+	fi_info *info = sim_info(FI_EP_RDM, FI_MSG);
 	ASSERT_NE(info, nullptr);
 	fid_fabric *other = nullptr;
 	ASSERT_EQ(fi_fabric(info->fabric_attr, &other, nullptr), 0);

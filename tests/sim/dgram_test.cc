@@ -16,14 +16,9 @@ const uint64_t kStrictMr = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 
 size_t max_msg_size()
 {
-	fi_info *hints = fi_allocinfo(), *info = nullptr;
-	hints->ep_attr->type = FI_EP_DGRAM;
-	hints->caps = FI_MSG;
-	hints->fabric_attr->prov_name = strdup("sim");
-	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints,
-			     &info), 0);
+	fi_info *info = sim_info(FI_EP_DGRAM, FI_MSG);
+	EXPECT_NE(info, nullptr);
 	size_t max = info ? info->ep_attr->max_msg_size : 0;
-	fi_freeinfo(hints);
 	fi_freeinfo(info);
 	return max;
 }

@@ -37,13 +37,19 @@ TEST(Mr, UnmappedMemoryIsAFault)
 // fi_mr(3): len "Must be > 0", offset "is reserved for future use and
 // must be 0", and access holds the bits the page defines; anything else is
 // refused, not registered.
-TEST(Mr, WhatTheManPageForbidsIsRefused)
-{
-	Scenario s(1, {});
-	ASSERT_EQ(s.failure, "");
-	static char buf[64];
+// One node's domain and a buffer to register.
+class MrArgs : public ::testing::Test {
+protected:
+	Scenario s{ 1, {} };
+	char buf[64] = {};
 	fid_domain *dom = s.node(0).domain;
 	fid_mr *mr = nullptr;
+
+	void SetUp() override { ASSERT_EQ(s.failure, ""); }
+};
+
+TEST_F(MrArgs, WhatTheManPageForbidsIsRefused)
+{
 	EXPECT_EQ(fi_mr_reg(dom, buf, 0, FI_SEND, 0, 0, 0, &mr, nullptr),
 		  -FI_EINVAL);
 	EXPECT_EQ(fi_mr_reg(dom, buf, sizeof(buf), FI_SEND, 5, 0, 0, &mr,
@@ -60,13 +66,8 @@ TEST(Mr, WhatTheManPageForbidsIsRefused)
 // fi_mr_raw_attr is "safe to use with any memory region", and the peer maps
 // the raw key back to the key data transfers name (fi_mr_map_raw). A buffer
 // too small is told the size it needs.
-TEST(Mr, ARawKeyMapsBackToTheKey)
+TEST_F(MrArgs, ARawKeyMapsBackToTheKey)
 {
-	Scenario s(1, {});
-	ASSERT_EQ(s.failure, "");
-	static char buf[64];
-	fid_domain *dom = s.node(0).domain;
-	fid_mr *mr = nullptr;
 	ASSERT_EQ(fi_mr_reg(dom, buf, sizeof(buf), FI_REMOTE_WRITE, 0, 0x1234,
 			    0, &mr, nullptr), 0);
 	uint8_t raw[16];

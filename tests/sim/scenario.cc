@@ -13,6 +13,18 @@
 		}                                                          \
 	} while (0)
 
+fi_info *sim_info(fi_ep_type type, uint64_t caps)
+{
+	fi_info *hints = fi_allocinfo(), *info = nullptr;
+	hints->ep_attr->type = type;
+	hints->caps = caps;
+	hints->fabric_attr->prov_name = strdup("sim");
+	if (fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info))
+		info = nullptr;
+	fi_freeinfo(hints);
+	return info;
+}
+
 Scenario::Scenario(int n, const std::map<std::string, std::string> &env,
 		   uint64_t mr_mode, fi_ep_type type, size_t cq_size)
 	: type_(type), cq_size_(cq_size)

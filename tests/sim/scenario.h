@@ -32,6 +32,10 @@ struct Completion {
 	uint64_t time_ns;
 };
 
+// What fi_getinfo offers of the sim provider for `type` and `caps` (NULL
+// if nothing); the caller frees it.
+fi_info *sim_info(fi_ep_type type, uint64_t caps);
+
 class Scenario {
 public:
 	// env: FI_SIM_* settings for this run (restored afterwards).

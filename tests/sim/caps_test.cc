@@ -53,55 +53,59 @@ void close_one_way(OneWay &o)
 	EXPECT_EQ(fi_close(&o.av->fid), 0);
 }
 
-TEST(Caps, ASendOnlyEndpointRefusesReceives)
+// What a receive (or a send) gets on an endpoint of `caps` whose CQ is
+// bound for `bind`.
+ssize_t post_on(uint64_t caps, uint64_t bind, bool receive)
 {
 	Scenario s(1, {});
-	ASSERT_EQ(s.failure, "");
-	OneWay o = open_one_way(s, FI_MSG | FI_SEND, FI_TRANSMIT);
-	ASSERT_NE(o.ep, nullptr);
-	char buf[16];
+	EXPECT_EQ(s.failure, "");
+	OneWay o = open_one_way(s, caps, bind);
+	if (!o.ep)
+		return -FI_EOTHER;
+	char buf[16] = "hey";
 	fi_context2 ctx;
-	EXPECT_EQ(fi_recv(o.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
-			  &ctx), -FI_EOPNOTSUPP);
+	ssize_t r = receive ? fi_recv(o.ep, buf, sizeof(buf), nullptr,
+				      FI_ADDR_UNSPEC, &ctx)
+			    : fi_send(o.ep, buf, sizeof(buf), nullptr, 0, &ctx);
 	close_one_way(o);
+	return r;
+}
+
+TEST(Caps, ASendOnlyEndpointRefusesReceives)
+{
+	EXPECT_EQ(post_on(FI_MSG | FI_SEND, FI_TRANSMIT, true), -FI_EOPNOTSUPP);
 }
 
 TEST(Caps, AReceiveOnlyEndpointRefusesSends)
 {
-	Scenario s(1, {});
-	ASSERT_EQ(s.failure, "");
-	OneWay o = open_one_way(s, FI_MSG | FI_RECV, FI_RECV);
-	ASSERT_NE(o.ep, nullptr);
-	char buf[16] = "hey";
-	fi_context2 ctx;
-	EXPECT_EQ(fi_send(o.ep, buf, sizeof(buf), nullptr, 0, &ctx),
-		  -FI_EOPNOTSUPP);
-	close_one_way(o);
+	EXPECT_EQ(post_on(FI_MSG | FI_RECV, FI_RECV, false), -FI_EOPNOTSUPP);
 }
 
 // Neither FI_SEND nor FI_RECV asked: both are, and a receive with no CQ
 // bound for it would complete into nothing: refused.
 TEST(Caps, AReceiveWithNoCqForItIsRefused)
 {
-	Scenario s(1, {});
-	ASSERT_EQ(s.failure, "");
-	OneWay o = open_one_way(s, FI_MSG, FI_TRANSMIT);
-	ASSERT_NE(o.ep, nullptr);
-	char buf[16];
-	fi_context2 ctx;
-	EXPECT_EQ(fi_recv(o.ep, buf, sizeof(buf), nullptr, FI_ADDR_UNSPEC,
-			  &ctx), -FI_ENOCQ);
-	close_one_way(o);
+	EXPECT_EQ(post_on(FI_MSG, FI_TRANSMIT, true), -FI_ENOCQ);
 }
+
+// One node, and an RDM info of the sim provider to open things with.
+class CapsOpen : public ::testing::Test {
+protected:
+	Scenario s{ 1, {} };
+	fi_info *info = sim_info(FI_EP_RDM, FI_MSG);
+
+	void SetUp() override
+	{
+		ASSERT_EQ(s.failure, "");
+		ASSERT_NE(info, nullptr);
+	}
+	void TearDown() override { fi_freeinfo(info); }
+};
 
 // An info changed after fi_getinfo into what it would have refused (a
 // value no enum has) or not offered (caps, contexts) opens nothing.
-TEST(Caps, WhatFiGetinfoWouldNotOfferOpensNothing)
+TEST_F(CapsOpen, WhatFiGetinfoWouldNotOfferOpensNothing)
 {
-	Scenario s(1, {});
-	ASSERT_EQ(s.failure, "");
-	fi_info *info = sim_info(FI_EP_RDM, FI_MSG);
-	ASSERT_NE(info, nullptr);
 	fid_ep *ep = nullptr;
 	info->caps |= FI_COLLECTIVE;
 	EXPECT_EQ(fi_endpoint(s.node(0).domain, info, &ep, nullptr),
@@ -116,16 +120,11 @@ TEST(Caps, WhatFiGetinfoWouldNotOfferOpensNothing)
 	fid_domain *dom = nullptr;
 	EXPECT_EQ(fi_domain(s.fabric(), info, &dom, nullptr), -FI_EINVAL);
 	EXPECT_EQ(dom, nullptr);
-	fi_freeinfo(info);
 }
 
 // An EQ belongs to its fabric: an endpoint of another hears nothing there.
-TEST(Caps, AnEqOfAnotherFabricIsNotBound)
+TEST_F(CapsOpen, AnEqOfAnotherFabricIsNotBound)
 {
-	Scenario s(1, {});
-	ASSERT_EQ(s.failure, "");
-	fi_info *info = sim_info(FI_EP_RDM, FI_MSG);
-	ASSERT_NE(info, nullptr);
 	fid_fabric *other = nullptr;
 	ASSERT_EQ(fi_fabric(info->fabric_attr, &other, nullptr), 0);
 	fi_eq_attr ea = {};
@@ -141,7 +140,6 @@ TEST(Caps, AnEqOfAnotherFabricIsNotBound)
 	EXPECT_EQ(fi_close(&ours->fid), 0);
 	EXPECT_EQ(fi_close(&theirs->fid), 0);
 	EXPECT_EQ(fi_close(&other->fid), 0);
-	fi_freeinfo(info);
 }
 
 } // namespace

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <fabsim/core.h>
+
 #include "info_alloc.h"
 #include "info_match.h"
 
@@ -131,6 +133,13 @@ int fabsim_hints_check(uint32_t version, const char *node, const char *service,
 	if (!ret)
 		ret = check_enums(hints, why, why_len);
 	return ret;
+}
+
+int fabsim_info_check_values(const struct fi_info *info, char *why,
+			     size_t why_len)
+{
+	return fabsim_hints_check(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+				  NULL, NULL, 0, info, why, why_len);
 }
 
 /* ---- Matching helpers ------------------------------------------------------ */

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fabsim/core.h>
+
 #include "sim.h"
 
 #define SIM_CAPS_PRIMARY                                                 \
@@ -63,23 +65,15 @@ static const struct ep_profile profiles[] = {
 
 int sim_info_check_open(const struct fi_info *info, const char *call)
 {
-	const struct fi_domain_attr *d = info->domain_attr;
 	const struct fi_ep_attr *e = info->ep_attr;
+	char why[256];
+	int ret;
 
-	/* Values no enum has: the application's error. */
-	if (d && (d->threading < FI_THREAD_UNSPEC ||
-		  d->threading > FI_THREAD_ENDPOINT ||
-		  d->control_progress < FI_PROGRESS_UNSPEC ||
-		  d->control_progress > FI_PROGRESS_MANUAL ||
-		  d->data_progress < FI_PROGRESS_UNSPEC ||
-		  d->data_progress > FI_PROGRESS_MANUAL ||
-		  d->resource_mgmt < FI_RM_UNSPEC ||
-		  d->resource_mgmt > FI_RM_ENABLED ||
-		  d->av_type < FI_AV_UNSPEC || d->av_type > FI_AV_TABLE)) {
-		FI_WARN(&sim_prov, FI_LOG_CORE, "%s: domain_attr holds a "
-			"value that is no fi_threading, fi_progress, "
-			"fi_resource_mgmt or fi_av_type\n", call);
-		return -FI_EINVAL;
+	/* Values their types do not have: the application's error. */
+	ret = fabsim_info_check_values(info, why, sizeof(why));
+	if (ret) {
+		FI_WARN(&sim_prov, FI_LOG_CORE, "%s: %s\n", call, why);
+		return ret;
 	}
 	if (!e)
 		return 0;

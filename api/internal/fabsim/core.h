@@ -35,6 +35,13 @@ void fabsim_provider_register(fabsim_provider_ini_fn ini);
 /* The core's own identity for logging and parameters ("core"). */
 extern struct fi_provider fabsim_core_prov;
 
+/* fi_domain, fi_endpoint: whether `info` holds only values its types have
+ * (what fi_getinfo refuses as hints: an enum out of range -FI_EINVAL, an
+ * undefined capability bit -FI_EBADFLAGS, ...): 0, or that error with `why`
+ * saying which. */
+int fabsim_info_check_values(const struct fi_info *info, char *why,
+			     size_t why_len);
+
 /*
  * What a provider's getinfo returns, and how the core reads it.
  *

@@ -34,6 +34,13 @@ readings=$(field spin_readings "$out")
 	{ echo "FAIL: a 100 us delay took $readings readings (1 us each past the first thousand)"; exit 1; }
 [ "$(field timezone_only "$out")" = 0 ] ||
 	{ echo "FAIL: gettimeofday(NULL, &tz) failed"; exit 1; }
+# Its sleeps (25 ms, 3 ms, to 100 ms ahead, 1 s) are virtual time: 1.128 s
+# by its clock and by the fabric's, though it ran for much less.
+want=1128000000
+[ "$(field sleep_clock_ns "$out")" = "$want" ] ||
+	{ echo "FAIL: the sleeps took $(field sleep_clock_ns "$out") ns by the program's clock"; exit 1; }
+[ "$(field sleep_virtual_ns "$out")" = "$want" ] ||
+	{ echo "FAIL: the sleeps took $(field sleep_virtual_ns "$out") ns of virtual time"; exit 1; }
 
 # The clocks start on a whole second: what the program reads in microseconds
 # is the same run after run, not only what it reads in nanoseconds.

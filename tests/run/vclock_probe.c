@@ -4,13 +4,16 @@
  * ping-pongs of 4 KiB. It prints its own measurement of the elapsed time
  * and the fabric's virtual time for the same stretch (fabsim_ops_v1), then
  * waits 100 us by reading gettimeofday in a loop and prints the virtual
- * time that took, so that tests/run/run_test.sh can check `fabsim run
+ * time that took, then sleeps (usleep, nanosleep, clock_nanosleep to an
+ * absolute time, sleep) and prints what its clock and the fabric say that
+ * took, so that tests/run/run_test.sh can check `fabsim run
  * --virtual-clock`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -138,6 +141,29 @@ int main(void)
 	/* gettimeofday(2): either argument may be NULL. */
 	struct timezone tz;
 	printf("timezone_only %d\n", gettimeofday(NULL, &tz));
+
+	/* Sleeps: each lets its time pass in virtual time, which the clock
+	 * and the fabric both show. */
+	struct timespec s0, s1, req = { 0, 3000000 }, until;
+
+	/* (This reading may let 1 us pass: the spin above left a run of
+	 * still readings. The fabric's figure starts after it.) */
+	clock_gettime(CLOCK_MONOTONIC, &s0);
+	uint64_t f0 = ext->now_ns(&n[0].dom->fid);
+	usleep(25000);
+	nanosleep(&req, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += 100000000; /* absolute: 100 ms from here */
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+	sleep(1);
+	clock_gettime(CLOCK_MONOTONIC, &s1);
+	printf("sleep_clock_ns %lld\n", ns_of(s1) - ns_of(s0));
+	printf("sleep_virtual_ns %llu\n",
+	       (unsigned long long)(ext->now_ns(&n[0].dom->fid) - f0));
 	for (int i = 0; i < 2; i++) {
 		fi_close(&n[i].mr->fid);
 		fi_close(&n[i].ep->fid);

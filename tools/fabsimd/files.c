@@ -371,7 +371,10 @@ int fabsimd_lock(const struct fabsimd_paths *p, int timeout_ms, bool wait,
 					       p->lock, timeout_ms);
 				return -ETIMEDOUT;
 			}
-			usleep(1000);
+			/* Real time, as fabsimd_now_ms (a preloaded
+			 * virtual clock takes the program's sleeps). */
+			syscall(SYS_nanosleep,
+				&(struct timespec){ 0, 1000000 }, NULL);
 		}
 		/* Its holder may have removed it before we got it. */
 		if (!fstat(fd, &held) && !lstat(p->lock, &named) &&

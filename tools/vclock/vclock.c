@@ -17,8 +17,16 @@
  * row, each further one spends SPIN_STEP_NS in the fabric, as SimGrid's
  * SMPI injects time into a program's readings of its clock; the step ends
  * early when something arrives for the process, so a thread that reads
- * the clock between polls sees what it polls for at its instant. */
+ * the clock between polls sees what it polls for at its instant.
+ *
+ * A thread that sleeps (nanosleep, clock_nanosleep on these clocks, usleep,
+ * sleep) while a fabric is attached lets that much virtual time pass in the
+ * fabric instead, as SMPI turns a sleep into simulated time: what the
+ * program measures around it is the sleep, and a run that paces itself
+ * with sleeps is the same run after run. Without a fabric, or when the
+ * fabric cannot take it, the sleep is real. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -39,6 +47,7 @@ typedef bool (*vclock_spend)(void *ctx, uint64_t ns);
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static vclock_source source;
 static vclock_spend spend;
+static vclock_spend sleep_fn; /* waits the whole time; false: cannot */
 static void *source_ctx;
 static uint64_t frozen_ns;  /* virtual time when no fabric is attached */
 static uint64_t attach_ns;  /* ... when the current one attached */
@@ -131,6 +140,15 @@ int fabsim_vclock_attach(vclock_source now_ns, vclock_spend spend_ns,
 	return ret;
 }
 
+/* The attached fabric's way to let a thread sleep `ns` of virtual time. */
+void fabsim_vclock_set_sleep(vclock_spend sleep_ns)
+{
+	pthread_mutex_lock(&lock);
+	if (source)
+		sleep_fn = sleep_ns;
+	pthread_mutex_unlock(&lock);
+}
+
 void fabsim_vclock_detach(void *ctx)
 {
 	pthread_mutex_lock(&lock);
@@ -138,9 +156,97 @@ void fabsim_vclock_detach(void *ctx)
 		frozen_ns = attach_ns + source(source_ctx);
 		source = NULL;
 		spend = NULL;
+		sleep_fn = NULL;
 		source_ctx = NULL;
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+/* True when the fabric let `ns` of virtual time pass for this thread. */
+static bool virtual_sleep(uint64_t ns)
+{
+	pthread_mutex_lock(&lock);
+	vclock_spend fn = source ? sleep_fn : NULL;
+	void *ctx = source_ctx;
+	pthread_mutex_unlock(&lock);
+	return fn && fn(ctx, ns);
+}
+
+static bool valid(const struct timespec *ts)
+{
+	return ts && ts->tv_sec >= 0 && ts->tv_nsec >= 0 &&
+	       ts->tv_nsec < 1000000000;
+}
+
+static uint64_t ns_of(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000 + (uint64_t)ts->tv_nsec;
+}
+
+static int real_sleep(uint64_t ns, struct timespec *rem)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000),
+			       (long)(ns % 1000000000) };
+
+	return (int)syscall(SYS_nanosleep, &ts, rem);
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	if (!valid(req))
+		return (int)syscall(SYS_nanosleep, req, rem);
+	if (virtual_sleep(ns_of(req))) {
+		if (rem)
+			*rem = (struct timespec){ 0, 0 };
+		return 0;
+	}
+	return real_sleep(ns_of(req), rem);
+}
+
+int clock_nanosleep(clockid_t id, int flags, const struct timespec *req,
+		    struct timespec *rem)
+{
+	struct timespec now;
+	uint64_t ns;
+
+	/* CPU-time clocks, and bad arguments, are the kernel's. */
+	if (clock_class(id) < 0 || !valid(req)) {
+		int ret = (int)syscall(SYS_clock_nanosleep, id, flags, req,
+				       rem);
+
+		return ret ? errno : 0;
+	}
+	ns = ns_of(req);
+	if (flags & TIMER_ABSTIME) {
+		clock_gettime(id, &now);
+		if (ns <= ns_of(&now))
+			return 0;
+		ns -= ns_of(&now);
+		rem = NULL; /* not written for an absolute sleep */
+	}
+	if (virtual_sleep(ns)) {
+		if (rem)
+			*rem = (struct timespec){ 0, 0 };
+		return 0;
+	}
+	return real_sleep(ns, rem) ? errno : 0;
+}
+
+int usleep(useconds_t us)
+{
+	uint64_t ns = (uint64_t)us * 1000;
+
+	return virtual_sleep(ns) ? 0 : real_sleep(ns, NULL);
+}
+
+unsigned int sleep(unsigned int seconds)
+{
+	uint64_t ns = (uint64_t)seconds * 1000000000;
+	struct timespec rem = { 0, 0 };
+
+	if (virtual_sleep(ns) || real_sleep(ns, &rem) == 0)
+		return 0;
+	return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
 }
 
 int clock_gettime(clockid_t id, struct timespec *ts)

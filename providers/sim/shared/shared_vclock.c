@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdint.h>
 
 #include "shared_vclock.h"
@@ -7,6 +8,7 @@
 typedef int (*attach_fn)(uint64_t (*now_ns)(void *ctx),
 			 bool (*spend_ns)(void *ctx, uint64_t ns), void *ctx);
 typedef void (*detach_fn)(void *ctx);
+typedef void (*set_sleep_fn)(bool (*sleep_ns)(void *ctx, uint64_t ns));
 
 /* One attachment at a time (libfabsim_vclock.so takes one source). */
 static struct nic_world *attached;
@@ -37,6 +39,33 @@ static bool world_spend(void *ctx, uint64_t ns)
 	return true;
 }
 
+/* A thread that sleeps (nanosleep, usleep, sleep) lets that much virtual
+ * time pass, in the fabric, as a thread of a real machine lets time pass:
+ * what the program measures around the sleep is the sleep, and a program
+ * that paces itself with sleeps does so in virtual time. The lock is
+ * waited for a while (holds are short); one it cannot get, as when this
+ * very thread holds it, leaves the sleep to real time. */
+#define SLEEP_LOCK_TRIES 1000
+
+static bool world_sleep(void *ctx, uint64_t ns)
+{
+	struct nic_world *world = attached;
+	int tries = 0;
+
+	(void)ctx;
+	if (!world)
+		return false;
+	while (!nic_world_trylock(world)) {
+		if (++tries == SLEEP_LOCK_TRIES)
+			return false;
+		sched_yield();
+	}
+	nic_sched_enter(world);
+	nic_sched_sleep(world, ns);
+	nic_world_unlock(world);
+	return true;
+}
+
 bool shared_vclock_attach(struct nic_world *world, const void *owner)
 {
 	attach_fn attach = (attach_fn)dlsym(RTLD_DEFAULT,
@@ -51,6 +80,11 @@ bool shared_vclock_attach(struct nic_world *world, const void *owner)
 		attached_owner = NULL;
 		return false;
 	}
+	/* A libfabsim_vclock.so of the same build also takes sleeps. */
+	set_sleep_fn set_sleep = (set_sleep_fn)dlsym(RTLD_DEFAULT,
+						     "fabsim_vclock_set_sleep");
+	if (set_sleep)
+		set_sleep(world_sleep);
 	return true;
 }
 

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <arena/arena.h>
 #include <fabsimd/fabsimd.h>
@@ -112,11 +114,13 @@ int shared_world_check_settings(char *err, size_t errlen)
 	return shared_capacity(err, errlen) ? 0 : -EINVAL;
 }
 
+/* Real time: under `fabsim run --virtual-clock` the program's nanosleep
+ * is virtual time (tools/vclock), and this waits for another process. */
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
-	nanosleep(&ts, NULL);
+	syscall(SYS_nanosleep, &ts, NULL);
 }
 
 /* Differs when two members run different builds of the library: their

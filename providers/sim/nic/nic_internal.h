@@ -682,6 +682,10 @@ void nic_ud_receive(struct nic_qp *qp, struct nic_pkt *pkt);
 
 /* RC: the QP fails as a whole (nic_qp.c). */
 void nic_qp_fail(struct nic_qp *qp, enum nic_status why);
+/* Host `host` is gone (its process died): a message it was in the middle
+ * of sending to qp will never be finished, and the receive it was landing
+ * in is flushed rather than held for ever (cancelable by nobody). */
+void nic_qp_abandon_partial(struct nic_qp *qp, uint32_t host);
 
 /* A read being answered, one response packet at a time. */
 struct nic_read_job {

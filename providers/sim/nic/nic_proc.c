@@ -497,6 +497,22 @@ static void tell_host_gone(struct nic_world *world, uint32_t gone)
 	}
 }
 
+/* What host `gone` was in the middle of sending to the live hosts will
+ * never end: the receives it landed in are flushed (their owners take the
+ * error in, as any completion). */
+static void abandon_partial_messages(struct nic_world *world, uint32_t gone)
+{
+	for (uint32_t h = 0; h < world->host_count; h++) {
+		struct nic *nic = world->hosts[h];
+
+		if (!nic || nic->dead)
+			continue;
+		for (uint32_t i = 0; i < nic->qps.count; i++)
+			if (nic->qps.slots[i])
+				nic_qp_abandon_partial(nic->qps.slots[i], gone);
+	}
+}
+
 void nic_proc_died(struct nic_world *world, struct nic_proc *proc)
 {
 	purge_calls(world, proc, any_call, NULL);
@@ -509,8 +525,10 @@ void nic_proc_died(struct nic_world *world, struct nic_proc *proc)
 		if (world->hosts[h] && world->hosts[h]->owner == proc)
 			world->hosts[h]->dead = true;
 	for (uint32_t h = 0; h < world->host_count; h++)
-		if (world->hosts[h] && world->hosts[h]->owner == proc)
+		if (world->hosts[h] && world->hosts[h]->owner == proc) {
 			tell_host_gone(world, h);
+			abandon_partial_messages(world, h);
+		}
 }
 
 static bool is_for_qp(const struct nic_call *call, const void *qp)

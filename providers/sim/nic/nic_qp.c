@@ -606,6 +606,17 @@ int nic_post_recv(struct nic_qp *qp, const struct nic_recv *recv)
 	return nic_match_post(qp, recv);
 }
 
+void nic_qp_abandon_partial(struct nic_qp *qp, uint32_t host)
+{
+	for (size_t i = 0; i < qp->flow_slots; i++)
+		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next)
+			if (f->peer.host == host && f->rx.active &&
+			    f->rx.kind == 0 && f->rx.match) {
+				nic_match_flush_taken(qp, f->rx.match);
+				memset(&f->rx, 0, sizeof(f->rx));
+			}
+}
+
 void nic_qp_fail(struct nic_qp *qp, enum nic_status why)
 {
 	if (qp->in_error)

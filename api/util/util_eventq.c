@@ -54,6 +54,36 @@ bool fabsim_eventq_empty(const struct fabsim_eventq *q)
 	return !q->head;
 }
 
+static fid_t fid_of(const struct fabsim_eventq_entry *e)
+{
+	if (e->error)
+		return e->err.fid;
+	/* Every event's structure begins with the fid it concerns. */
+	return e->len >= sizeof(fid_t) ? ((const struct fi_eq_entry *)e->buf)->fid
+				       : NULL;
+}
+
+size_t fabsim_eventq_drop_fid(struct fabsim_eventq *q, fid_t fid)
+{
+	struct fabsim_eventq_entry **p = &q->head, *last = NULL;
+	size_t dropped = 0;
+
+	while (*p) {
+		struct fabsim_eventq_entry *e = *p;
+
+		if (fid_of(e) == fid) {
+			*p = e->next;
+			entry_free(e);
+			dropped++;
+		} else {
+			last = e;
+			p = &e->next;
+		}
+	}
+	q->tail = last;
+	return dropped;
+}
+
 static int append(struct fabsim_eventq *q, struct fabsim_eventq_entry *e)
 {
 	e->next = NULL;

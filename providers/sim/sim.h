@@ -442,6 +442,9 @@ int sim_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 /* EQ events, lock held. CM events (FI_CONNREQ, FI_CONNECTED) pass a
  * struct fi_eq_cm_entry followed by the private data; the info of a
  * FI_CONNREQ goes to the reader (fabsim/eventq.h). */
+/* An object of the EQ's is closed: its queued events go (a reader would
+ * otherwise get a fid that is freed). Lock held. */
+void sim_eq_forget(struct sim_eq *eq, fid_t fid);
 int sim_eq_push(struct sim_eq *eq, uint32_t event, const void *buf,
 		size_t len);
 int sim_eq_push_error(struct sim_eq *eq, fid_t fid, void *context, int err,

@@ -495,8 +495,10 @@ static int ep_close(struct fid *fid)
 	sim_cm_release(ep);
 	/* fi_endpoint(3): closing discards outstanding operations. */
 	nic_qp_destroy(ep->qp);
-	if (ep->eq)
+	if (ep->eq) {
+		sim_eq_forget(ep->eq, &ep->ep_fid.fid);
 		ep->eq->refs--;
+	}
 	if (ep->av)
 		ep->av->refs--;
 	if (ep->tx_cq)

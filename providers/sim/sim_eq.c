@@ -25,6 +25,12 @@ static int pushed(struct sim_eq *eq, int ret)
 	return ret;
 }
 
+void sim_eq_forget(struct sim_eq *eq, fid_t fid)
+{
+	if (fabsim_eventq_drop_fid(&eq->q, fid))
+		drain_fd(eq);
+}
+
 int sim_eq_push(struct sim_eq *eq, uint32_t event, const void *buf,
 		size_t len)
 {

@@ -37,8 +37,10 @@ static int pep_close(struct fid *fid)
 
 	sim_lock(world);
 	sim_cm_unlisten(pep);
-	if (pep->eq)
+	if (pep->eq) {
+		sim_eq_forget(pep->eq, &pep->pep_fid.fid);
 		pep->eq->refs--;
+	}
 	pep->fabric->children--; /* a PEP counts as a child of the fabric */
 	sim_unlock(world);
 	fi_freeinfo(pep->info);

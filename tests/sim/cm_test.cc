@@ -696,6 +696,25 @@ TEST_F(Cm, ClosingAConnectedEndpointShutsThePeerDown)
 	EXPECT_EQ(down.fid, &ends.second->fid);
 }
 
+// An endpoint shut down and closed before its FI_SHUTDOWN was read takes
+// its events with it: a reader must not get the fid of a freed endpoint.
+TEST_F(Cm, AClosedEndpointsEventsLeaveTheEq)
+{
+	listen(1);
+	auto ends = connect(0, 1);
+	ASSERT_EQ(fi_shutdown(ends.first, 0), 0);
+	// Its own shutdown's event is queued by now (the peer's too).
+	Event mine = next_event(0);
+	ASSERT_EQ(mine.type, (uint32_t)FI_SHUTDOWN);
+	ASSERT_EQ(fi_shutdown(ends.second, 0), 0);
+	close_endpoint(1, ends.second);
+	Event after = next_event(1, 50);
+	EXPECT_EQ(after.ret, -FI_EAGAIN)
+		<< "an event of the closed endpoint was read (fid " << after.fid
+		<< ")";
+	close_endpoint(0, ends.first);
+}
+
 // fi_domain(3): an EQ bound to a domain with FI_REG_MR makes registration
 // asynchronous: fi_mr_reg returns at once and FI_MR_COMPLETE, naming the
 // MR and its context, arrives when the registration cost has passed.

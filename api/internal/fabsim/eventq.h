@@ -30,6 +30,9 @@ void fabsim_eventq_init(struct fabsim_eventq *q);
 /* Frees every entry, and the fi_info of FI_CONNREQ events nobody read. */
 void fabsim_eventq_fini(struct fabsim_eventq *q);
 bool fabsim_eventq_empty(const struct fabsim_eventq *q);
+/* Drops the events and error entries about `fid` (an object being closed:
+ * nobody may read of it afterwards); how many. */
+size_t fabsim_eventq_drop_fid(struct fabsim_eventq *q, fid_t fid);
 
 /* Appends an event of `len` bytes (a struct fi_eq_entry, or a struct
  * fi_eq_cm_entry and its private data). The info of a FI_CONNREQ entry

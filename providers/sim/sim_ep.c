@@ -293,6 +293,10 @@ static int ep_connect(struct fid_ep *fid, const void *addr, const void *param,
 
 	if (ret)
 		return ret;
+	/* No address: the one fi_getinfo gave the endpoint's info (as the
+	 * verbs and tcp providers take it). */
+	if (!sin && ep->info->dest_addrlen == sizeof(*sin))
+		sin = ep->info->dest_addr;
 	if (!sin || sin->sin_family != AF_INET ||
 	    paramlen > SIM_CM_DATA_SIZE || (paramlen && !param))
 		return -FI_EINVAL;

@@ -696,6 +696,29 @@ TEST_F(Cm, ClosingAConnectedEndpointShutsThePeerDown)
 	EXPECT_EQ(down.fid, &ends.second->fid);
 }
 
+// fi_connect with no address connects to the one the endpoint's info holds
+// (fi_getinfo's dest_addr), as the verbs and tcp providers take it.
+TEST_F(Cm, ConnectWithNoAddressUsesTheInfosDestination)
+{
+	listen(1);
+	auto name = listener_name(1);
+	fi_info *info = fi_dupinfo(node(0).info);
+	ASSERT_NE(info, nullptr);
+	free(info->dest_addr);
+	info->dest_addr = malloc(name.size());
+	memcpy(info->dest_addr, name.data(), name.size());
+	info->dest_addrlen = name.size();
+	fid_ep *client = endpoint(0, info);
+	fi_freeinfo(info);
+	ASSERT_EQ(fi_connect(client, nullptr, nullptr, 0), 0);
+	Event req = next_event(1);
+	EXPECT_EQ(req.type, (uint32_t)FI_CONNREQ);
+	fi_freeinfo(req.info);
+	// Without an address anywhere, there is nothing to connect to.
+	fid_ep *lost = endpoint(0);
+	EXPECT_EQ(fi_connect(lost, nullptr, nullptr, 0), -FI_EINVAL);
+}
+
 // An endpoint shut down and closed before its FI_SHUTDOWN was read takes
 // its events with it: a reader must not get the fid of a freed endpoint.
 TEST_F(Cm, AClosedEndpointsEventsLeaveTheEq)

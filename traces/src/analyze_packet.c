@@ -17,16 +17,21 @@ static void integrity(tr_analyzer *a, const tr_record *rec)
 	const tr_packet *p = &rec->pkt;
 	bool corrupted = rec->mark.flags & TR_CORRUPTED;
 
+	/* The CRCs are sent least significant byte first; shown, as Wireshark
+	 * shows the field, in the order of the bytes on the wire, so that a
+	 * value can be pasted into a display filter. */
 	if (p->icrc_captured && p->icrc_stored != p->icrc_computed && !corrupted) {
 		a->s->icrc_bad++;
 		tr_an_problem(a, rec, p->icrc_off, "ICRC 0x%08x stored, 0x%08x computed",
-			      p->icrc_stored, p->icrc_computed);
+			      __builtin_bswap32(p->icrc_stored),
+			      __builtin_bswap32(p->icrc_computed));
 	}
 	if (p->vcrc_captured && p->vcrc_stored != p->vcrc_computed && !corrupted) {
 		a->s->vcrc_bad++;
 		tr_an_problem(a, rec, p->icrc_off + TR_ICRC_LEN,
-			      "VCRC 0x%04x stored, 0x%04x computed", p->vcrc_stored,
-			      p->vcrc_computed);
+			      "VCRC 0x%04x stored, 0x%04x computed",
+			      __builtin_bswap16(p->vcrc_stored),
+			      __builtin_bswap16(p->vcrc_computed));
 	}
 	if ((p->flags & TR_PKT_ROCE) && p->ip_version == 4 && !p->ip_csum_ok && !corrupted)
 		tr_an_problem(a, rec, p->l3_off + 10, "IPv4 header checksum 0x%04x is wrong",

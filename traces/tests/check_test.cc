@@ -275,7 +275,12 @@ TEST(Check, InsideTunnelsWithOffsetsInTheCapturedFrame) {
 TEST(Check, Integrity) {
   Written bad = Make(From(0x04, 1), 64, 0);
   bad.frame[70] ^= 0x08;
-  ExpectOne("icrc.pcap", {bad}, 1, "ICRC 0x");
+  // The stored ICRC as Wireshark shows the field: its bytes in wire order.
+  const uint8_t* icrc = &bad.frame[bad.frame.size() - 4];
+  char shown[32];
+  snprintf(shown, sizeof(shown), "ICRC 0x%02x%02x%02x%02x stored", icrc[0], icrc[1], icrc[2],
+           icrc[3]);
+  ExpectOne("icrc.pcap", {bad}, 1, shown);
   bad.flags = TR_CORRUPTED;
   ExpectClean("icrc_marked.pcap", {bad});
   Written ip = Make(From(0x04, 1), 8, 0);

@@ -362,7 +362,11 @@ int sim_config_load_all(nm_config *cfg, struct nic_transport_params *transport,
 	ret = env_record(&rc);
 	if (ret)
 		goto out;
-	if (!rc.path && (rc.log_path || rc.per_node || rc.snaplen)) {
+	/* On a shared fabric the process that starts it decides what is
+	 * recorded, with its own settings: a script that exports the same
+	 * ones for every process (FI_SIM_PCAP for one only) is not wrong. */
+	if (!rc.path && (rc.log_path || rc.per_node || rc.snaplen) &&
+	    !shared_world_fabric()) {
 		FI_WARN(&sim_prov, FI_LOG_CORE,
 			"%s is set but FI_SIM_PCAP (or \"pcap\" in the config "
 			"file) is not: nothing would be recorded\n",

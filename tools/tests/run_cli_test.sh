@@ -43,6 +43,12 @@ refused '--config: needs a value (it was empty)' --config ''
 FI_SIM_MR_STRICT=maybe refused 'FI_SIM_MR_STRICT="maybe"'
 FI_SIM_ACK_TIMEOUT_NS=-5 refused 'the sim provider refuses these settings'
 FI_SIM_SHARED_MEMORY_MB=abc refused 'FI_SIM_SHARED_MEMORY_MB="abc": must be a number of MiB'
+# Recording settings without a file: refused for a fabric of its own, but
+# on a shared fabric the process that starts it decides what is recorded,
+# and a script may export the same settings for every process.
+FI_SIM_PCAP_SNAPLEN=128 refused 'FI_SIM_PCAP_SNAPLEN is set but FI_SIM_PCAP'
+FI_SIM_PCAP_SNAPLEN=128 "$fabsim" run --fabric joiner --node 1 -- true ||
+	fail "a process joining a shared fabric was refused FI_SIM_PCAP_SNAPLEN"
 echo '{"pcap": 5}' >"$TEST_TMPDIR/pcap5.json"
 refused '"pcap": 5 is not a string' --config "$TEST_TMPDIR/pcap5.json"
 # An unknown key is told the provider's keys too, which the file may hold.

@@ -606,15 +606,22 @@ int nic_post_recv(struct nic_qp *qp, const struct nic_recv *recv)
 	return nic_match_post(qp, recv);
 }
 
+/* The receive a message of flow f was landing in is flushed (an SRQ's as
+ * well: the QP had taken it), and the flow takes no more of that message. */
+static void flush_landing(struct nic_qp *qp, struct nic_flow *f)
+{
+	if (f->rx.active && f->rx.kind == 0 && f->rx.match) {
+		nic_match_flush_taken(qp, f->rx.match);
+		memset(&f->rx, 0, sizeof(f->rx));
+	}
+}
+
 void nic_qp_abandon_partial(struct nic_qp *qp, uint32_t host)
 {
 	for (size_t i = 0; i < qp->flow_slots; i++)
 		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next)
-			if (f->peer.host == host && f->rx.active &&
-			    f->rx.kind == 0 && f->rx.match) {
-				nic_match_flush_taken(qp, f->rx.match);
-				memset(&f->rx, 0, sizeof(f->rx));
-			}
+			if (f->peer.host == host)
+				flush_landing(qp, f);
 }
 
 void nic_qp_fail(struct nic_qp *qp, enum nic_status why)
@@ -625,12 +632,7 @@ void nic_qp_fail(struct nic_qp *qp, enum nic_status why)
 	for (size_t i = 0; i < qp->flow_slots; i++)
 		for (struct nic_flow *f = qp->flows[i]; f; f = f->hash_next) {
 			nic_req_flush(f);
-			/* The receive a message was landing in is flushed
-			 * too (an SRQ's as well: the QP had taken it). */
-			if (f->rx.active && f->rx.kind == 0 && f->rx.match) {
-				nic_match_flush_taken(qp, f->rx.match);
-				memset(&f->rx, 0, sizeof(f->rx));
-			}
+			flush_landing(qp, f);
 		}
 	/* A shared receive queue's other receives stay for its other QPs. */
 	if (!qp->srq)

@@ -107,20 +107,32 @@ static int usage(FILE *out)
 /* Options given on the command line (bits of passed[]). */
 static unsigned given;
 
+/* The option `variable` was given by on this command line, or NULL (the
+ * environment's, or not set). */
+static const char *option_of(const char *variable)
+{
+	for (size_t k = 0; k < sizeof(passed) / sizeof(passed[0]); k++)
+		if ((given & 1u << k) && !strcmp(passed[k].variable, variable))
+			return passed[k].option;
+	return NULL;
+}
+
+#define FROM_ENV " (environment): "
+
 /* The library names a bad setting by its variable, "FI_SIM_SEED
  * (environment): ..."; one this command set from an option is named by that
  * option too. */
 static void tell_bad_setting(const char *msg)
 {
-	for (size_t k = 0; k < sizeof(passed) / sizeof(passed[0]); k++) {
-		size_t n = strlen(passed[k].variable);
+	const char *tail = strstr(msg, FROM_ENV), *option;
+	char variable[64];
 
-		if ((given & 1u << k) && !strncmp(msg, passed[k].variable, n) &&
-		    !strncmp(msg + n, " (environment): ",
-			     strlen(" (environment): "))) {
-			fprintf(stderr, "fabsim run: %s (%s): %s\n",
-				passed[k].option, passed[k].variable,
-				msg + n + strlen(" (environment): "));
+	if (tail && (size_t)(tail - msg) < sizeof(variable)) {
+		snprintf(variable, sizeof(variable), "%.*s", (int)(tail - msg),
+			 msg);
+		if ((option = option_of(variable))) {
+			fprintf(stderr, "fabsim run: %s (%s): %s\n", option,
+				variable, tail + strlen(FROM_ENV));
 			return;
 		}
 	}
@@ -131,9 +143,10 @@ static void tell_bad_setting(const char *msg)
  * the variable itself (from the environment). */
 static const char *named(const char *variable, char *buf, size_t len)
 {
-	for (size_t k = 0; k < sizeof(passed) / sizeof(passed[0]); k++)
-		if ((given & 1u << k) && !strcmp(passed[k].variable, variable))
-			return passed[k].option;
+	const char *option = option_of(variable);
+
+	if (option)
+		return option;
 	snprintf(buf, len, "%s (environment)", variable);
 	return buf;
 }
@@ -211,24 +224,21 @@ static int check_settings(void)
 			nodes, FABSIMD_MEMBERS_MAX);
 		return 2;
 	}
-	static const struct { const char *var, *option; } per_fabric[] = {
-		{ "FI_SIM_NODE", "--node" },
-		{ "FI_SIM_NODES", "--nodes" },
-	};
+	static const char *const per_fabric[] = { "FI_SIM_NODE",
+						  "FI_SIM_NODES" };
 	for (size_t i = 0; i < sizeof(per_fabric) / sizeof(per_fabric[0]); i++) {
-		const char *set = getenv(per_fabric[i].var);
+		const char *set = getenv(per_fabric[i]);
+		const char *option = option_of(per_fabric[i]);
 
 		if (set && *set && !(fabric && *fabric)) {
 			/* Without a shared fabric nothing reads it. */
-			if (named(per_fabric[i].var, name, sizeof(name)) ==
-			    name)
-				fprintf(stderr, "fabsim run: %s=%s (environment) "
-					"needs --fabric\n", per_fabric[i].var,
+			if (option)
+				fprintf(stderr, "fabsim run: %s (%s=%s) needs "
+					"--fabric\n", option, per_fabric[i],
 					set);
 			else
-				fprintf(stderr, "fabsim run: %s (%s=%s) needs "
-					"--fabric\n", per_fabric[i].option,
-					per_fabric[i].var, set);
+				fprintf(stderr, "fabsim run: %s=%s (environment) "
+					"needs --fabric\n", per_fabric[i], set);
 			return 2;
 		}
 	}

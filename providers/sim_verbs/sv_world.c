@@ -300,6 +300,17 @@ static bool world_busy(void)
 	return !sv_world.waker && nic_world_next_event(sv_world.nic, &when);
 }
 
+/* Makes the descriptor readable, or readable again: a new edge. */
+static bool write_edge(struct sv_waitable *w)
+{
+	uint64_t v = 1;
+
+	if (write(w->fd, &v, sizeof(v)) != sizeof(v))
+		return false;
+	w->signalled = true;
+	return true;
+}
+
 /* `ready`: an event is queued; `busy`: the world has work (world_busy). An
  * event that comes while the descriptor is already readable for the
  * world's work is written again: a program waiting with edge-triggered
@@ -307,14 +318,12 @@ static bool world_busy(void)
  * edge, which on a real device is the event's. */
 static void waitable_set(struct sv_waitable *w, bool ready, bool busy)
 {
-	uint64_t v = 1;
+	uint64_t v;
 	bool edge = ready && !w->event_told;
 
 	if ((ready || busy) && (!w->signalled || edge)) {
-		if (write(w->fd, &v, sizeof(v)) == sizeof(v)) {
-			w->signalled = true;
+		if (write_edge(w))
 			w->event_told = ready;
-		}
 		/* A thread of ours blocked in poll() on it wakes now: until
 		 * it calls in, time must not run on without it. */
 		nic_sched_rouse(sv_world.nic);
@@ -462,16 +471,14 @@ static int wait_event(struct sv_waitable *w, bool blocking)
 	if (w->ready(w))
 		return 0;
 	if (!blocking) {
-		uint64_t v = 1;
-
 		sv_poll_instant();
 		if (w->ready(w))
 			return 0;
 		/* The world still has work, and only this program runs it: a
 		 * new edge brings back one that waits with EPOLLET (the
 		 * descriptor is readable already, and stays so). */
-		if (world_busy() && write(w->fd, &v, sizeof(v)) == sizeof(v))
-			w->signalled = true;
+		if (world_busy())
+			write_edge(w);
 		return -EAGAIN;
 	}
 	for (;;) {

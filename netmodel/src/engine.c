@@ -52,6 +52,7 @@ int nm_engine_create_in(fs_arena *arena, nm_engine **out)
 		return -ENOMEM;
 	engine->arena = arena;
 	engine->free_head = NO_SLOT;
+	engine->seq_stride = 1;
 	*out = engine;
 	return 0;
 }
@@ -190,24 +191,41 @@ static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn
 	return 0;
 }
 
+/* The next place for `priority` (checked by the caller), or -EOVERFLOW. */
+static int take_order(nm_engine *engine, uint32_t priority, uint64_t *order_out)
+{
+	if (engine->next_seq >= SEQ_LIMIT)
+		return -EOVERFLOW;
+	*order_out = ((uint64_t)priority << SEQ_BITS) | engine->next_seq;
+	engine->next_seq += engine->seq_stride;
+	return 0;
+}
+
 int nm_engine_schedule(nm_engine *engine, nm_time_ns at, uint32_t priority, nm_event_fn fn,
 		void *ctx, uint64_t arg, nm_event_id *id_out)
 {
+	uint64_t order;
+
 	if (!fn || at < engine->now || priority > NM_ENGINE_PRIORITY_MAX)
 		return -EINVAL;
-	if (engine->next_seq == SEQ_LIMIT)
+	if (take_order(engine, priority, &order) != 0)
 		return -EOVERFLOW;
-	return push(engine, at, ((uint64_t)priority << SEQ_BITS) | engine->next_seq++, fn, ctx, arg,
-		    id_out);
+	return push(engine, at, order, fn, ctx, arg, id_out);
 }
 
 int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *order_out)
 {
 	if (priority > NM_ENGINE_PRIORITY_MAX)
 		return -EINVAL;
-	if (engine->next_seq == SEQ_LIMIT)
-		return -EOVERFLOW;
-	*order_out = ((uint64_t)priority << SEQ_BITS) | engine->next_seq++;
+	return take_order(engine, priority, order_out);
+}
+
+int nm_engine_set_sequence_space(nm_engine *engine, uint32_t index, uint32_t count)
+{
+	if (count == 0 || index >= count || engine->next_seq != 0)
+		return -EINVAL;
+	engine->next_seq = index;
+	engine->seq_stride = count;
 	return 0;
 }
 
@@ -343,6 +361,18 @@ nm_run_result nm_engine_run_until_pred(nm_engine *engine, nm_engine_pred_fn pred
 				engine->reached = UINT64_MAX;
 			return deadline == NM_TIME_NEVER ? NM_RUN_IDLE : NM_RUN_DEADLINE;
 		}
+		run_top(engine);
+	}
+}
+
+nm_run_result nm_engine_run_within(nm_engine *engine, nm_engine_pred_fn pred, void *ctx,
+				   const nm_time_ns *limit)
+{
+	for (;;) {
+		if (pred && pred(ctx))
+			return NM_RUN_SATISFIED;
+		if (!settle_top(engine) || engine->heap[0].time > *limit)
+			return NM_RUN_IDLE;
 		run_top(engine);
 	}
 }

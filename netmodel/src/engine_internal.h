@@ -39,6 +39,7 @@ struct nm_engine {
 	 * (a run that ended past them, or the clock set to a deadline). */
 	uint64_t reached;
 	uint64_t next_seq;
+	uint64_t seq_stride; /* 1, or the engine count of a parallel simulation (nm_parallel.h) */
 	uint64_t events_run;
 
 	heap_entry *heap;

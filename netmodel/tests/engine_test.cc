@@ -237,6 +237,45 @@ TEST_F(EngineTest, HandlersSchedulingMoreEventsKeepTheOrder) {
   EXPECT_EQ(r.ran.size(), nm_engine_events_run(engine_));
 }
 
+// Engine 1 of 3: sequence numbers 1, 4, 7, ... so that another engine's never coincide.
+TEST_F(EngineTest, SequenceSpaceInterleavesEngines) {
+  uint64_t order = 0;
+  EXPECT_EQ(-EINVAL, nm_engine_set_sequence_space(engine_, 3, 3));
+  EXPECT_EQ(-EINVAL, nm_engine_set_sequence_space(engine_, 0, 0));
+  ASSERT_EQ(0, nm_engine_set_sequence_space(engine_, 1, 3));
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 3; i++) {
+    ASSERT_EQ(0, nm_engine_reserve_order(engine_, 2, &order));
+    EXPECT_EQ(2u, order >> 40);
+    seqs.push_back(order & ((uint64_t{1} << 40) - 1));
+  }
+  EXPECT_EQ((std::vector<uint64_t>{1, 4, 7}), seqs);
+  EXPECT_EQ(-EINVAL, nm_engine_set_sequence_space(engine_, 0, 2));  // too late
+}
+
+void LowerLimit(nm_engine* engine, void* ctx, uint64_t) {
+  *static_cast<nm_time_ns*>(ctx) = nm_engine_now(engine);
+}
+
+// Runs what is due by the limit, which a handler may lower, and leaves the clock at the last
+// event rather than at the limit.
+TEST_F(EngineTest, RunWithinKeepsTheClockAtTheLastEvent) {
+  nm_time_ns limit = 100;
+  for (nm_time_ns t : {10, 20, 150})
+    ASSERT_EQ(0, nm_engine_schedule(engine_, t, 0, Record, &log_, t, nullptr));
+  EXPECT_EQ(NM_RUN_IDLE, nm_engine_run_within(engine_, nullptr, nullptr, &limit));
+  EXPECT_EQ((std::vector<uint64_t>{10, 20}), log_.ran);
+  EXPECT_EQ(20u, nm_engine_now(engine_));
+
+  ASSERT_EQ(0, nm_engine_schedule(engine_, 30, 0, LowerLimit, &limit, 0, nullptr));
+  ASSERT_EQ(0, nm_engine_schedule(engine_, 40, 0, Record, &log_, 40, nullptr));
+  limit = 1000;
+  EXPECT_EQ(NM_RUN_IDLE, nm_engine_run_within(engine_, nullptr, nullptr, &limit));
+  EXPECT_EQ(30u, limit);
+  EXPECT_EQ(30u, nm_engine_now(engine_));
+  EXPECT_EQ(2u, nm_engine_pending(engine_));
+}
+
 TEST(EngineInstances, TwoEnginesAreIndependent) {
   nm_engine *a, *b;
   ASSERT_EQ(0, nm_engine_create(&a));

@@ -94,6 +94,12 @@ int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *orde
 int nm_engine_schedule_ordered(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn,
 			       void *ctx, uint64_t arg, nm_event_id *id_out);
 
+/* Engine `index` of `count` that run one simulation together (nm_parallel.h): its sequence
+ * numbers are index, index + count, index + 2 * count, ..., so that no two engines give out the
+ * same one and events that one sends another keep a place of their own. Only before the first
+ * schedule or reservation; -EINVAL otherwise, or when index >= count. */
+int nm_engine_set_sequence_space(nm_engine *engine, uint32_t index, uint32_t count);
+
 /* Whether an event at `at` in place `order` would have run by now (the one running counts). */
 bool nm_engine_reached(const nm_engine *engine, nm_time_ns at, uint64_t order);
 
@@ -119,6 +125,13 @@ typedef enum nm_run_result {
  * which is how a timed wait lets virtual time pass. */
 nm_run_result nm_engine_run_until_pred(nm_engine *engine, nm_engine_pred_fn pred, void *ctx,
 				       nm_time_ns deadline);
+
+/* Runs events one at a time while pred(ctx) is false (pred may be NULL: never true) and the next
+ * event is due at or before *limit, read before each event (a handler may lower it). Unlike
+ * nm_engine_run_until_pred the clock stays at the last event run: NM_RUN_IDLE here says only
+ * that nothing more is due by *limit. */
+nm_run_result nm_engine_run_within(nm_engine *engine, nm_engine_pred_fn pred, void *ctx,
+				   const nm_time_ns *limit);
 
 /* Number of events scheduled and neither run nor cancelled. */
 size_t nm_engine_pending(const nm_engine *engine);

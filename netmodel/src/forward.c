@@ -1,9 +1,10 @@
 /* The packet state machine: queueing at a port, transmission, impairments on the link, arrival
- * at a switch (routing, buffer, ECN) or at the destination host. Every event is scheduled with
- * the id of the node where it takes effect as its engine priority, but an arrival at a switch:
- * it takes the sender's, so that the arrivals of one instant at a switch are taken in the order
- * of their senders' ids however their events were scheduled (at the start of a coasting packet,
- * at the tx_done of another). */
+ * at a switch (routing, buffer, ECN) or at the destination host. A port's events are scheduled
+ * with the port's id as their engine priority (a host's port has its host's id), a delivery with
+ * its host's, and an arrival at a switch with the id of the port that sent it, so that the
+ * arrivals of one instant at a switch are taken in the order of their senders however their
+ * events were scheduled (at the start of a coasting packet, at the tx_done of another): the
+ * numbering makes that the order of the sending nodes' ids, hosts first. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -16,11 +17,11 @@ static void coast_end_event(nm_engine *engine, void *ctx, uint64_t arg);
 static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg);
 static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg);
 
-void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint32_t node,
-		uint32_t port, const nm_packet *pkt)
+void emit_trace(nm_network *net, const nm_engine *engine, nm_trace_kind kind,
+		nm_drop_reason reason, uint32_t node, uint32_t port, const nm_packet *pkt)
 {
 	nm_trace_record rec = {
-		.time = nm_engine_now(net->engine),
+		.time = engine_now(engine),
 		.kind = kind,
 		.reason = reason,
 		.node = node,
@@ -40,54 +41,59 @@ static bool traced(const nm_network *net, nm_trace_kind kind)
 	return net->trace && (net->trace_mask >> kind & 1u);
 }
 
-#define TRACE(net, kind, reason, node, port, pkt)                                  \
-	do {                                                                        \
-		if (traced((net), (kind)))                                          \
-			emit_trace((net), (kind), (reason), (node), (port), (pkt)); \
+#define TRACE(net, engine, kind, reason, node, port, pkt)                                 \
+	do {                                                                               \
+		if (traced((net), (kind)))                                                 \
+			emit_trace((net), (engine), (kind), (reason), (node), (port), (pkt)); \
 	} while (0)
 
 /* ---- packet pool ---- */
 
-static int grow_pool(nm_network *net)
+/* A new chunk for partition `part`'s free list. Its place in the directory is claimed with an
+ * atomic count: another partition may be growing the pool too. */
+static int grow_pool(nm_network *net, network_part *part)
 {
-	packet_slot **chunks = fs_mem_realloc(net->arena, net->chunks, (net->chunk_count + 1) * sizeof(*chunks));
-	if (!chunks)
-		return -ENOMEM;
-	net->chunks = chunks;
 	packet_slot *chunk = fs_mem_alloc(net->arena, PACKET_CHUNK_SIZE * sizeof(*chunk));
 	if (!chunk)
 		return -ENOMEM;
-	uint32_t base = net->chunk_count << PACKET_CHUNK_BITS;
+	uint32_t c = __atomic_fetch_add(&net->chunk_count, 1, __ATOMIC_RELAXED);
+	if (c >= PACKET_CHUNKS_MAX) {
+		__atomic_fetch_sub(&net->chunk_count, 1, __ATOMIC_RELAXED);
+		fs_mem_free(net->arena, chunk);
+		return -ENOMEM;
+	}
+	uint32_t base = c << PACKET_CHUNK_BITS;
 	for (uint32_t i = 0; i < PACKET_CHUNK_SIZE; i++)
-		chunk[i].next = (i + 1 < PACKET_CHUNK_SIZE) ? base + i + 1 : net->free_packet;
-	net->chunks[net->chunk_count++] = chunk;
-	net->free_packet = base;
+		chunk[i].next = (i + 1 < PACKET_CHUNK_SIZE) ? base + i + 1 : part->free_packet;
+	net->chunks[c] = chunk;
+	part->free_packet = base;
 	return 0;
 }
 
-int packet_alloc(nm_network *net, uint32_t *index_out)
+int packet_alloc(nm_network *net, uint32_t part_index, uint32_t *index_out)
 {
-	if (net->free_packet == NO_INDEX) {
-		if (net->chunk_count >= (NO_INDEX >> PACKET_CHUNK_BITS) || grow_pool(net))
-			return -ENOMEM;
-	}
-	uint32_t index = net->free_packet;
+	network_part *part = &net->parts[part_index];
+	if (part->free_packet == NO_INDEX && grow_pool(net, part))
+		return -ENOMEM;
+	uint32_t index = part->free_packet;
 	packet_slot *slot = packet_at(net, index);
-	net->free_packet = slot->next;
+	part->free_packet = slot->next;
 	slot->next = NO_INDEX;
 	slot->reserved_port = NO_INDEX;
 	slot->ingress_port = NO_INDEX;
-	if (++net->stats.in_flight > net->stats.peak_in_flight)
-		net->stats.peak_in_flight = net->stats.in_flight;
+	if (++part->stats.in_flight > part->stats.peak_in_flight)
+		part->stats.peak_in_flight = part->stats.in_flight;
 	*index_out = index;
 	return 0;
 }
 
-void packet_free(nm_network *net, uint32_t index)
+/* On partition `part_index`'s free list, wherever the packet was taken. */
+void packet_free(nm_network *net, uint32_t part_index, uint32_t index)
 {
-	packet_at(net, index)->next = net->free_packet;
-	net->free_packet = index;
-	net->stats.in_flight--;
+	network_part *part = &net->parts[part_index];
+	packet_at(net, index)->next = part->free_packet;
+	part->free_packet = index;
+	part->stats.in_flight--;
 }
 
 /* ---- Coasting ----
@@ -104,25 +110,44 @@ void packet_free(nm_network *net, uint32_t index)
  * as it does after a tx_done (launch). So what happens, and when, is what the event-per-step
  * machine does (coasting_test.cc compares them). */
 
+/* Global id of the egress port `pkt` leaves switch `node` through. */
+static uint32_t route_at(const nm_network *net, uint32_t node, const nm_packet *pkt)
+{
+	uint32_t local = nm_topology_route(&net->topo, node, pkt->flow, pkt->src, pkt->dst);
+	return net->topo.nodes[node].first_port + local;
+}
+
+/* The partition where `pkt`, sent through p, arrives: at a host, that host's; at a switch, that
+ * of the egress port it will leave through, where its arrival is decided. */
+static uint32_t arrival_partition(const nm_network *net, const egress_port *p,
+				  const nm_packet *pkt)
+{
+	if (!net->par)
+		return 0;
+	return p->peer_is_switch ? net->ports[route_at(net, p->peer_node, pkt)].partition
+				 : host_partition(net, p->peer_node);
+}
+
 /* Besides what the section says: some latency to the next hop (a packet arriving at the very
- * instant its last bit leaves could arrive before its end's place). */
-static bool may_coast(const nm_network *net, const egress_port *p)
+ * instant its last bit leaves could arrive before its end's place), and an arrival in the same
+ * partition (one sent to another cannot be taken back if the port stops coasting). */
+static bool may_coast(const nm_network *net, const egress_port *p, const nm_packet *pkt)
 {
 	return p->arrive_delay_ns > 0 && p->queue_head == NO_INDEX &&
-	       p->waiter_head == NO_INDEX && !p->impair &&
-	       net->link_up[p->link] && !traced(net, NM_TRACE_TX_END);
+	       p->waiter_head == NO_INDEX && !p->impair && p->up &&
+	       !traced(net, NM_TRACE_TX_END) && arrival_partition(net, p, pkt) == p->partition;
 }
 
 /* The coasting packet's tx_done would have run by now. */
-static bool coast_over(const nm_network *net, const egress_port *p)
+static bool coast_over(const egress_port *p)
 {
-	return p->coast_ready && engine_reached(net->engine, p->busy_until, p->end_order);
+	return p->coast_ready && engine_reached(p->engine, p->busy_until, p->end_order);
 }
 
 /* A coasting port whose packet's end has come is idle, as after its tx_done. */
 static void settle(nm_network *net, egress_port *p)
 {
-	if (p->state != PORT_COASTING || !coast_over(net, p))
+	if (p->state != PORT_COASTING || !coast_over(p))
 		return;
 	p->queued_bytes -= p->in_service_bytes;
 	p->in_service = NO_INDEX;
@@ -132,7 +157,7 @@ static void settle(nm_network *net, egress_port *p)
 static void schedule_coast_end(nm_network *net, uint32_t port_id)
 {
 	egress_port *p = &net->ports[port_id];
-	if (nm_engine_schedule_ordered(net->engine, p->busy_until, p->end_order, coast_end_event,
+	if (nm_engine_schedule_ordered(p->engine, p->busy_until, p->end_order, coast_end_event,
 				       net, port_id, &p->coast_end))
 		abort(); /* see port_try_start */
 }
@@ -161,12 +186,12 @@ void port_stop_coasting(nm_network *net, uint32_t port_id)
 	p->state = PORT_BUSY;
 	if (!p->coast_ready)
 		return; /* its start (port_try_start) schedules the tx_done */
-	nm_engine_cancel(net->engine, p->coast_arrival);
+	nm_engine_cancel(p->engine, p->coast_arrival);
 	if (p->coast_end != NM_EVENT_NONE) {
-		nm_engine_cancel(net->engine, p->coast_end);
+		nm_engine_cancel(p->engine, p->coast_end);
 		p->coast_end = NM_EVENT_NONE;
 	}
-	if (nm_engine_schedule_ordered(net->engine, p->busy_until, p->end_order, tx_done_event, net,
+	if (nm_engine_schedule_ordered(p->engine, p->busy_until, p->end_order, tx_done_event, net,
 				       port_id, NULL))
 		abort();
 }
@@ -174,27 +199,27 @@ void port_stop_coasting(nm_network *net, uint32_t port_id)
 /* A packet whose last bit leaves at this instant has left, for everything that looks at the
  * port at this instant: whether its tx_done has run yet or not (it may run after an arrival of
  * the same instant), or it coasts. */
-static bool leaving(const nm_network *net, const egress_port *p)
+static bool leaving(const egress_port *p)
 {
 	return (p->state == PORT_BUSY || p->state == PORT_COASTING) &&
-	       p->busy_until <= engine_now(net->engine);
+	       p->busy_until <= engine_now(p->engine);
 }
 
-static uint64_t queued_now(const nm_network *net, const egress_port *p)
+static uint64_t queued_now(const egress_port *p)
 {
-	return p->queued_bytes - (leaving(net, p) ? p->in_service_bytes : 0);
+	return p->queued_bytes - (leaving(p) ? p->in_service_bytes : 0);
 }
 
 void port_stats_now(const nm_network *net, uint32_t port_id, nm_port_stats *out)
 {
 	const egress_port *p = &net->ports[port_id];
 	*out = p->stats;
-	out->queued_bytes = queued_now(net, p);
+	out->queued_bytes = queued_now(p);
 	/* A transmission counts once complete; a coasting one was counted when it started. */
-	if (p->state == PORT_COASTING && !leaving(net, p)) {
+	if (p->state == PORT_COASTING && !leaving(p)) {
 		out->tx_packets--;
 		out->tx_bytes -= p->in_service_bytes;
-	} else if (p->state == PORT_BUSY && leaving(net, p)) {
+	} else if (p->state == PORT_BUSY && leaving(p)) {
 		out->tx_packets++;
 		out->tx_bytes += p->in_service_bytes;
 	}
@@ -210,14 +235,7 @@ static uint64_t buffer_limit(const nm_network *net, const egress_port *p)
 static bool has_room(const nm_network *net, const egress_port *p, uint64_t bytes)
 {
 	uint64_t limit = buffer_limit(net, p);
-	return limit == 0 || queued_now(net, p) + p->reserved_bytes + bytes <= limit;
-}
-
-/* Global id of the egress port `pkt` leaves switch `node` through. */
-static uint32_t route_at(const nm_network *net, uint32_t node, const nm_packet *pkt)
-{
-	uint32_t local = nm_topology_route(&net->topo, node, pkt->flow, pkt->src, pkt->dst);
-	return net->topo.nodes[node].first_port + local;
+	return limit == 0 || queued_now(p) + p->reserved_bytes + bytes <= limit;
 }
 
 static void add_waiter(nm_network *net, uint32_t target_id, uint32_t waiter_id)
@@ -247,7 +265,7 @@ static void wake_waiters(nm_network *net, uint32_t target_id)
 		if (target->waiter_head == NO_INDEX)
 			target->waiter_tail = NO_INDEX;
 		waiter->state = PORT_IDLE;
-		TRACE(net, NM_TRACE_RESUME, 0, waiter->node, waiter_id, NULL);
+		TRACE(net, waiter->engine, NM_TRACE_RESUME, 0, waiter->node, waiter_id, NULL);
 		port_try_start(net, waiter_id);
 	}
 }
@@ -293,7 +311,7 @@ static void coast(egress_port *p)
 static void coast_on(nm_network *net, uint32_t port_id, uint32_t index)
 {
 	egress_port *p = &net->ports[port_id];
-	if (nm_engine_reserve_order(net->engine, p->node, &p->end_order))
+	if (nm_engine_reserve_order(p->engine, p->priority, &p->end_order))
 		abort();
 	p->coast_arrival = launch(net, p, index, p->busy_until, 0, p->end_order);
 	p->coast_ready = true;
@@ -322,7 +340,7 @@ void port_try_start(nm_network *net, uint32_t port_id)
 			p->state = PORT_PAUSED;
 			p->stats.pauses++;
 			add_waiter(net, target, port_id);
-			TRACE(net, NM_TRACE_PAUSE, 0, p->node, port_id, NULL);
+			TRACE(net, p->engine, NM_TRACE_PAUSE, 0, p->node, port_id, NULL);
 			return;
 		}
 		net->ports[target].reserved_bytes += slot->pkt.bytes;
@@ -336,16 +354,16 @@ void port_try_start(nm_network *net, uint32_t port_id)
 		__builtin_prefetch(packet_at(net, p->queue_head));
 	p->in_service = index;
 	p->in_service_bytes = slot->pkt.bytes;
-	nm_time_ns now = engine_now(net->engine);
+	nm_time_ns now = engine_now(p->engine);
 	nm_time_ns done = now + port_serialization(p, slot->pkt.bytes);
 	p->busy_until = done;
 	/* The state is set before the trace: its callback may send more through this port. */
-	bool coasting = done > now && may_coast(net, p);
+	bool coasting = done > now && may_coast(net, p, &slot->pkt);
 	if (coasting)
 		coast(p);
 	else
 		p->state = PORT_BUSY;
-	TRACE(net, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
+	TRACE(net, p->engine, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
 	/* Unless the trace changed what decides its end (port_stop_coasting). */
 	if (p->state == PORT_COASTING) {
 		coast_on(net, port_id, index);
@@ -354,11 +372,11 @@ void port_try_start(nm_network *net, uint32_t port_id)
 	/* Cannot fail once the engine's arrays hold the peak number of events; if memory runs out
 	 * the packet would be stuck, so abort loudly rather than corrupt the run. (A zero-time
 	 * transmission's place may count as reached already: it gets a plain one.) */
-	if (nm_engine_reserve_order(net->engine, p->node, &p->end_order))
+	if (nm_engine_reserve_order(p->engine, p->priority, &p->end_order))
 		abort();
-	if (engine_reached(net->engine, done, p->end_order) ?
-		    nm_engine_schedule(net->engine, done, p->node, tx_done_event, net, port_id, NULL) :
-		    nm_engine_schedule_ordered(net->engine, done, p->end_order, tx_done_event, net,
+	if (engine_reached(p->engine, done, p->end_order) ?
+		    nm_engine_schedule(p->engine, done, p->priority, tx_done_event, net, port_id, NULL) :
+		    nm_engine_schedule_ordered(p->engine, done, p->end_order, tx_done_event, net,
 					       port_id, NULL))
 		abort();
 }
@@ -374,7 +392,7 @@ void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
 		packet_at(net, p->queue_tail)->next = index;
 	p->queue_tail = index;
 	p->queued_bytes += slot->pkt.bytes;
-	uint64_t queued = queued_now(net, p);
+	uint64_t queued = queued_now(p);
 	if (queued > p->stats.peak_queued_bytes)
 		p->stats.peak_queued_bytes = queued;
 	port_try_start(net, port_id);
@@ -384,11 +402,11 @@ static void drop_packet(nm_network *net, uint32_t port_id, uint32_t index, nm_dr
 {
 	packet_slot *slot = packet_at(net, index);
 	egress_port *p = &net->ports[port_id];
-	net->stats.dropped[reason]++;
+	net->parts[p->partition].stats.dropped[reason]++;
 	p->stats.dropped++;
-	TRACE(net, NM_TRACE_DROP, reason, p->node, port_id, &slot->pkt);
+	TRACE(net, p->engine, NM_TRACE_DROP, reason, p->node, port_id, &slot->pkt);
 	release_reservation(net, slot);
-	packet_free(net, index);
+	packet_free(net, p->partition, index);
 }
 
 /* Sends a surviving packet, whose last bit left at `left`, across the link: it arrives after the
@@ -402,13 +420,24 @@ static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index,
 	packet_slot *slot = packet_at(net, index);
 	slot->ingress_port = p->peer_port;
 	nm_time_ns at = left + p->arrive_delay_ns + extra_delay;
-	uint32_t priority = p->peer_is_switch ? p->node : p->peer_node;
+	uint32_t priority = p->peer_is_switch ? p->priority : p->peer_node;
 	nm_event_fn fn = p->peer_is_switch ? arrive_switch_event : deliver_event;
 	uint64_t order = end_order == NO_ORDER ? 0 : order_with_priority(end_order, priority);
-	nm_event_id id;
-	if (end_order == NO_ORDER || engine_reached(net->engine, at, order) ?
-		    nm_engine_schedule(net->engine, at, priority, fn, net, index, &id) :
-		    nm_engine_schedule_ordered(net->engine, at, order, fn, net, index, &id))
+	uint32_t there = arrival_partition(net, p, &slot->pkt);
+	nm_event_id id = NM_EVENT_NONE;
+	if (there != p->partition) {
+		/* The network's latency is the lookahead: this cannot come too soon. */
+		if (end_order == NO_ORDER ?
+			    nm_parallel_send(net->par, p->partition, there, at, priority, fn, net,
+					     index) :
+			    nm_parallel_send_ordered(net->par, p->partition, there, at, order, fn,
+						     net, index))
+			abort();
+		return id;
+	}
+	if (end_order == NO_ORDER || engine_reached(p->engine, at, order) ?
+		    nm_engine_schedule(p->engine, at, priority, fn, net, index, &id) :
+		    nm_engine_schedule_ordered(p->engine, at, order, fn, net, index, &id))
 		abort();
 	return id;
 }
@@ -419,13 +448,13 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 {
 	egress_port *p = &net->ports[port_id];
 	uint32_t index;
-	if (packet_alloc(net, &index))
+	if (packet_alloc(net, p->partition, &index))
 		abort();
 	packet_slot *copy = packet_at(net, index);
 	copy->pkt = original->pkt;
 	copy->pkt.flags |= NM_PKT_DUPLICATE;
-	net->stats.duplicated++;
-	TRACE(net, NM_TRACE_DUPLICATE, 0, p->node, port_id, &copy->pkt);
+	net->parts[p->partition].stats.duplicated++;
+	TRACE(net, p->engine, NM_TRACE_DUPLICATE, 0, p->node, port_id, &copy->pkt);
 	if (original->reserved_port != NO_INDEX) {
 		egress_port *target = &net->ports[original->reserved_port];
 		if (!has_room(net, target, copy->pkt.bytes)) {
@@ -435,7 +464,7 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 		target->reserved_bytes += copy->pkt.bytes;
 		copy->reserved_port = original->reserved_port;
 	}
-	launch(net, p, index, nm_engine_now(net->engine), 0, NO_ORDER);
+	launch(net, p, index, engine_now(p->engine), 0, NO_ORDER);
 }
 
 /* The port's packet has left (tx_done, coast_end): ports paused on room here may go, then its
@@ -465,7 +494,7 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 	/* The packet's fate first: what the wake-ups below trigger (their traces' callbacks) must
 	 * not change it, as they could not change a coasting packet's. */
 	impair_verdict verdict = {0};
-	if (!net->link_up[p->link]) {
+	if (!p->up) {
 		verdict.drop = true;
 		verdict.reason = NM_DROP_LINK_DOWN;
 	} else if (p->impair && impair_decide(p->impair, slot->pkt.flow, &verdict)) {
@@ -477,17 +506,16 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 	} else {
 		if (verdict.corrupt && !(slot->pkt.flags & NM_PKT_CORRUPTED)) {
 			slot->pkt.flags |= NM_PKT_CORRUPTED;
-			net->stats.corrupted++;
+			net->parts[p->partition].stats.corrupted++;
 		}
 		if (verdict.extra_delay)
 			slot->pkt.flags |= NM_PKT_DELAYED;
-		TRACE(net, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
-		launch(net, p, index, nm_engine_now(net->engine), verdict.extra_delay, end_order);
+		TRACE(net, engine, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
+		launch(net, p, index, engine_now(engine), verdict.extra_delay, end_order);
 		if (verdict.duplicate)
 			launch_duplicate(net, port_id, slot);
 	}
 	port_freed(net, port_id);
-	(void)engine;
 }
 
 static void coast_end_event(nm_engine *engine, void *ctx, uint64_t arg)
@@ -525,14 +553,13 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 		}
 	}
 	uint64_t ecn = net->cfg.sw.ecn_threshold_bytes;
-	if (ecn && queued_now(net, egress) >= ecn) {
+	if (ecn && queued_now(egress) >= ecn) {
 		slot->pkt.flags |= NM_PKT_ECN;
 		egress->stats.ecn_marked++;
-		net->stats.ecn_marked++;
+		net->parts[egress->partition].stats.ecn_marked++;
 	}
-	TRACE(net, NM_TRACE_ENQUEUE, 0, egress->node, egress_id, &slot->pkt);
+	TRACE(net, engine, NM_TRACE_ENQUEUE, 0, egress->node, egress_id, &slot->pkt);
 	port_enqueue(net, egress_id, index);
-	(void)engine;
 }
 
 static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)
@@ -540,12 +567,12 @@ static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)
 	nm_network *net = ctx;
 	uint32_t index = (uint32_t)arg;
 	packet_slot *slot = packet_at(net, index);
-	net->stats.delivered++;
-	TRACE(net, NM_TRACE_DELIVER, 0, slot->pkt.dst, NO_INDEX, &slot->pkt);
+	uint32_t here = host_partition(net, slot->pkt.dst);
+	net->parts[here].stats.delivered++;
+	TRACE(net, engine, NM_TRACE_DELIVER, 0, slot->pkt.dst, NO_INDEX, &slot->pkt);
 	if (net->deliver)
 		NM_CODE_AS(nm_deliver_fn, net->deliver)(net->deliver_ctx, &slot->pkt);
-	packet_free(net, index);
-	(void)engine;
+	packet_free(net, here, index);
 }
 
 /* An ideal network delivers at the instant of sending, so one event stands
@@ -562,8 +589,8 @@ static void instant_event(nm_engine *engine, void *ctx, uint64_t arg)
 
 	p->stats.tx_packets++;
 	p->stats.tx_bytes += slot->pkt.bytes;
-	TRACE(net, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
-	TRACE(net, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
+	TRACE(net, engine, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
+	TRACE(net, engine, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
 	deliver_event(engine, ctx, arg);
 }
 
@@ -579,5 +606,15 @@ void instant_send(nm_network *net, uint32_t index)
 void link_state_event(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	nm_network_set_link_up(ctx, (uint32_t)(arg >> 1), arg & 1);
+	(void)engine;
+}
+
+void port_state_event(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	nm_network *net = ctx;
+	uint32_t port_id = (uint32_t)(arg >> 1);
+
+	port_stop_coasting(net, port_id);
+	net->ports[port_id].up = arg & 1;
 	(void)engine;
 }

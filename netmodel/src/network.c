@@ -40,7 +40,27 @@ static void init_port(nm_network *net, uint32_t id)
 	p->queue_head = p->queue_tail = NO_INDEX;
 	p->in_service = NO_INDEX;
 	p->waiter_head = p->waiter_tail = p->next_waiter = NO_INDEX;
+	p->up = true;
+	p->priority = id; /* a host's port: its host's id (topology.h's numbering) */
 	apply_link_params(net, p, &net->cfg.link);
+}
+
+/* The host whose partition port `id` belongs to (nm_network_create_parallel): its own host's
+ * for a host's port, the host below for a switch's port towards one, and between the switches of
+ * a fat tree the first host under the leaf at either end. */
+static uint32_t port_host(const nm_network *net, uint32_t id)
+{
+	const egress_port *p = &net->ports[id];
+	uint32_t hosts = net->topo.params.hosts;
+	uint32_t leaf;
+
+	if (p->node < hosts)
+		return p->node;
+	if (p->peer_node < hosts)
+		return p->peer_node;
+	leaf = p->peer_node < hosts + hosts / net->topo.params.hosts_per_leaf ? p->peer_node
+									      : p->node;
+	return (leaf - hosts) * net->topo.params.hosts_per_leaf;
 }
 
 /* Creates the impairment state of a port on first need. */
@@ -106,32 +126,85 @@ static int setup_faults(nm_network *net, nm_error *err)
 	return 0;
 }
 
-int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out, nm_error *err)
+/* Partition 0 alone, or the partitions of `par` with host h in partition
+ * host_partition[h] (NULL: h % the number of partitions). */
+static int place_ports(nm_network *net, const uint32_t *host_partitions, nm_error *err)
+{
+	for (uint32_t id = 0; id < net->topo.port_count; id++) {
+		egress_port *p = &net->ports[id];
+		uint32_t host = port_host(net, id);
+
+		p->partition = !net->par ? 0
+			: host_partitions ? host_partitions[host] : host % net->part_count;
+		if (p->partition >= net->part_count)
+			return nm_error_set(err, -EINVAL,
+					    "network: host %" PRIu32 " is given partition %" PRIu32
+					    " (allowed: 0 to %" PRIu32 ")",
+					    host, p->partition, net->part_count - 1);
+		p->engine = net->parts[p->partition].engine;
+	}
+	return 0;
+}
+
+/* What a partitioned network needs of its configuration: every hop at least a lookahead long
+ * (an arrival is sent to another partition when its packet starts or ends), no pause flow
+ * control (a port reads the next hop's room at the instant it starts), and a switch between
+ * hosts. */
+static int check_partitionable(const nm_network *net, nm_error *err)
+{
+	nm_time_ns lookahead = nm_parallel_lookahead(net->par);
+
+	if (net->cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE)
+		return nm_error_set(err, -EINVAL,
+				    "switch.flow_control: pause cannot be partitioned (allowed: drop)");
+	/* A delivery has its host's priority: sent from the other host's partition, it would meet
+	 * the host's own events of its instant in another order than on one engine. */
+	if (net->topo.params.kind == NM_TOPO_PAIR && net->part_count > 1)
+		return nm_error_set(err, -EINVAL,
+				    "topology.kind: pair cannot be partitioned (allowed: star, fattree)");
+	for (uint32_t id = 0; id < net->topo.port_count; id++)
+		if (net->ports[id].arrive_delay_ns < lookahead)
+			return nm_error_set(err, -EINVAL,
+					    "link.latency: %" PRIu64 " ns to the next hop (port %" PRIu32
+					    ") is below the lookahead, %" PRIu64 " ns",
+					    net->ports[id].arrive_delay_ns, id, lookahead);
+	return 0;
+}
+
+static int create(nm_engine *engine, nm_parallel *par, const uint32_t *host_partitions,
+		  const nm_config *cfg, nm_network **out, nm_error *err)
 {
 	int rc = nm_config_check(cfg, err);
 	if (rc)
 		return rc;
-	fs_arena *arena = nm_engine_arena(engine);
+	fs_arena *arena = nm_engine_arena(engine ? engine : nm_parallel_engine(par, 0));
 	nm_network *net = fs_mem_calloc(arena, 1, sizeof(*net));
 	if (!net)
 		return nm_error_set(err, -ENOMEM, "network: out of memory");
 	net->arena = arena;
 	net->engine = engine;
+	net->par = par;
+	net->part_count = par ? nm_parallel_count(par) : 1;
 	net->cfg = *cfg;
-	net->free_packet = NO_INDEX;
 	if ((rc = nm_topology_init_in(&net->topo, arena, &cfg->topology, err)))
 		goto fail;
 	net->ports = fs_mem_calloc(arena, net->topo.port_count, sizeof(*net->ports));
-	net->link_up = fs_mem_alloc(arena, net->topo.link_count * sizeof(*net->link_up));
-	if (!net->ports || !net->link_up) {
+	net->chunks = fs_mem_calloc(arena, PACKET_CHUNKS_MAX, sizeof(*net->chunks));
+	net->parts_memory = fs_mem_calloc(arena, net->part_count + 1, sizeof(network_part));
+	if (!net->ports || !net->chunks || !net->parts_memory) {
 		rc = nm_error_set(err, -ENOMEM, "network: out of memory");
 		goto fail;
 	}
+	net->parts = (network_part *)(((uintptr_t)net->parts_memory + 63) & ~(uintptr_t)63);
+	for (uint32_t i = 0; i < net->part_count; i++) {
+		net->parts[i].engine = par ? nm_parallel_engine(par, i) : engine;
+		net->parts[i].free_packet = NO_INDEX;
+	}
 	for (uint32_t id = 0; id < net->topo.port_count; id++)
 		init_port(net, id);
-	for (uint32_t l = 0; l < net->topo.link_count; l++)
-		net->link_up[l] = true;
-	if ((rc = setup_impairments(net, err)) || (rc = setup_faults(net, err)))
+	if ((rc = place_ports(net, host_partitions, err)) ||
+	    (par && (rc = check_partitionable(net, err))) ||
+	    (rc = setup_impairments(net, err)) || (rc = setup_faults(net, err)))
 		goto fail;
 	network_refresh_instant(net);
 	*out = net;
@@ -139,6 +212,27 @@ int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out,
 fail:
 	nm_network_destroy(net);
 	return rc;
+}
+
+int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out, nm_error *err)
+{
+	return create(engine, NULL, NULL, cfg, out, err);
+}
+
+int nm_network_create_parallel(nm_parallel *par, const uint32_t *host_partitions,
+			       const nm_config *cfg, nm_network **out, nm_error *err)
+{
+	return create(NULL, par, host_partitions, cfg, out, err);
+}
+
+uint32_t nm_network_host_partition(const nm_network *net, uint32_t host)
+{
+	return host < net->topo.params.hosts ? host_partition(net, host) : UINT32_MAX;
+}
+
+uint32_t nm_network_port_partition(const nm_network *net, uint32_t port)
+{
+	return port < net->topo.port_count ? net->ports[port].partition : UINT32_MAX;
 }
 
 void nm_network_destroy(nm_network *net)
@@ -155,11 +249,12 @@ void nm_network_destroy(nm_network *net)
 	}
 	fs_arena *arena = net->arena;
 
-	for (uint32_t c = 0; c < net->chunk_count; c++)
-		fs_mem_free(arena, net->chunks[c]);
+	if (net->chunks)
+		for (uint32_t c = 0; c < net->chunk_count; c++)
+			fs_mem_free(arena, net->chunks[c]);
 	fs_mem_free(arena, net->chunks);
 	fs_mem_free(arena, net->ports);
-	fs_mem_free(arena, net->link_up);
+	fs_mem_free(arena, net->parts_memory);
 	nm_topology_release(&net->topo);
 	fs_mem_free(arena, net);
 }
@@ -221,14 +316,14 @@ int nm_network_inject(nm_network *net, const nm_packet *packet)
 	if (packet->bytes > (uint64_t)p->mtu_bytes + p->header_bytes + NM_PACKET_MAX_EXTRA_BYTES)
 		return -EMSGSIZE;
 	uint32_t index;
-	if (packet_alloc(net, &index))
+	if (packet_alloc(net, p->partition, &index))
 		return -ENOMEM;
 	packet_slot *slot = packet_at(net, index);
 	slot->pkt = *packet;
-	slot->pkt.injected_at = nm_engine_now(net->engine);
-	net->stats.injected++;
+	slot->pkt.injected_at = nm_engine_now(p->engine);
+	net->parts[p->partition].stats.injected++;
 	if (net->trace && (net->trace_mask >> NM_TRACE_INJECT & 1u))
-		emit_trace(net, NM_TRACE_INJECT, 0, packet->src, port_id, &slot->pkt);
+		emit_trace(net, p->engine, NM_TRACE_INJECT, 0, packet->src, port_id, &slot->pkt);
 	if (net->instant)
 		instant_send(net, index);
 	else
@@ -244,8 +339,15 @@ int nm_network_set_port_link(nm_network *net, uint32_t port_id, const nm_link_pa
 				    port_id, net->topo.port_count - 1);
 	if (link->mtu_bytes == 0)
 		return nm_error_set(err, -EINVAL, "link.mtu: 0 is out of range (allowed: >= 1)");
+	egress_port *p = &net->ports[port_id];
+	nm_time_ns forward = p->arrive_delay_ns - p->latency_ns;
+	if (net->par && link->latency_ns + forward < nm_parallel_lookahead(net->par))
+		return nm_error_set(err, -EINVAL,
+				    "link.latency: %" PRIu64 " ns to the next hop is below the "
+				    "lookahead, %" PRIu64 " ns",
+				    link->latency_ns + forward, nm_parallel_lookahead(net->par));
 	port_stop_coasting(net, port_id); /* its arrival used the old latency */
-	apply_link_params(net, &net->ports[port_id], link);
+	apply_link_params(net, p, link);
 	network_refresh_instant(net);
 	return 0;
 }
@@ -292,9 +394,12 @@ int nm_network_set_link_up(nm_network *net, uint32_t link, bool up)
 {
 	if (link >= net->topo.link_count)
 		return -EINVAL;
-	port_stop_coasting(net, net->topo.link_ports[2 * link]);
-	port_stop_coasting(net, net->topo.link_ports[2 * link + 1]);
-	net->link_up[link] = up;
+	for (int side = 0; side < 2; side++) {
+		uint32_t port_id = net->topo.link_ports[2 * link + side];
+
+		port_stop_coasting(net, port_id);
+		net->ports[port_id].up = up;
+	}
 	network_refresh_instant(net);
 	return 0;
 }
@@ -307,15 +412,26 @@ void network_refresh_instant(nm_network *net)
 		const egress_port *p = &net->ports[id];
 
 		instant = p->bandwidth_bps == NM_BANDWIDTH_INFINITE &&
-			  p->arrive_delay_ns == 0 && !p->impair && net->link_up[p->link];
+			  p->arrive_delay_ns == 0 && !p->impair && p->up;
 	}
-	net->instant = instant;
+	net->instant = instant && !net->par;
 }
 
 int nm_network_schedule_link_state(nm_network *net, uint32_t link, nm_time_ns at, bool up)
 {
 	if (link >= net->topo.link_count)
 		return -EINVAL;
+	if (net->par) {
+		for (int side = 0; side < 2; side++) {
+			uint32_t port_id = net->topo.link_ports[2 * link + side];
+			const egress_port *p = &net->ports[port_id];
+			int rc = nm_engine_schedule(p->engine, at, p->priority, port_state_event, net,
+						    ((uint64_t)port_id << 1) | (up ? 1 : 0), NULL);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
 	uint32_t node = net->topo.ports[net->topo.link_ports[2 * link]].node;
 	return nm_engine_schedule(net->engine, at, node, link_state_event, net,
 				  ((uint64_t)link << 1) | (up ? 1 : 0), NULL);
@@ -323,7 +439,8 @@ int nm_network_schedule_link_state(nm_network *net, uint32_t link, nm_time_ns at
 
 bool nm_network_link_is_up(const nm_network *net, uint32_t link)
 {
-	return link < net->topo.link_count && net->link_up[link];
+	return link < net->topo.link_count && net->ports[net->topo.link_ports[2 * link]].up &&
+	       net->ports[net->topo.link_ports[2 * link + 1]].up;
 }
 
 int nm_network_path(const nm_network *net, uint32_t src, uint32_t dst, uint64_t flow,
@@ -367,7 +484,22 @@ nm_time_ns nm_network_message_latency_ns(const nm_network *net, uint32_t src, ui
 
 void nm_network_stats_get(const nm_network *net, nm_network_stats *out)
 {
-	*out = net->stats;
+	*out = net->parts[0].stats;
+	if (!net->par)
+		return;
+	for (uint32_t i = 1; i < net->part_count; i++) {
+		const nm_network_stats *s = &net->parts[i].stats;
+
+		out->injected += s->injected;
+		out->delivered += s->delivered;
+		out->duplicated += s->duplicated;
+		out->corrupted += s->corrupted;
+		out->ecn_marked += s->ecn_marked;
+		for (int r = 0; r < NM_DROP_REASON_COUNT; r++)
+			out->dropped[r] += s->dropped[r];
+		out->in_flight += s->in_flight; /* wraps back: see network_part */
+	}
+	out->peak_in_flight = out->in_flight; /* not kept across partitions (nm_network.h) */
 }
 
 int nm_network_port_stats_get(const nm_network *net, uint32_t port_id, nm_port_stats *out)
@@ -380,7 +512,9 @@ int nm_network_port_stats_get(const nm_network *net, uint32_t port_id, nm_port_s
 
 size_t nm_network_memory_bytes(const nm_network *net)
 {
-	size_t bytes = sizeof(*net) + net->topo.port_count * (sizeof(egress_port) + sizeof(nm_topology_port)) +
+	size_t bytes = sizeof(*net) + (net->part_count + 1) * sizeof(network_part) +
+		       PACKET_CHUNKS_MAX * sizeof(*net->chunks) +
+		       net->topo.port_count * (sizeof(egress_port) + sizeof(nm_topology_port)) +
 		       net->topo.node_count * sizeof(nm_topology_node) +
 		       (size_t)net->chunk_count * PACKET_CHUNK_SIZE * sizeof(packet_slot);
 	for (uint32_t id = 0; id < net->topo.port_count; id++)

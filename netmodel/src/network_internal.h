@@ -11,14 +11,17 @@
 #include "netmodel/nm_config.h"
 #include "netmodel/nm_engine.h"
 #include "netmodel/nm_network.h"
+#include "netmodel/nm_parallel.h"
 #include "netmodel/nm_topology.h"
 
 #define NO_INDEX UINT32_MAX
 
 /* Packets live in fixed-size chunks so a packet's address never changes while it is in flight,
- * even when the pool grows inside a callback. */
+ * even when the pool grows inside a callback. The directory of chunks has a fixed size, so that
+ * the partitions of a parallel network can grow the pool while others read it. */
 #define PACKET_CHUNK_BITS 12
 #define PACKET_CHUNK_SIZE (UINT32_C(1) << PACKET_CHUNK_BITS)
+#define PACKET_CHUNKS_MAX (UINT32_C(1) << 13)
 
 typedef struct packet_slot {
 	nm_packet pkt;
@@ -57,12 +60,22 @@ typedef struct port {
 	uint32_t link;
 	bool owner_is_switch;  /* buffer limit, tail drop and ECN apply to switch egress only */
 	bool peer_is_switch;
+	bool up; /* its link, in this direction */
+	/* Where its events run: its partition (nm_network_create_parallel; 0 otherwise) and
+	 * that partition's engine. */
+	uint32_t partition;
+	nm_engine *engine;
 	uint64_t bandwidth_bps;
 	nm_time_ns latency_ns;
 	nm_time_ns arrive_delay_ns; /* latency + the peer switch's forwarding latency */
 	uint32_t mtu_bytes;
 	uint32_t header_bytes;
 	uint32_t cached_bytes; /* last size serialized, to skip the division for MTU-sized trains */
+	/* The engine priority of its events and of the arrivals it sends: its id. A host's one
+	 * port has its host's id, so a host's events and its port's share one; a switch's ports
+	 * each have their own, so that those of a switch split between partitions never meet in
+	 * one partition's order. */
+	uint32_t priority;
 	nm_time_ns cached_ser_ns;
 
 	/* Transmitter. */
@@ -92,17 +105,29 @@ typedef struct port {
 	nm_port_stats stats;
 } egress_port;
 
+/* What a partition of the network keeps besides its ports (one, for a network on one engine):
+ * each on lines of its own. */
+typedef struct network_part {
+	_Alignas(64) nm_engine *engine;
+	uint32_t free_packet;
+	/* Its share: summed by nm_network_stats_get (in_flight wraps: packets freed here were
+	 * often taken elsewhere). */
+	nm_network_stats stats;
+} network_part;
+
 struct nm_network {
 	fs_arena *arena; /* the engine's */
-	nm_engine *engine;
+	nm_engine *engine; /* NULL for a partitioned network */
+	nm_parallel *par;  /* NULL for a network on one engine */
+	uint32_t part_count;
+	void *parts_memory;
+	network_part *parts; /* [part_count], in parts_memory on a line boundary */
 	nm_config cfg;
 	nm_topology topo;
 	egress_port *ports;
-	bool *link_up;
 
-	packet_slot **chunks;
+	packet_slot **chunks; /* [PACKET_CHUNKS_MAX] */
 	uint32_t chunk_count;
-	uint32_t free_packet;
 
 	nm_code deliver; /* nm_deliver_fn */
 	void *deliver_ctx;
@@ -110,7 +135,6 @@ struct nm_network {
 	void *trace_ctx;
 	uint32_t trace_mask; /* bit per nm_trace_kind the callback wants */
 
-	nm_network_stats stats;
 	/* Every port infinitely fast, no latency, no impairment, every link
 	 * up: a packet arrives the instant it is sent (forward.c). */
 	bool instant;
@@ -121,14 +145,23 @@ static inline packet_slot *packet_at(const nm_network *net, uint32_t index)
 	return &net->chunks[index >> PACKET_CHUNK_BITS][index & (PACKET_CHUNK_SIZE - 1)];
 }
 
+/* The partition where host `host`'s events run. */
+static inline uint32_t host_partition(const nm_network *net, uint32_t host)
+{
+	return net->ports[net->topo.nodes[host].first_port].partition;
+}
+
 /* forward.c */
-int packet_alloc(nm_network *net, uint32_t *index_out);
-void packet_free(nm_network *net, uint32_t index);
+int packet_alloc(nm_network *net, uint32_t part, uint32_t *index_out);
+void packet_free(nm_network *net, uint32_t part, uint32_t index);
 void port_try_start(nm_network *net, uint32_t port_id);
 void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index);
-void emit_trace(nm_network *net, nm_trace_kind kind, nm_drop_reason reason, uint32_t node,
-		uint32_t port, const nm_packet *pkt);
+void emit_trace(nm_network *net, const nm_engine *engine, nm_trace_kind kind,
+		nm_drop_reason reason, uint32_t node, uint32_t port, const nm_packet *pkt);
 void link_state_event(nm_engine *engine, void *ctx, uint64_t arg);
+/* A partitioned network's link changes one direction at a time, each in its port's partition:
+ * arg = port << 1 | up. */
+void port_state_event(nm_engine *engine, void *ctx, uint64_t arg);
 /* The port's coasting packet (if any) goes back to ending with tx_done: what decides its fate
  * then (the link, the impairments, the traced kinds) is changing. */
 void port_stop_coasting(nm_network *net, uint32_t port_id);

@@ -167,25 +167,28 @@ static void lower_promise(partition *part, nm_time_ns to)
 		;
 }
 
-int nm_parallel_send(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
-		     uint32_t priority, nm_event_fn fn, void *ctx, uint64_t arg)
+/* Checks what any send must keep; 0 or -EINVAL. */
+static int check_send(const nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
+		      nm_event_fn fn)
 {
-	partition *sender, *receiver;
-	parallel_message *m;
-	uint64_t order;
-	int rc;
+	const partition *sender;
 
 	if (from >= par->count || to >= par->count || from == to || !fn)
 		return -EINVAL;
 	sender = &par->parts[from];
-	receiver = &par->parts[to];
 	if (at < plus_lookahead(par, engine_now(sender->engine)) ||
 	    at < __atomic_load_n(&sender->promise, __ATOMIC_RELAXED))
 		return -EINVAL;
-	rc = nm_engine_reserve_order(sender->engine, priority, &order);
-	if (rc != 0)
-		return rc;
-	m = new_message(par, sender);
+	return 0;
+}
+
+static int send_in_place(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
+			 uint64_t order, nm_event_fn fn, void *ctx, uint64_t arg)
+{
+	partition *sender = &par->parts[from];
+	partition *receiver = &par->parts[to];
+	parallel_message *m = new_message(par, sender);
+
 	if (!m)
 		return -ENOMEM;
 	*m = (parallel_message){
@@ -199,6 +202,25 @@ int nm_parallel_send(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at
 	if (plus_lookahead(par, at) - 1 < sender->reach)
 		sender->reach = plus_lookahead(par, at) - 1;
 	return 0;
+}
+
+int nm_parallel_send(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
+		     uint32_t priority, nm_event_fn fn, void *ctx, uint64_t arg)
+{
+	uint64_t order;
+	int rc = check_send(par, from, to, at, fn);
+
+	if (rc == 0)
+		rc = nm_engine_reserve_order(par->parts[from].engine, priority, &order);
+	return rc ? rc : send_in_place(par, from, to, at, order, fn, ctx, arg);
+}
+
+int nm_parallel_send_ordered(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
+			     uint64_t order, nm_event_fn fn, void *ctx, uint64_t arg)
+{
+	int rc = check_send(par, from, to, at, fn);
+
+	return rc ? rc : send_in_place(par, from, to, at, order, fn, ctx, arg);
 }
 
 /* Puts what came in (and what could not be placed before) on the heap. */

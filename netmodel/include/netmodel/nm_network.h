@@ -8,8 +8,9 @@
  * the egress port chosen by nm_topology_route (tail drop or pause when the buffer is full, ECN mark
  * above the threshold). At the destination host the delivery callback gets it.
  *
- * Events happen at the node where they take effect and use that node's id as engine priority,
- * so simultaneous events are ordered by node id, then by scheduling order (nm_engine.h).
+ * Events have as engine priority the id of the port where they happen (a host's port has its
+ * host's id), a delivery its host's id, an arrival at a switch the id of the port that sent it;
+ * simultaneous events are ordered by that, then by scheduling order (nm_engine.h).
  *
  * Packets live in a pool that grows with the number in flight and is reused; the memory of the
  * model is O(nodes + ports + packets in flight + flows seen by impaired links).
@@ -26,6 +27,7 @@
 #include "netmodel/nm_error.h"
 #include "netmodel/nm_impair.h"
 #include "netmodel/nm_packet.h"
+#include "netmodel/nm_parallel.h"
 #include "netmodel/nm_path.h"
 #include "netmodel/nm_time.h"
 #include "netmodel/nm_topology.h"
@@ -76,6 +78,32 @@ typedef void (*nm_deliver_fn)(void *ctx, const nm_packet *packet);
  * (which the network does not own), scripted drops at the source hosts and the link faults as
  * scheduled events. Returns 0, -EINVAL (message says why) or -ENOMEM. */
 int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out, nm_error *err);
+
+/* The same network on the partitions of a parallel simulation (nm_parallel.h), in the arena of
+ * its engines. Host h's events run in partition host_partitions[h] (NULL: h modulo the number
+ * of partitions), and so do those of the switch port towards it; a port between two switches
+ * goes with the first host under the leaf at either end. A packet for another partition is sent
+ * there with its arrival at the next hop, so every hop must be at least the lookahead long
+ * (-EINVAL otherwise, as for pause flow control, which looks at the next hop's buffer at once,
+ * and for two hosts without a switch, NM_TOPO_PAIR).
+ * Every partition runs what it would run in a network on one engine, in the same order: its
+ * trace records are those of its ports and hosts, in the order one engine gives them.
+ *
+ * In such a network: inject a packet from its source host's partition (its runner); change a
+ * link with nm_network_schedule_link_state (each direction changes in its own partition) and
+ * ports, impairments and the trace callback before running; the trace and delivery callbacks are
+ * called from every partition's runner, at once; nm_network_engine is NULL, and the stats'
+ * peak_in_flight is what is in flight now. A packet bound for another partition never coasts
+ * (forward.c): its arrival, once sent, cannot be taken back. */
+int nm_network_create_parallel(nm_parallel *par, const uint32_t *host_partitions,
+			       const nm_config *cfg, nm_network **out, nm_error *err);
+/* The partition host `host`'s events run in (0 for a network on one engine; UINT32_MAX for
+ * no such host). */
+uint32_t nm_network_host_partition(const nm_network *net, uint32_t host);
+/* The partition port `port`'s events run in, and its trace records come from (UINT32_MAX for no
+ * such port). */
+uint32_t nm_network_port_partition(const nm_network *net, uint32_t port);
+
 void nm_network_destroy(nm_network *net);
 
 void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx);

@@ -64,6 +64,11 @@ nm_engine *nm_parallel_engine(nm_parallel *par, uint32_t p);
 int nm_parallel_send(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
 		     uint32_t priority, nm_event_fn fn, void *ctx, uint64_t arg);
 
+/* The same in a place `order` that `from` reserved on its own engine (nm_engine_reserve_order):
+ * the event runs where one scheduled there when the place was taken would run. */
+int nm_parallel_send_ordered(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
+			     uint64_t order, nm_event_fn fn, void *ctx, uint64_t arg);
+
 /* Whether something outside the model may act at p now (its clock), by p's runner. Turned on,
  * the clock first moves up to the earliest time p still promised the others minus the lookahead
  * (a program that comes back from elsewhere joins where the others may already be), and the

@@ -1,0 +1,309 @@
+// A network on the partitions of a parallel simulation (nm_network_create_parallel) against the
+// same network on one engine: random traffic with replies, loss, duplicates, corruption,
+// reordering, ECN and tail drops, over a star and a fat tree. Every partition must see the trace
+// records of its ports and hosts that one engine gives, in the same order, whether the partitions
+// take turns in one thread or run at once in threads.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "netmodel/nm_parallel.h"
+#include "netmodel/tests/coasting_util.h"
+
+namespace {
+
+constexpr nm_time_ns kSendUntil = 120000;
+
+struct Record {
+  nm_time_ns time;
+  int kind, reason;
+  uint32_t node, port;
+  uint64_t user_id;
+  uint32_t flags;
+  bool operator==(const Record& o) const {
+    return time == o.time && kind == o.kind && reason == o.reason && node == o.node &&
+           port == o.port && user_id == o.user_id && flags == o.flags;
+  }
+};
+
+std::ostream& operator<<(std::ostream& os, const Record& r) {
+  return os << "{t=" << r.time << " kind=" << r.kind << " node=" << r.node << " port=" << r.port
+            << " id=" << r.user_id << " flags=" << r.flags << "}";
+}
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+struct Host;
+
+// One model, on one engine (par == nullptr) or on partitions.
+struct Model {
+  nm_network* net = nullptr;
+  nm_parallel* par = nullptr;
+  nm_engine* engine = nullptr;
+  uint32_t hosts = 0;
+  std::vector<Host> *host_state = nullptr;
+  // Records by partition (one list when on one engine); each partition's runner writes its own.
+  std::vector<std::vector<Record>> records;
+};
+
+struct Host {
+  Model* model;
+  uint32_t id;
+  uint64_t sent = 0;
+};
+
+thread_local uint32_t t_partition;  // which partition this thread runs now
+
+void OnTrace(void* ctx, const nm_trace_record* rec) {
+  auto* m = static_cast<Model*>(ctx);
+  m->records[m->par ? t_partition : 0].push_back(
+      {rec->time, rec->kind, rec->reason, rec->node, rec->port,
+       rec->packet ? rec->packet->user_id : 0, rec->packet ? rec->packet->flags : 0u});
+}
+
+nm_engine* HostEngine(Model* m, uint32_t host) {
+  return m->par ? nm_parallel_engine(m->par, nm_network_host_partition(m->net, host)) : m->engine;
+}
+
+// A packet of 40 in 256 is answered with a small one, from the delivery (as a NIC's ACK).
+void OnDeliver(void* ctx, const nm_packet* pkt) {
+  auto* m = static_cast<Model*>(ctx);
+  if (pkt->user_id % 256 >= 40 || pkt->flags & NM_PKT_DUPLICATE) return;
+  nm_packet reply = nmtest::Packet(pkt->dst, pkt->src, pkt->flow ^ 1, 64, Mix(pkt->user_id));
+  EXPECT_EQ(0, nm_network_inject(m->net, &reply));
+}
+
+// A host's generator: a packet to a random other host, then the next after a random gap.
+void Send(nm_engine* engine, void* ctx, uint64_t) {
+  auto* h = static_cast<Host*>(ctx);
+  Model* m = h->model;
+  uint64_t r = Mix(uint64_t(h->id) << 32 | h->sent++);
+  uint32_t dst = (h->id + 1 + r % (m->hosts - 1)) % m->hosts;
+  uint32_t bytes = 64 + (r >> 16) % 1000;
+  nm_packet pkt = nmtest::Packet(h->id, dst, (r >> 32) % 4, bytes, r);
+  EXPECT_EQ(0, nm_network_inject(m->net, &pkt));
+  nm_time_ns now = nm_engine_now(engine);
+  if (now < kSendUntil)
+    EXPECT_EQ(0, nm_engine_schedule(engine, now + 50 + (r >> 40) % 600, h->id, Send, h, 0,
+                                    nullptr));
+}
+
+nm_config Config(nm_topology_kind kind, uint32_t hosts) {
+  nm_config cfg = nmtest::SmallNetwork(
+      {kind, hosts, 8000000000ull, 200, 100, NM_FLOW_CONTROL_DROP, 6000, 3000});
+  cfg.impair.loss_rate = 0.02;
+  cfg.impair.corrupt_rate = 0.01;
+  cfg.impair.duplicate_rate = 0.01;
+  cfg.impair.reorder_rate = 0.02;
+  cfg.impair.reorder_delay_ns = 700;
+  cfg.seed = 7;
+  return cfg;
+}
+
+constexpr nm_time_ns kLookahead = 200;  // the least hop: a switch's port to a host
+
+struct ModelRun {
+  Model model;
+  std::vector<Host> host_state;
+  nm_network_stats stats{};
+};
+
+void Build(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t trace_mask) {
+  Model& m = run.model;
+  nm_error err{};
+  m.hosts = cfg.topology.hosts;
+  if (partitions == 0) {
+    ASSERT_EQ(0, nm_engine_create(&m.engine));
+    ASSERT_EQ(0, nm_network_create(m.engine, &cfg, &m.net, &err)) << err.msg;
+    m.records.resize(1);
+  } else {
+    ASSERT_EQ(0, nm_parallel_create_in(nullptr, partitions, kLookahead, &m.par));
+    ASSERT_EQ(0, nm_network_create_parallel(m.par, nullptr, &cfg, &m.net, &err)) << err.msg;
+    m.records.resize(partitions);
+  }
+  nm_network_set_trace(m.net, OnTrace, &m);
+  nm_network_set_trace_mask(m.net, trace_mask);
+  nm_network_set_deliver(m.net, OnDeliver, &m);
+  run.host_state.resize(m.hosts);
+  for (uint32_t h = 0; h < m.hosts; h++) {
+    run.host_state[h] = Host{&m, h};
+    ASSERT_EQ(0, nm_engine_schedule(HostEngine(&m, h), h * 7, h, Send, &run.host_state[h], 0,
+                                    nullptr));
+  }
+}
+
+void Finish(ModelRun& run) {
+  nm_network_stats_get(run.model.net, &run.stats);
+  nm_network_destroy(run.model.net);
+  nm_parallel_destroy(run.model.par);
+  if (run.model.engine) nm_engine_destroy(run.model.engine);
+}
+
+void OneEngine(ModelRun& run, const nm_config& cfg, uint32_t trace_mask) {
+  Build(run, cfg, 0, trace_mask);
+  nm_engine_run_until(run.model.engine, NM_TIME_NEVER);
+  Finish(run);
+}
+
+void TakingTurns(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t trace_mask) {
+  Build(run, cfg, partitions, trace_mask);
+  for (uint32_t p = 0; p < partitions; p++) nm_parallel_set_acting(run.model.par, p, false);
+  for (bool idle = false; !idle;) {
+    idle = true;
+    for (uint32_t p = 0; p < partitions; p++) {
+      t_partition = p;
+      if (nm_parallel_run(run.model.par, p, nullptr, nullptr, NM_TIME_NEVER) !=
+          NM_PARALLEL_IDLE)
+        idle = false;
+    }
+  }
+  Finish(run);
+}
+
+void AtOnce(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t trace_mask) {
+  Build(run, cfg, partitions, trace_mask);
+  std::vector<std::thread> threads;
+  for (uint32_t p = 0; p < partitions; p++)
+    threads.emplace_back([&run, p] {
+      t_partition = p;
+      nm_parallel_set_acting(run.model.par, p, false);
+      for (unsigned spins = 1; nm_parallel_run(run.model.par, p, nullptr, nullptr,
+                                               NM_TIME_NEVER) != NM_PARALLEL_IDLE;
+           spins++)
+        if (spins % 64 == 0) sched_yield();
+    });
+  for (auto& t : threads) t.join();
+  for (uint32_t p = 0; p < partitions; p++) EXPECT_EQ(0u, nm_parallel_late(run.model.par, p));
+  Finish(run);
+}
+
+// The one engine's records, split by the partition each would come from.
+std::vector<std::vector<Record>> Split(const std::vector<Record>& all, const nm_config& cfg,
+                                       uint32_t partitions) {
+  nm_parallel* par = nullptr;
+  nm_network* net = nullptr;
+  nm_error err{};
+  EXPECT_EQ(0, nm_parallel_create_in(nullptr, partitions, kLookahead, &par));
+  EXPECT_EQ(0, nm_network_create_parallel(par, nullptr, &cfg, &net, &err)) << err.msg;
+  std::vector<std::vector<Record>> split(partitions);
+  for (const Record& r : all) {
+    uint32_t p = r.kind == NM_TRACE_DELIVER ? nm_network_host_partition(net, r.node)
+                                            : nm_network_port_partition(net, r.port);
+    split.at(p).push_back(r);
+  }
+  nm_network_destroy(net);
+  nm_parallel_destroy(par);
+  return split;
+}
+
+void ExpectSameRecords(const std::vector<std::vector<Record>>& got,
+                       const std::vector<std::vector<Record>>& want) {
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t p = 0; p < want.size(); p++) {
+    SCOPED_TRACE("partition " + std::to_string(p));
+    ASSERT_EQ(want[p].size(), got[p].size());
+    for (size_t i = 0; i < want[p].size(); i++)
+      ASSERT_EQ(want[p][i], got[p][i]) << "record " << i;
+  }
+}
+
+void ExpectSameTotals(const nm_network_stats& got, const nm_network_stats& want) {
+  EXPECT_EQ(want.injected, got.injected);
+  EXPECT_EQ(want.delivered, got.delivered);
+  EXPECT_EQ(want.duplicated, got.duplicated);
+  EXPECT_EQ(want.corrupted, got.corrupted);
+  EXPECT_EQ(want.ecn_marked, got.ecn_marked);
+  EXPECT_EQ(want.in_flight, got.in_flight);
+  for (int r = 0; r < NM_DROP_REASON_COUNT; r++) EXPECT_EQ(want.dropped[r], got.dropped[r]);
+}
+
+struct Case {
+  const char* name;
+  nm_topology_kind kind;
+  uint32_t hosts, partitions;
+  uint32_t trace_mask;
+};
+
+class NetworkParallel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(NetworkParallel, EveryPartitionSeesWhatOneEngineDoes) {
+  const Case& c = GetParam();
+  nm_config cfg = Config(c.kind, c.hosts);
+  ModelRun one, turns;
+  OneEngine(one, cfg, c.trace_mask);
+  TakingTurns(turns, cfg, c.partitions, c.trace_mask);
+  auto want = Split(one.model.records[0], cfg, c.partitions);
+
+  // The model does what the test is about: traffic between partitions, losses, marks.
+  EXPECT_GT(one.stats.delivered, 1000u);
+  EXPECT_GT(one.stats.dropped[NM_DROP_LOSS], 10u);
+  EXPECT_GT(one.stats.dropped[NM_DROP_BUFFER] + one.stats.ecn_marked, 10u);
+  EXPECT_GT(one.stats.duplicated, 5u);
+  ExpectSameRecords(turns.model.records, want);
+  ExpectSameTotals(turns.stats, one.stats);
+  for (int i = 0; i < 3; i++) {
+    SCOPED_TRACE("threads, run " + std::to_string(i));
+    ModelRun at_once;
+    AtOnce(at_once, cfg, c.partitions, c.trace_mask);
+    ExpectSameRecords(at_once.model.records, want);
+    ExpectSameTotals(at_once.stats, one.stats);
+  }
+}
+
+constexpr uint32_t kAll = UINT32_MAX;
+constexpr uint32_t kCoasting = ~(1u << NM_TRACE_TX_END);  // lets packets coast where they may
+
+INSTANTIATE_TEST_SUITE_P(
+    Networks, NetworkParallel,
+    ::testing::Values(Case{"star4", NM_TOPO_STAR, 4, 4, kAll},
+                      Case{"star8_coasting", NM_TOPO_STAR, 8, 4, kCoasting},
+                      Case{"fattree8", NM_TOPO_FATTREE, 8, 8, kAll},
+                      Case{"fattree8_coasting", NM_TOPO_FATTREE, 8, 3, kCoasting}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+TEST(NetworkParallelCreate, RefusesWhatCannotBePartitioned) {
+  nm_parallel* par = nullptr;
+  nm_network* net = nullptr;
+  nm_error err{};
+  ASSERT_EQ(0, nm_parallel_create_in(nullptr, 2, kLookahead, &par));
+
+  nm_config cfg = Config(NM_TOPO_STAR, 4);
+  cfg.link.latency_ns = kLookahead - 1;  // a switch's port to a host: below the lookahead
+  EXPECT_EQ(-EINVAL, nm_network_create_parallel(par, nullptr, &cfg, &net, &err));
+  EXPECT_NE(std::string(err.msg).find("lookahead"), std::string::npos) << err.msg;
+
+  cfg = Config(NM_TOPO_STAR, 4);
+  cfg.sw.flow_control = NM_FLOW_CONTROL_PAUSE;
+  EXPECT_EQ(-EINVAL, nm_network_create_parallel(par, nullptr, &cfg, &net, &err));
+  EXPECT_NE(std::string(err.msg).find("pause"), std::string::npos) << err.msg;
+
+  cfg = Config(NM_TOPO_PAIR, 2);
+  EXPECT_EQ(-EINVAL, nm_network_create_parallel(par, nullptr, &cfg, &net, &err));
+  EXPECT_NE(std::string(err.msg).find("pair"), std::string::npos) << err.msg;
+
+  cfg = Config(NM_TOPO_STAR, 4);
+  const uint32_t bad[] = {0, 1, 2, 0};
+  EXPECT_EQ(-EINVAL, nm_network_create_parallel(par, bad, &cfg, &net, &err));
+  EXPECT_NE(std::string(err.msg).find("partition 2"), std::string::npos) << err.msg;
+
+  const uint32_t good[] = {1, 1, 0, 0};
+  ASSERT_EQ(0, nm_network_create_parallel(par, good, &cfg, &net, &err)) << err.msg;
+  EXPECT_EQ(1u, nm_network_host_partition(net, 1));
+  EXPECT_EQ(0u, nm_network_host_partition(net, 2));
+  EXPECT_EQ(nullptr, nm_network_engine(net));
+  nm_link_params link = cfg.link;
+  link.latency_ns = 10;
+  EXPECT_EQ(-EINVAL, nm_network_set_port_link(net, 0, &link, &err));
+  nm_network_destroy(net);
+  nm_parallel_destroy(par);
+}
+
+}  // namespace

@@ -1,10 +1,10 @@
 /* A packet ping-pong between two hosts through a switch, the network partitioned between two
  * processes (nm_network_create_parallel), against the same network on one engine in one process.
  *
- *   bazel run -c opt //netmodel:bench_network_parallel -- [round_trips] [preset]
+ *   bazel run -c opt //netmodel:bench_network_parallel -- [round_trips] [preset] [drop|credit]
  *
- * The preset's switch drops rather than pauses (pause cannot be partitioned yet; nothing here
- * congests). Host h runs in partition h % 2, so hosts 0 and 1 in one each. Each host answers each packet it is delivered with one of the same size, as two programs
+ * A preset whose switch pauses gets credits instead (NM_FLOW_CONTROL_CREDIT: pause cannot be
+ * partitioned), so that each packet's credits also go back to its sender. Host h runs in partition h % 2, so hosts 0 and 1 in one each. Each host answers each packet it is delivered with one of the same size, as two programs
  * ping-ponging do, without a NIC: what the network's part of a transfer costs in wall-clock time
  * when each host's events run on its own CPU (every packet crosses once), and when one process
  * runs them all. Prints ns per one-way packet, best of three rounds.
@@ -153,13 +153,18 @@ int main(int argc, char **argv)
 	nm_error err;
 
 	if (round_trips == 0 || nm_preset_load(&cfg, preset, &err) != 0) {
-		fprintf(stderr, "usage: bench_network_parallel [round_trips > 0] [preset]%s%s\n",
+		fprintf(stderr,
+			"usage: bench_network_parallel [round_trips > 0] [preset] [drop|credit]%s%s\n",
 			round_trips ? ": " : "", round_trips ? err.msg : "");
 		return 2;
 	}
-	/* Pause flow control cannot be partitioned yet (MULTIPROCESS.md); nothing here congests, so
-	 * tail drop behaves the same. */
-	cfg.sw.flow_control = NM_FLOW_CONTROL_DROP;
+	/* Pause flow control cannot be partitioned: credits are its partitionable kin. */
+	if (cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE)
+		cfg.sw.flow_control = NM_FLOW_CONTROL_CREDIT;
+	if (argc > 3 && nm_config_set(&cfg, "switch.flow_control", argv[3], &err) != 0) {
+		fprintf(stderr, "bench_network_parallel: %s\n", err.msg);
+		return 2;
+	}
 	snprintf(name, sizeof(name), "/fabsim-bench-netpar-%d", (int)getpid());
 	if (fs_arena_create(name, (size_t)1 << 30, &arena, msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "bench_network_parallel: %s\n", msg);
@@ -175,8 +180,9 @@ int main(int argc, char **argv)
 		if (o < best_one)
 			best_one = o;
 	}
-	printf("%" PRIu64 " round trips of 64 B between two hosts of '%s' (tail drop), best of 3 "
-	       "rounds:\n", round_trips, preset);
+	printf("%" PRIu64 " round trips of 64 B between two hosts of '%s' (flow control: %s), best "
+	       "of 3 rounds:\n", round_trips, preset,
+	       cfg.sw.flow_control == NM_FLOW_CONTROL_CREDIT ? "credit" : "drop");
 	printf("  partitioned, two processes: %.0f ns per packet\n", best_across * 1e9);
 	printf("  one engine, one process:    %.0f ns per packet\n", best_one * 1e9);
 	fs_arena_detach(arena);

@@ -15,7 +15,7 @@
 #define BYTES_MAX (UINT64_C(1) << 50)
 
 static const char *const topology_names[] = {"pair", "star", "fattree", NULL};
-static const char *const flow_control_names[] = {"drop", "pause", NULL};
+static const char *const flow_control_names[] = {"drop", "pause", "credit", NULL};
 
 static const key_spec keys[] = {
 	{{"preset", "string", "ideal, roce-25g, roce-100g, ib-hdr-200g, ib-ndr-400g",
@@ -45,7 +45,8 @@ static const key_spec keys[] = {
 	{{"switch.buffer_bytes", "uint", "0 (unlimited) or one packet to 2^50",
 	  "egress buffer per switch port"},
 	 KEY_UINT, FIELD(sw.buffer_bytes), 0, BYTES_MAX, 0, 0, NULL},
-	{{"switch.flow_control", "enum", "drop, pause", "full buffer: tail drop or pause upstream"},
+	{{"switch.flow_control", "enum", "drop, pause, credit",
+	  "full buffer: tail drop, pause upstream, or upstream waits for credits"},
 	 KEY_ENUM, FIELD(sw.flow_control), 0, 0, 0, 0, flow_control_names},
 	{{"switch.ecn_threshold_bytes", "uint", "0 (off) to 2^50", "queue depth that marks ECN"},
 	 KEY_UINT, FIELD(sw.ecn_threshold_bytes), 0, BYTES_MAX, 0, 0, NULL},

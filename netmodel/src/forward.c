@@ -16,6 +16,7 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg);
 static void coast_end_event(nm_engine *engine, void *ctx, uint64_t arg);
 static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg);
 static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg);
+static void credit_event(nm_engine *engine, void *ctx, uint64_t arg);
 
 void emit_trace(nm_network *net, const nm_engine *engine, nm_trace_kind kind,
 		nm_drop_reason reason, uint32_t node, uint32_t port, const nm_packet *pkt)
@@ -34,6 +35,11 @@ void emit_trace(nm_network *net, const nm_engine *engine, nm_trace_kind kind,
 static bool pause_mode(const nm_network *net)
 {
 	return net->cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE;
+}
+
+bool credit_mode(const nm_network *net)
+{
+	return net->cfg.sw.flow_control == NM_FLOW_CONTROL_CREDIT && net->cfg.sw.buffer_bytes;
 }
 
 static bool traced(const nm_network *net, nm_trace_kind kind)
@@ -227,9 +233,10 @@ void port_stats_now(const nm_network *net, uint32_t port_id, nm_port_stats *out)
 
 /* ---- buffers and pause ---- */
 
+/* Credit mode counts the buffer per link into the switch, at the transmitter (its credits). */
 static uint64_t buffer_limit(const nm_network *net, const egress_port *p)
 {
-	return p->owner_is_switch ? net->cfg.sw.buffer_bytes : 0;
+	return p->owner_is_switch && !credit_mode(net) ? net->cfg.sw.buffer_bytes : 0;
 }
 
 static bool has_room(const nm_network *net, const egress_port *p, uint64_t bytes)
@@ -278,6 +285,35 @@ static void release_reservation(nm_network *net, packet_slot *slot)
 	net->ports[target].reserved_bytes -= slot->pkt.bytes;
 	slot->reserved_port = NO_INDEX;
 	wake_waiters(net, target);
+}
+
+/* ---- credits ---- */
+
+/* A packet of `bytes` leaves switch port e's buffer at `left`, having come in through the link
+ * whose switch side is `ingress_id`: its credits go back to the transmitter at the other end,
+ * one link latency later (in its partition). The event has e's priority, which no event of the
+ * transmitter's own has. */
+static void return_credits(nm_network *net, const egress_port *e, uint32_t ingress_id,
+			   uint32_t bytes, nm_time_ns left)
+{
+	const egress_port *ingress = &net->ports[ingress_id];
+	uint32_t upstream_id = ingress->peer_port;
+	const egress_port *upstream = &net->ports[upstream_id];
+	nm_time_ns at = left + ingress->latency_ns;
+	uint64_t arg = (uint64_t)upstream_id << 32 | bytes;
+
+	if (upstream->partition != e->partition ?
+		    nm_parallel_send(net->par, e->partition, upstream->partition, at, e->priority,
+				     credit_event, net, arg) :
+		    nm_engine_schedule(e->engine, at, e->priority, credit_event, net, arg, NULL))
+		abort(); /* credits must not be lost: the link would stall for good */
+}
+
+/* Credits spent on a packet that never reached the switch (lost on the way): back at once. */
+static void refund_credits(nm_network *net, egress_port *p, uint32_t bytes)
+{
+	if (credit_mode(net) && p->peer_is_switch)
+		p->credits += bytes;
 }
 
 /* ---- transmitter ---- */
@@ -346,6 +382,15 @@ void port_try_start(nm_network *net, uint32_t port_id)
 		net->ports[target].reserved_bytes += slot->pkt.bytes;
 		slot->reserved_port = target;
 	}
+	if (credit_mode(net) && p->peer_is_switch) {
+		if (p->credits < slot->pkt.bytes) {
+			p->state = PORT_PAUSED; /* until credits come back (credit_event) */
+			p->stats.pauses++;
+			TRACE(net, p->engine, NM_TRACE_PAUSE, 0, p->node, port_id, NULL);
+			return;
+		}
+		p->credits -= slot->pkt.bytes;
+	}
 
 	p->queue_head = slot->next;
 	if (p->queue_head == NO_INDEX)
@@ -357,6 +402,9 @@ void port_try_start(nm_network *net, uint32_t port_id)
 	nm_time_ns now = engine_now(p->engine);
 	nm_time_ns done = now + port_serialization(p, slot->pkt.bytes);
 	p->busy_until = done;
+	/* It leaves the switch's buffer with its last bit, whatever its fate on the link. */
+	if (p->owner_is_switch && credit_mode(net) && slot->ingress_port != NO_INDEX)
+		return_credits(net, p, slot->ingress_port, slot->pkt.bytes, done);
 	/* The state is set before the trace: its callback may send more through this port. */
 	bool coasting = done > now && may_coast(net, p, &slot->pkt);
 	if (coasting)
@@ -455,6 +503,13 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 	copy->pkt.flags |= NM_PKT_DUPLICATE;
 	net->parts[p->partition].stats.duplicated++;
 	TRACE(net, p->engine, NM_TRACE_DUPLICATE, 0, p->node, port_id, &copy->pkt);
+	if (credit_mode(net) && p->peer_is_switch) {
+		if (p->credits < copy->pkt.bytes) {
+			drop_packet(net, port_id, index, NM_DROP_BUFFER);
+			return;
+		}
+		p->credits -= copy->pkt.bytes;
+	}
 	if (original->reserved_port != NO_INDEX) {
 		egress_port *target = &net->ports[original->reserved_port];
 		if (!has_room(net, target, copy->pkt.bytes)) {
@@ -502,6 +557,7 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 	}
 
 	if (verdict.drop) {
+		refund_credits(net, p, slot->pkt.bytes);
 		drop_packet(net, port_id, index, verdict.reason);
 	} else {
 		if (verdict.corrupt && !(slot->pkt.flags & NM_PKT_CORRUPTED)) {
@@ -573,6 +629,20 @@ static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)
 	if (net->deliver)
 		NM_CODE_AS(nm_deliver_fn, net->deliver)(net->deliver_ctx, &slot->pkt);
 	packet_free(net, here, index);
+}
+
+static void credit_event(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	nm_network *net = ctx;
+	uint32_t port_id = (uint32_t)(arg >> 32);
+	egress_port *p = &net->ports[port_id];
+
+	p->credits += (uint32_t)arg;
+	if (p->state == PORT_PAUSED) {
+		p->state = PORT_IDLE;
+		TRACE(net, engine, NM_TRACE_RESUME, 0, p->node, port_id, NULL);
+		port_try_start(net, port_id);
+	}
 }
 
 /* An ideal network delivers at the instant of sending, so one event stands

@@ -42,7 +42,22 @@ static void init_port(nm_network *net, uint32_t id)
 	p->waiter_head = p->waiter_tail = p->next_waiter = NO_INDEX;
 	p->up = true;
 	p->priority = id; /* a host's port: its host's id (topology.h's numbering) */
+	if (credit_mode(net) && p->peer_is_switch)
+		p->credits = net->cfg.sw.buffer_bytes;
 	apply_link_params(net, p, &net->cfg.link);
+}
+
+/* Credit mode: a packet bigger than the switch's buffer for its link would wait for ever. */
+static int check_fits_credits(const nm_network *net, const nm_link_params *link, nm_error *err)
+{
+	uint64_t largest = (uint64_t)link->mtu_bytes + link->header_bytes + NM_PACKET_MAX_EXTRA_BYTES;
+
+	if (credit_mode(net) && net->cfg.sw.buffer_bytes < largest)
+		return nm_error_set(err, -EINVAL,
+				    "switch.buffer_bytes: %" PRIu64 " is below the largest packet, %" PRIu64
+				    " B, which would never get credits (allowed: 0, or at least that)",
+				    net->cfg.sw.buffer_bytes, largest);
+	return 0;
 }
 
 /* The host whose partition port `id` belongs to (nm_network_create_parallel): its own host's
@@ -156,18 +171,24 @@ static int check_partitionable(const nm_network *net, nm_error *err)
 
 	if (net->cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE)
 		return nm_error_set(err, -EINVAL,
-				    "switch.flow_control: pause cannot be partitioned (allowed: drop)");
+				    "switch.flow_control: pause cannot be partitioned (allowed: drop, credit)");
 	/* A delivery has its host's priority: sent from the other host's partition, it would meet
 	 * the host's own events of its instant in another order than on one engine. */
 	if (net->topo.params.kind == NM_TOPO_PAIR && net->part_count > 1)
 		return nm_error_set(err, -EINVAL,
 				    "topology.kind: pair cannot be partitioned (allowed: star, fattree)");
-	for (uint32_t id = 0; id < net->topo.port_count; id++)
-		if (net->ports[id].arrive_delay_ns < lookahead)
+	for (uint32_t id = 0; id < net->topo.port_count; id++) {
+		const egress_port *p = &net->ports[id];
+		/* Credits go back over a switch's port without its forwarding latency. */
+		nm_time_ns hop = credit_mode(net) && p->owner_is_switch ? p->latency_ns
+									 : p->arrive_delay_ns;
+
+		if (hop < lookahead)
 			return nm_error_set(err, -EINVAL,
 					    "link.latency: %" PRIu64 " ns to the next hop (port %" PRIu32
 					    ") is below the lookahead, %" PRIu64 " ns",
-					    net->ports[id].arrive_delay_ns, id, lookahead);
+					    hop, id, lookahead);
+	}
 	return 0;
 }
 
@@ -203,6 +224,7 @@ static int create(nm_engine *engine, nm_parallel *par, const uint32_t *host_part
 	for (uint32_t id = 0; id < net->topo.port_count; id++)
 		init_port(net, id);
 	if ((rc = place_ports(net, host_partitions, err)) ||
+	    (rc = check_fits_credits(net, &cfg->link, err)) ||
 	    (par && (rc = check_partitionable(net, err))) ||
 	    (rc = setup_impairments(net, err)) || (rc = setup_faults(net, err)))
 		goto fail;
@@ -341,6 +363,11 @@ int nm_network_set_port_link(nm_network *net, uint32_t port_id, const nm_link_pa
 		return nm_error_set(err, -EINVAL, "link.mtu: 0 is out of range (allowed: >= 1)");
 	egress_port *p = &net->ports[port_id];
 	nm_time_ns forward = p->arrive_delay_ns - p->latency_ns;
+	int rc = check_fits_credits(net, link, err);
+	if (rc)
+		return rc;
+	if (credit_mode(net) && p->owner_is_switch)
+		forward = 0; /* credits go back over it without the forwarding latency */
 	if (net->par && link->latency_ns + forward < nm_parallel_lookahead(net->par))
 		return nm_error_set(err, -EINVAL,
 				    "link.latency: %" PRIu64 " ns to the next hop is below the "

@@ -84,7 +84,13 @@ typedef struct port {
 	uint32_t queue_tail;
 	uint32_t in_service;
 	uint64_t queued_bytes;   /* queue + packet being sent */
-	uint64_t reserved_bytes; /* pause mode: space promised to packets on their way here */
+	union {
+		/* Pause mode: space promised to packets on their way here. */
+		uint64_t reserved_bytes;
+		/* Credit mode, a port into a switch: bytes of the switch's buffer for this link
+		 * it may still fill. */
+		uint64_t credits;
+	};
 	uint32_t waiter_head;    /* pause mode: ports waiting for space here, FIFO */
 	uint32_t waiter_tail;
 	uint32_t next_waiter;
@@ -152,6 +158,8 @@ static inline uint32_t host_partition(const nm_network *net, uint32_t host)
 }
 
 /* forward.c */
+/* Credit flow control with a finite buffer: ports into a switch hold credits for it. */
+bool credit_mode(const nm_network *net);
 int packet_alloc(nm_network *net, uint32_t part, uint32_t *index_out);
 void packet_free(nm_network *net, uint32_t part, uint32_t index);
 void port_try_start(nm_network *net, uint32_t port_id);

@@ -374,9 +374,13 @@ void RandomDiff(uint64_t seed, const RigOpts& o) {
   cfg.link.mtu_bytes = 1000;
   cfg.link.header_bytes = 0;
   cfg.sw.latency_ns = (rng() % 3) * 25;
-  bool pause = rng() % 2;
-  cfg.sw.flow_control = pause ? NM_FLOW_CONTROL_PAUSE : NM_FLOW_CONTROL_DROP;
+  const nm_flow_control modes[] = {NM_FLOW_CONTROL_DROP, NM_FLOW_CONTROL_PAUSE,
+                                   NM_FLOW_CONTROL_CREDIT};
+  cfg.sw.flow_control = modes[rng() % 3];
+  bool pause = cfg.sw.flow_control != NM_FLOW_CONTROL_DROP;  // lossless
   cfg.sw.buffer_bytes = 1000 + (rng() % 6) * 500;
+  if (cfg.sw.flow_control == NM_FLOW_CONTROL_CREDIT && cfg.sw.buffer_bytes < 1064)
+    cfg.sw.buffer_bytes = 1064;  // the largest packet: 1000 B of MTU and 64 more
   const uint64_t ecn[] = {0, 100, 500, 1000, 1500};
   cfg.sw.ecn_threshold_bytes = ecn[rng() % 5];
   cfg.seed = seed;

@@ -134,8 +134,10 @@ INSTANTIATE_TEST_SUITE_P(
     All, CoastingOnCongestedNetworks,
     ::testing::Values(Case{"StarTailDrop", NM_TOPO_STAR, NM_FLOW_CONTROL_DROP},
                       Case{"StarPause", NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE},
+                      Case{"StarCredit", NM_TOPO_STAR, NM_FLOW_CONTROL_CREDIT},
                       Case{"FatTreeTailDrop", NM_TOPO_FATTREE, NM_FLOW_CONTROL_DROP},
-                      Case{"FatTreePause", NM_TOPO_FATTREE, NM_FLOW_CONTROL_PAUSE}),
+                      Case{"FatTreePause", NM_TOPO_FATTREE, NM_FLOW_CONTROL_PAUSE},
+                      Case{"FatTreeCredit", NM_TOPO_FATTREE, NM_FLOW_CONTROL_CREDIT}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 uint32_t LinkOf(nmtest::Sim& sim, uint32_t port) {

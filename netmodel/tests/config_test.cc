@@ -354,8 +354,16 @@ TEST(ConfigErrors, UnknownNames) {
   env.vars["FI_SIM_PRESET"] = "nope";
   ExpectRejected(Load("", env), "preset", "nope");
   ExpectRejected(Load(R"({"topology": {"kind": "torus"}})"), "topology.kind", "torus");
-  ExpectRejected(Load(R"({"switch": {"flow_control": "credit"}})"), "switch.flow_control",
-                 "credit");
+  ExpectRejected(Load(R"({"switch": {"flow_control": "xoff"}})"), "switch.flow_control",
+                 "xoff");
+}
+
+TEST(ConfigValues, FlowControlByCredits) {
+  nm_config cfg;
+  nm_error err;
+  ASSERT_EQ(0, nm_preset_load(&cfg, "roce-100g", &err));
+  ASSERT_EQ(0, nm_config_set(&cfg, "switch.flow_control", "credit", &err)) << err.msg;
+  EXPECT_EQ(NM_FLOW_CONTROL_CREDIT, cfg.sw.flow_control);
 }
 
 TEST(ConfigSet, DirectSetterUsesTheSameChecks) {

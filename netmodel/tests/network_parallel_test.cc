@@ -1,6 +1,6 @@
 // A network on the partitions of a parallel simulation (nm_network_create_parallel) against the
 // same network on one engine: random traffic with replies, loss, duplicates, corruption,
-// reordering, ECN and tail drops, over a star and a fat tree. Every partition must see the trace
+// reordering, ECN, tail drops or credits, over a star and a fat tree. Every partition must see the trace
 // records of its ports and hosts that one engine gives, in the same order, whether the partitions
 // take turns in one thread or run at once in threads.
 #include <gtest/gtest.h>
@@ -96,9 +96,9 @@ void Send(nm_engine* engine, void* ctx, uint64_t) {
                                     nullptr));
 }
 
-nm_config Config(nm_topology_kind kind, uint32_t hosts) {
-  nm_config cfg = nmtest::SmallNetwork(
-      {kind, hosts, 8000000000ull, 200, 100, NM_FLOW_CONTROL_DROP, 6000, 3000});
+nm_config Config(nm_topology_kind kind, uint32_t hosts,
+                 nm_flow_control fc = NM_FLOW_CONTROL_DROP) {
+  nm_config cfg = nmtest::SmallNetwork({kind, hosts, 8000000000ull, 200, 100, fc, 6000, 3000});
   cfg.impair.loss_rate = 0.02;
   cfg.impair.corrupt_rate = 0.01;
   cfg.impair.duplicate_rate = 0.01;
@@ -114,6 +114,7 @@ struct ModelRun {
   Model model;
   std::vector<Host> host_state;
   nm_network_stats stats{};
+  uint64_t pauses = 0;
 };
 
 void Build(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t trace_mask) {
@@ -142,6 +143,11 @@ void Build(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t tr
 
 void Finish(ModelRun& run) {
   nm_network_stats_get(run.model.net, &run.stats);
+  for (uint32_t id = 0; id < nm_network_topology(run.model.net)->port_count; id++) {
+    nm_port_stats ps;
+    ASSERT_EQ(0, nm_network_port_stats_get(run.model.net, id, &ps));
+    run.pauses += ps.pauses;
+  }
   nm_network_destroy(run.model.net);
   nm_parallel_destroy(run.model.par);
   if (run.model.engine) nm_engine_destroy(run.model.engine);
@@ -230,13 +236,14 @@ struct Case {
   nm_topology_kind kind;
   uint32_t hosts, partitions;
   uint32_t trace_mask;
+  nm_flow_control fc;
 };
 
 class NetworkParallel : public ::testing::TestWithParam<Case> {};
 
 TEST_P(NetworkParallel, EveryPartitionSeesWhatOneEngineDoes) {
   const Case& c = GetParam();
-  nm_config cfg = Config(c.kind, c.hosts);
+  nm_config cfg = Config(c.kind, c.hosts, c.fc);
   ModelRun one, turns;
   OneEngine(one, cfg, c.trace_mask);
   TakingTurns(turns, cfg, c.partitions, c.trace_mask);
@@ -247,6 +254,10 @@ TEST_P(NetworkParallel, EveryPartitionSeesWhatOneEngineDoes) {
   EXPECT_GT(one.stats.dropped[NM_DROP_LOSS], 10u);
   EXPECT_GT(one.stats.dropped[NM_DROP_BUFFER] + one.stats.ecn_marked, 10u);
   EXPECT_GT(one.stats.duplicated, 5u);
+  if (c.fc == NM_FLOW_CONTROL_CREDIT) {
+    EXPECT_GT(one.pauses, 10u);  // the credits run out
+    EXPECT_EQ(one.pauses, turns.pauses);
+  }
   ExpectSameRecords(turns.model.records, want);
   ExpectSameTotals(turns.stats, one.stats);
   for (int i = 0; i < 3; i++) {
@@ -263,10 +274,14 @@ constexpr uint32_t kCoasting = ~(1u << NM_TRACE_TX_END);  // lets packets coast 
 
 INSTANTIATE_TEST_SUITE_P(
     Networks, NetworkParallel,
-    ::testing::Values(Case{"star4", NM_TOPO_STAR, 4, 4, kAll},
-                      Case{"star8_coasting", NM_TOPO_STAR, 8, 4, kCoasting},
-                      Case{"fattree8", NM_TOPO_FATTREE, 8, 8, kAll},
-                      Case{"fattree8_coasting", NM_TOPO_FATTREE, 8, 3, kCoasting}),
+    ::testing::Values(
+        Case{"star4", NM_TOPO_STAR, 4, 4, kAll, NM_FLOW_CONTROL_DROP},
+        Case{"star8_coasting", NM_TOPO_STAR, 8, 4, kCoasting, NM_FLOW_CONTROL_DROP},
+        Case{"fattree8", NM_TOPO_FATTREE, 8, 8, kAll, NM_FLOW_CONTROL_DROP},
+        Case{"fattree8_coasting", NM_TOPO_FATTREE, 8, 3, kCoasting, NM_FLOW_CONTROL_DROP},
+        Case{"star8_credit", NM_TOPO_STAR, 8, 8, kAll, NM_FLOW_CONTROL_CREDIT},
+        Case{"fattree8_credit_coasting", NM_TOPO_FATTREE, 8, 4, kCoasting,
+             NM_FLOW_CONTROL_CREDIT}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(NetworkParallelCreate, RefusesWhatCannotBePartitioned) {

@@ -1,11 +1,12 @@
 // Queueing at a switch egress port: FIFO drain order, total throughput equal to the port rate,
-// tail drop and pause with finite buffers, ECN marking. Small cases are checked against
+// tail drop, pause and credits with finite buffers, ECN marking. Small cases are checked against
 // schedules worked out by hand in the comments; large ones against a reference FIFO model.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "netmodel/tests/test_util.h"
@@ -122,6 +123,123 @@ TEST(Queueing, PauseHoldsUpstreamUntilSpaceIsFreedAndLosesNothing) {
   EXPECT_EQ(1u, ps.pauses);
   ASSERT_EQ(0, nm_network_port_stats_get(sim.net, sim.HostPort(0), &ps));
   EXPECT_EQ(0u, ps.pauses);
+}
+
+// Credits: a buffer of 200 bytes for each link into the switch, held by the transmitter. Host 0
+// sends three packets to host 2 at 0.
+// p1: host 0 sends 0-100 (credits 200 -> 100), enters the switch's queue at 180, leaves it
+//     180-280: its credits are back at host 0 50 ns later, at 330; delivered at 330.
+// p2: host 0 sends 100-200 (credits 0), enters at 280 as p1 leaves, leaves 280-380; delivered 430.
+// p3: at 200 host 0 has no credits: it pauses until 330, sends 330-430, enters at 510, leaves
+//     510-610; delivered 660. (With pause mode or no limit it would have left at 200.)
+TEST(Queueing, CreditsComeBackOneLinkLatencyAfterThePacketLeft) {
+  nm_config cfg = StarConfig(3, NM_FLOW_CONTROL_CREDIT, 200);
+  nmtest::Sim sim(cfg);
+  Collector col;
+  col.Attach(sim);
+  std::vector<nm_trace_record> flow;
+  nm_network_set_trace(
+      sim.net,
+      [](void* ctx, const nm_trace_record* r) {
+        if (r->kind == NM_TRACE_PAUSE || r->kind == NM_TRACE_RESUME)
+          static_cast<std::vector<nm_trace_record>*>(ctx)->push_back(*r);
+      },
+      &flow);
+  for (uint64_t id = 1; id <= 3; id++) {
+    nm_packet p = Packet(0, 2, 1, 100, id);
+    ASSERT_EQ(0, nm_network_inject(sim.net, &p));
+  }
+  nm_engine_run_until(sim.engine, NM_TIME_NEVER);
+  ASSERT_EQ(3u, col.arrivals.size());
+  const nm_time_ns expected[] = {330, 430, 660};
+  for (uint32_t i = 0; i < 3; i++) {
+    EXPECT_EQ(i + 1, col.arrivals[i].pkt.user_id);
+    EXPECT_EQ(expected[i], col.arrivals[i].time) << "packet " << i + 1;
+  }
+  ASSERT_EQ(2u, flow.size());
+  EXPECT_EQ(NM_TRACE_PAUSE, flow[0].kind);
+  EXPECT_EQ(200u, flow[0].time);
+  EXPECT_EQ(NM_TRACE_RESUME, flow[1].kind);
+  EXPECT_EQ(330u, flow[1].time);
+  EXPECT_EQ(sim.HostPort(0), flow[1].port);
+  nm_port_stats ps;
+  ASSERT_EQ(0, nm_network_port_stats_get(sim.net, sim.HostPort(0), &ps));
+  EXPECT_EQ(1u, ps.pauses);
+}
+
+// Five hosts send ten packets each to one: nothing is lost, each source's packets arrive in order,
+// and the egress queue never holds more than the five links' buffers.
+TEST(Queueing, CreditsLoseNothingInAnIncast) {
+  nm_config cfg = StarConfig(6, NM_FLOW_CONTROL_CREDIT, 200);
+  nmtest::Sim sim(cfg);
+  Collector col;
+  col.Attach(sim);
+  for (uint64_t k = 0; k < 10; k++)
+    for (uint32_t src = 0; src < 5; src++) {
+      nm_packet p = Packet(src, 5, src, 100, src * 100 + k);
+      ASSERT_EQ(0, nm_network_inject(sim.net, &p));
+    }
+  nm_engine_run_until(sim.engine, NM_TIME_NEVER);
+  ASSERT_EQ(50u, col.arrivals.size());
+  std::map<uint32_t, uint64_t> next;
+  for (const auto& a : col.arrivals) {
+    EXPECT_EQ(a.pkt.src * 100 + next[a.pkt.src], a.pkt.user_id);
+    next[a.pkt.src]++;
+  }
+  nm_network_stats stats;
+  nm_network_stats_get(sim.net, &stats);
+  for (int r = 0; r < NM_DROP_REASON_COUNT; r++) EXPECT_EQ(0u, stats.dropped[r]);
+  EXPECT_EQ(0u, stats.in_flight);
+  nm_port_stats ps;
+  uint32_t egress = nm_topology_port_id(nm_network_topology(sim.net), 6, 5);
+  ASSERT_EQ(0, nm_network_port_stats_get(sim.net, egress, &ps));
+  EXPECT_LE(ps.peak_queued_bytes, 5u * 200);
+  EXPECT_GT(ps.peak_queued_bytes, 200u);  // more than one link's buffer: they are per link
+  uint64_t pauses = 0;
+  for (uint32_t src = 0; src < 5; src++) {
+    ASSERT_EQ(0, nm_network_port_stats_get(sim.net, sim.HostPort(src), &ps));
+    pauses += ps.pauses;
+  }
+  EXPECT_GT(pauses, 0u);
+}
+
+// A packet lost on its way to the switch never took room there: its credits come back at once,
+// or the link would run out of them.
+TEST(Queueing, CreditsOfPacketsLostOnTheWayComeBack) {
+  nm_config cfg = StarConfig(3, NM_FLOW_CONTROL_CREDIT, 200);
+  nmtest::Sim sim(cfg);
+  nm_impair_params lossy{};
+  lossy.loss_rate = 1.0;
+  lossy.burst_mean_length = 1;
+  nm_error err;
+  ASSERT_EQ(0, nm_network_set_port_impairments(sim.net, sim.HostPort(0), &lossy, &err)) << err.msg;
+  for (uint64_t id = 1; id <= 10; id++) {
+    nm_packet p = Packet(0, 2, 1, 100, id);
+    ASSERT_EQ(0, nm_network_inject(sim.net, &p));
+  }
+  nm_engine_run_until(sim.engine, NM_TIME_NEVER);
+  nm_network_stats stats;
+  nm_network_stats_get(sim.net, &stats);
+  EXPECT_EQ(10u, stats.dropped[NM_DROP_LOSS]);
+  EXPECT_EQ(0u, stats.in_flight);
+  nm_port_stats ps;
+  ASSERT_EQ(0, nm_network_port_stats_get(sim.net, sim.HostPort(0), &ps));
+  EXPECT_EQ(0u, ps.pauses);
+  EXPECT_EQ(10u, ps.tx_packets);
+}
+
+TEST(Queueing, CreditsRefuseABufferSmallerThanAPacket) {
+  nm_config cfg = StarConfig(3, NM_FLOW_CONTROL_CREDIT, 150);  // a packet may be 100 + 64 B
+  nm_engine* engine = nullptr;
+  nm_network* net = nullptr;
+  nm_error err;
+  ASSERT_EQ(0, nm_engine_create(&engine));
+  EXPECT_EQ(-EINVAL, nm_network_create(engine, &cfg, &net, &err));
+  EXPECT_NE(std::string(err.msg).find("switch.buffer_bytes"), std::string::npos) << err.msg;
+  cfg.sw.buffer_bytes = 0;  // unlimited: no credits needed
+  ASSERT_EQ(0, nm_network_create(engine, &cfg, &net, &err)) << err.msg;
+  nm_network_destroy(net);
+  nm_engine_destroy(engine);
 }
 
 TEST(Queueing, EcnMarksPacketsThatFindTheQueueAboveThreshold) {

@@ -85,7 +85,8 @@ int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out,
  * goes with the first host under the leaf at either end. A packet for another partition is sent
  * there with its arrival at the next hop, so every hop must be at least the lookahead long
  * (-EINVAL otherwise, as for pause flow control, which looks at the next hop's buffer at once,
- * and for two hosts without a switch, NM_TOPO_PAIR).
+ * and for two hosts without a switch, NM_TOPO_PAIR; credits, which come back over a link, are
+ * partitioned, and then every link must be at least the lookahead long).
  * Every partition runs what it would run in a network on one engine, in the same order: its
  * trace records are those of its ports and hosts, in the order one engine gives them.
  *

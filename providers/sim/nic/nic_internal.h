@@ -431,6 +431,8 @@ void nic_call_copy(struct nic_qp *qp, void *dst, const void *src, size_t len);
 /* The lock was found abandoned by a thread that is gone. */
 void nic_world_owner_died(struct nic_world *world);
 
+/* The engine host `host`'s events run on. */
+nm_engine *nic_world_engine_of(const struct nic_world *world, uint32_t host);
 /* Schedules fn at now + delay, ordered by the host where it happens. */
 int nic_schedule(struct nic *nic, nm_time_ns delay, nm_event_fn fn, void *ctx,
 		 uint64_t arg, nm_event_id *id);
@@ -446,6 +448,8 @@ struct nic_qp_table {
 
 struct nic {
 	struct nic_world   *world;
+	/* Where its events and timers run: its host's (nic_world_engine_of). */
+	nm_engine          *engine;
 	/* Transmit arbitration (nic_tx.c): flows with something to send, in
 	 * round-robin order, and the packets waiting at our egress port. */
 	struct nic_flow    *txq_head, *txq_tail;

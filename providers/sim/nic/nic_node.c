@@ -81,6 +81,7 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 	if (!nic)
 		return -ENOMEM;
 	nic->world = world;
+	nic->engine = nic_world_engine_of(world, host);
 	nic->owner = nic_proc_self(world);
 	nic->host = host;
 	nic->ipv4 = host_ipv4(host);

@@ -66,6 +66,7 @@ struct nic_call {
 /* A timer of the glue: runs fn(ctx) in the owner's process. */
 struct nic_timer {
 	struct nic_proc  *owner;
+	nm_engine        *engine; /* its host's */
 	nm_code           fn;  /* nm_event_fn, in the library */
 	void             *ctx; /* the owner's */
 	nm_event_id       id;  /* the engine event, also the glue's handle */
@@ -298,10 +299,11 @@ static void run_timer(struct nic_world *world, struct nic_timer *timer)
 {
 	nm_event_fn fn = NM_CODE_AS(nm_event_fn, timer->fn);
 	void *ctx = timer->ctx;
+	nm_engine *engine = timer->engine;
 
 	unlink_timer(world, timer);
 	fs_mem_free(world->arena, timer);
-	fn(world->engine, ctx, 0);
+	fn(engine, ctx, 0);
 }
 
 static void timer_fired(nm_engine *engine, void *ctx, uint64_t arg)
@@ -330,9 +332,10 @@ int nic_world_schedule(struct nic_world *world, uint32_t host,
 	if (!timer)
 		return -ENOMEM;
 	timer->owner = nic_proc_self(world);
+	timer->engine = nic_world_engine_of(world, host);
 	timer->fn = NM_CODE(fn);
 	timer->ctx = ctx;
-	ret = nm_engine_schedule_after(world->engine, delay, host, timer_fired,
+	ret = nm_engine_schedule_after(timer->engine, delay, host, timer_fired,
 				       timer, (uintptr_t)world, &timer->id);
 	if (ret) {
 		fs_mem_free(world->arena, timer);
@@ -381,7 +384,7 @@ void nic_world_cancel(struct nic_world *world, nm_event_id id)
 			break;
 	if (!timer)
 		return; /* ran already */
-	if (nm_engine_cancel(world->engine, id) == 0) {
+	if (nm_engine_cancel(timer->engine, id) == 0) {
 		unlink_timer(world, timer);
 		fs_mem_free(world->arena, timer);
 		return;

@@ -109,7 +109,7 @@ void nic_complete_later(struct nic_qp *qp, enum nic_pending_kind kind,
 			const struct nic_completion *c, nm_time_ns delay)
 {
 	struct nic_pending *p = pending_get(qp->nic->world);
-	nm_time_ns now = nm_engine_now(qp->nic->world->engine);
+	nm_time_ns now = nm_engine_now(qp->nic->engine);
 
 	if (!p)
 		abort(); /* a completion must not be lost */
@@ -277,7 +277,7 @@ void nic_qp_destroy(struct nic_qp *qp)
 	while (qp->pending) {
 		struct nic_pending *p = qp->pending;
 
-		nm_engine_cancel(world->engine, p->event);
+		nm_engine_cancel(qp->nic->engine, p->event);
 		unlink_pending(qp, p);
 		pending_put(world, p);
 	}

@@ -34,6 +34,11 @@ static struct nic_world *flow_world(const struct nic_flow *flow)
 	return flow->qp->nic->world;
 }
 
+static nm_engine *flow_engine(const struct nic_flow *flow)
+{
+	return flow->qp->nic->engine;
+}
+
 static uint32_t mtu_of(const struct nic_flow *flow)
 {
 	return flow->qp->mtu;
@@ -204,7 +209,7 @@ static void on_timer(nm_engine *engine, void *ctx, uint64_t arg);
 static void timer_cancel(struct nic_flow *flow)
 {
 	if (flow->timer != NM_EVENT_NONE) {
-		nm_engine_cancel(flow_world(flow)->engine, flow->timer);
+		nm_engine_cancel(flow_engine(flow), flow->timer);
 		flow->timer = NM_EVENT_NONE;
 	}
 	flow->timer_due = NM_TIME_NEVER;
@@ -215,13 +220,13 @@ static void timer_cancel(struct nic_flow *flow)
  * engine a cancel and a schedule per ACK. */
 static void timer_arm(struct nic_flow *flow, nm_time_ns delay)
 {
-	nm_time_ns due = nic_world_now(flow_world(flow)) + delay;
+	nm_time_ns due = nm_engine_now(flow_engine(flow)) + delay;
 
 	flow->timer_due = due;
 	if (flow->timer != NM_EVENT_NONE && flow->timer_at <= due)
 		return;
 	if (flow->timer != NM_EVENT_NONE)
-		nm_engine_cancel(flow_world(flow)->engine, flow->timer);
+		nm_engine_cancel(flow_engine(flow), flow->timer);
 	flow->timer_at = due;
 	nic_schedule(flow->qp->nic, delay, on_timer, flow, 0, &flow->timer);
 }
@@ -648,7 +653,7 @@ static void fail_head(struct nic_flow *flow, enum nic_status status)
 	struct nic_swqe *w = pop_head(flow);
 
 	if (w->ready_event != NM_EVENT_NONE)
-		nm_engine_cancel(flow_world(flow)->engine, w->ready_event);
+		nm_engine_cancel(flow_engine(flow), w->ready_event);
 
 	complete_wqe(flow, w, status);
 	nic_wqe_put(flow_world(flow), w);
@@ -884,7 +889,7 @@ void nic_req_flow_release(struct nic_flow *flow)
 		struct nic_swqe *w = pop_head(flow);
 
 		if (w->ready_event != NM_EVENT_NONE)
-			nm_engine_cancel(flow_world(flow)->engine,
+			nm_engine_cancel(flow_engine(flow),
 					 w->ready_event);
 		mr_hold(w, -1);
 		nic_wqe_put(flow_world(flow), w);

@@ -207,11 +207,19 @@ void nic_world_stats(const struct nic_world *world, struct nic_stats *out)
 	*out = world->stats;
 }
 
+/* One engine for every host; a partitioned world (MULTIPROCESS.md) will
+ * give each host its partition's. */
+nm_engine *nic_world_engine_of(const struct nic_world *world, uint32_t host)
+{
+	(void)host;
+	return world->engine;
+}
+
 int nic_schedule(struct nic *nic, nm_time_ns delay, nm_event_fn fn, void *ctx,
 		 uint64_t arg, nm_event_id *id)
 {
-	return nm_engine_schedule_after(nic->world->engine, delay, nic->host,
-					fn, ctx, arg, id);
+	return nm_engine_schedule_after(nic->engine, delay, nic->host, fn, ctx,
+					arg, id);
 }
 
 int nic_world_set_link(struct nic_world *world, uint32_t link, bool up)

@@ -70,7 +70,7 @@ static nm_time_ns least_hop(const nm_config *cfg)
 
 static void run_partition(nm_parallel *par, uint32_t p)
 {
-	nm_parallel_set_acting(par, p, false);
+	nm_parallel_wait(par, p, NM_TIME_NEVER);
 	for (unsigned spins = 1;
 	     nm_parallel_run(par, p, NULL, NULL, NM_TIME_NEVER) != NM_PARALLEL_IDLE; spins++) {
 		__builtin_ia32_pause();

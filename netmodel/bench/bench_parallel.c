@@ -62,7 +62,7 @@ static double seconds(void)
 
 static void run_partition(nm_parallel *par, uint32_t p)
 {
-	nm_parallel_set_acting(par, p, false);
+	nm_parallel_wait(par, p, NM_TIME_NEVER);
 	for (unsigned spins = 1;
 	     nm_parallel_run(par, p, NULL, NULL, NM_TIME_NEVER) != NM_PARALLEL_IDLE; spins++) {
 		__builtin_ia32_pause(); /* fewer reads of the lines the other is about to write */
@@ -120,8 +120,8 @@ static double in_one_process(fs_arena *arena, uint64_t crossings, uint32_t local
 	double t = seconds();
 	int idle = 0;
 
-	nm_parallel_set_acting(c->par, 0, false);
-	nm_parallel_set_acting(c->par, 1, false);
+	nm_parallel_wait(c->par, 0, NM_TIME_NEVER);
+	nm_parallel_wait(c->par, 1, NM_TIME_NEVER);
 	while (idle < 2) {
 		idle = 0;
 		for (uint32_t p = 0; p < 2; p++)

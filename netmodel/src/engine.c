@@ -52,6 +52,8 @@ int nm_engine_create_in(fs_arena *arena, nm_engine **out)
 		return -ENOMEM;
 	engine->arena = arena;
 	engine->free_head = NO_SLOT;
+	/* From 1: no place is 0, which stands for "nothing run yet at this instant". */
+	engine->next_seq = 1;
 	engine->seq_stride = 1;
 	*out = engine;
 	return 0;
@@ -222,9 +224,9 @@ int nm_engine_reserve_order(nm_engine *engine, uint32_t priority, uint64_t *orde
 
 int nm_engine_set_sequence_space(nm_engine *engine, uint32_t index, uint32_t count)
 {
-	if (count == 0 || index >= count || engine->next_seq != 0)
+	if (count == 0 || index >= count || engine->next_seq != 1)
 		return -EINVAL;
-	engine->next_seq = index;
+	engine->next_seq = index + 1;
 	engine->seq_stride = count;
 	return 0;
 }

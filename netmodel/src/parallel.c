@@ -1,16 +1,25 @@
 /* A conservative parallel simulation (nm_parallel.h): partitions, their inboxes and promises.
  *
- * An inbox is a stack that senders push on with a compare-and-swap and its partition takes whole
- * with an exchange (so no pop ever races a push). A sender pushes first and lowers the receiver's
- * promise second; a partition that publishes its promise reads it, takes in its inbox, and
- * replaces it only if no sender lowered it meanwhile: a message is always either in the heap the
- * promise was computed from, or counted by the sender's lowering.
+ * Each partition has a mailbox that others write to: a lock, its inbox and its promise. A sender
+ * takes the receiver's lock, pushes its message and lowers the receiver's promise to what the
+ * message allows; the partition takes its inbox in and raises its promise under the same lock,
+ * so a message is always either in the heap the promise was computed from, or counted by the
+ * lowering. Every raise of a promise moves the epoch after it: a partition reads the others'
+ * promises between two reads of the epoch and reads them again if it moved, so that it never
+ * combines one partition's promise from before a chain of sends with another's from after it.
+ * (The lock is held for a few stores; a holder found dead, a process killed in there, has its
+ * lock taken over.)
  */
+#define _GNU_SOURCE /* syscall */
 #include "netmodel/nm_parallel.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "engine_internal.h"
 #include "netmodel/nm_code.h"
@@ -26,13 +35,16 @@ typedef struct parallel_message {
 	uint64_t arg;
 } parallel_message;
 
-/* What others read and write sits on a line of its own (a sender writes both); the rest is the
- * runner's. */
 typedef struct partition {
-	_Alignas(CACHE_LINE) nm_time_ns promise;
+	/* The mailbox: what others write. */
+	_Alignas(CACHE_LINE) uint64_t lock; /* its holder (pid << 32 | tid), 0 when free */
 	parallel_message *inbox;
+	nm_time_ns promise;
+	/* The runner's. */
 	_Alignas(CACHE_LINE) nm_engine *engine;
 	bool acting;
+	/* When its program, waiting, may act of itself (its deadline): counted in the promise. */
+	nm_time_ns wake;
 	/* During a run, the last time it may reach: what its own sends do to the others' promises
 	 * lowers it (an answer to one may come back 2 lookaheads after the event that sent it). */
 	nm_time_ns reach;
@@ -51,6 +63,7 @@ struct nm_parallel {
 	nm_time_ns lookahead;
 	void *parts_memory;
 	partition *parts; /* in parts_memory, on a line boundary */
+	uint64_t *epoch;  /* in parts_memory too, on a line of its own */
 };
 
 static nm_time_ns plus_lookahead(const nm_parallel *par, nm_time_ns t)
@@ -58,10 +71,89 @@ static nm_time_ns plus_lookahead(const nm_parallel *par, nm_time_ns t)
 	return t >= NM_TIME_NEVER - par->lookahead ? NM_TIME_NEVER : t + par->lookahead;
 }
 
+static nm_time_ns minus_lookahead(const nm_parallel *par, nm_time_ns t)
+{
+	return t == NM_TIME_NEVER ? NM_TIME_NEVER : t < par->lookahead ? 0 : t - par->lookahead;
+}
+
+/* ---- the mailbox's lock ---- */
+
+static __thread uint64_t lock_name; /* 0: not known yet, or forked since */
+static pthread_once_t fork_watch = PTHREAD_ONCE_INIT;
+
+static void forget_lock_name(void)
+{
+	lock_name = 0;
+}
+
+static void watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, forget_lock_name);
+}
+
+static uint64_t me(void)
+{
+	if (!lock_name) {
+		pthread_once(&fork_watch, watch_forks);
+		lock_name = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)syscall(SYS_gettid);
+	}
+	return lock_name;
+}
+
+/* Turns a locker spins on a held mailbox before it looks whether the holder is alive. */
+#define HOLDER_CHECK_SPINS 65536
+
+static bool holder_dead(uint64_t holder)
+{
+	return kill((pid_t)(holder >> 32), 0) == -1 && errno == ESRCH;
+}
+
+static void mailbox_lock(partition *part)
+{
+	uint64_t name = me();
+
+	for (unsigned spins = 1;; spins++) {
+		uint64_t holder = 0;
+
+		if (__atomic_compare_exchange_n(&part->lock, &holder, name, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+		__builtin_ia32_pause();
+		if (spins % HOLDER_CHECK_SPINS == 0 && holder_dead(holder) &&
+		    __atomic_compare_exchange_n(&part->lock, &holder, name, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static void mailbox_unlock(partition *part)
+{
+	__atomic_store_n(&part->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* A sender lowers a promise (under its mailbox's lock). */
+static void lower_promise(partition *part, nm_time_ns promise)
+{
+	__atomic_store_n(&part->promise, promise, __ATOMIC_RELEASE);
+}
+
+/* Its partition raises a promise (under its mailbox's lock): the epoch moves after it. Only a
+ * raise can mislead a reader: with none during a read of every promise, each value read was at
+ * most what its partition could still send at, and what a chain of sends starting there can
+ * bring is later still. */
+static void raise_promise(nm_parallel *par, partition *part, nm_time_ns promise)
+{
+	__atomic_store_n(&part->promise, promise, __ATOMIC_RELEASE);
+	__atomic_add_fetch(par->epoch, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- life ---- */
+
 int nm_parallel_create_in(fs_arena *arena, uint32_t partitions, nm_time_ns lookahead,
 			  nm_parallel **out)
 {
 	nm_parallel *par;
+	uintptr_t line;
 
 	if (partitions == 0 || lookahead == 0 || lookahead == NM_TIME_NEVER)
 		return -EINVAL;
@@ -71,14 +163,16 @@ int nm_parallel_create_in(fs_arena *arena, uint32_t partitions, nm_time_ns looka
 	par->arena = arena;
 	par->count = partitions;
 	par->lookahead = lookahead;
-	/* An allocation is aligned to 16 only: a partition's lines must not be shared. */
-	par->parts_memory = fs_mem_calloc(arena, partitions + 1, sizeof(partition));
+	/* An allocation is aligned to 16 only: the partitions' and the epoch's lines must not be
+	 * shared. */
+	par->parts_memory = fs_mem_calloc(arena, partitions + 2, sizeof(partition));
 	if (!par->parts_memory) {
 		fs_mem_free(arena, par);
 		return -ENOMEM;
 	}
-	par->parts = (partition *)(((uintptr_t)par->parts_memory + CACHE_LINE - 1) &
-				   ~(uintptr_t)(CACHE_LINE - 1));
+	line = ((uintptr_t)par->parts_memory + CACHE_LINE - 1) & ~(uintptr_t)(CACHE_LINE - 1);
+	par->epoch = (uint64_t *)line;
+	par->parts = (partition *)(line + sizeof(partition));
 	for (uint32_t p = 0; p < partitions; p++) {
 		partition *part = &par->parts[p];
 
@@ -88,35 +182,13 @@ int nm_parallel_create_in(fs_arena *arena, uint32_t partitions, nm_time_ns looka
 			return -ENOMEM;
 		}
 		nm_engine_set_sequence_space(part->engine, p, partitions);
-		part->promise = lookahead; /* nothing scheduled yet; its clock is 0 */
+		/* Its program is there at time 0, and may act at once. */
+		part->acting = true;
+		part->wake = NM_TIME_NEVER;
+		part->promise = lookahead;
 	}
 	*out = par;
 	return 0;
-}
-
-/* Spares kept per partition at most; more go back to the arena. */
-#define SPARE_MAX 64
-
-static parallel_message *new_message(nm_parallel *par, partition *part)
-{
-	parallel_message *m = part->spare;
-
-	if (!m)
-		return fs_mem_alloc(par->arena, sizeof(*m));
-	part->spare = m->next;
-	part->spare_count--;
-	return m;
-}
-
-static void done_with(nm_parallel *par, partition *part, parallel_message *m)
-{
-	if (part->spare_count == SPARE_MAX) {
-		fs_mem_free(par->arena, m);
-		return;
-	}
-	m->next = part->spare;
-	part->spare = m;
-	part->spare_count++;
 }
 
 static void free_messages(nm_parallel *par, parallel_message *m)
@@ -158,13 +230,36 @@ nm_engine *nm_parallel_engine(nm_parallel *par, uint32_t p)
 	return p < par->count ? par->parts[p].engine : NULL;
 }
 
-static void lower_promise(partition *part, nm_time_ns to)
+uint64_t nm_parallel_late(const nm_parallel *par, uint32_t p)
 {
-	nm_time_ns seen = __atomic_load_n(&part->promise, __ATOMIC_RELAXED);
+	return par->parts[p].late;
+}
 
-	while (to < seen && !__atomic_compare_exchange_n(&part->promise, &seen, to, false,
-							   __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+/* ---- messages ---- */
+
+/* Spares kept per partition at most; more go back to the arena. */
+#define SPARE_MAX 64
+
+static parallel_message *new_message(nm_parallel *par, partition *part)
+{
+	parallel_message *m = part->spare;
+
+	if (!m)
+		return fs_mem_alloc(par->arena, sizeof(*m));
+	part->spare = m->next;
+	part->spare_count--;
+	return m;
+}
+
+static void done_with(nm_parallel *par, partition *part, parallel_message *m)
+{
+	if (part->spare_count == SPARE_MAX) {
+		fs_mem_free(par->arena, m);
+		return;
+	}
+	m->next = part->spare;
+	part->spare = m;
+	part->spare_count++;
 }
 
 /* Checks what any send must keep; 0 or -EINVAL. */
@@ -177,7 +272,7 @@ static int check_send(const nm_parallel *par, uint32_t from, uint32_t to, nm_tim
 		return -EINVAL;
 	sender = &par->parts[from];
 	if (at < plus_lookahead(par, engine_now(sender->engine)) ||
-	    at < __atomic_load_n(&sender->promise, __ATOMIC_RELAXED))
+	    at < __atomic_load_n(&sender->promise, __ATOMIC_ACQUIRE))
 		return -EINVAL;
 	return 0;
 }
@@ -188,19 +283,21 @@ static int send_in_place(nm_parallel *par, uint32_t from, uint32_t to, nm_time_n
 	partition *sender = &par->parts[from];
 	partition *receiver = &par->parts[to];
 	parallel_message *m = new_message(par, sender);
+	nm_time_ns allows = plus_lookahead(par, at);
 
 	if (!m)
 		return -ENOMEM;
 	*m = (parallel_message){
 		.at = at, .order = order, .fn = NM_CODE(fn), .ctx = ctx, .arg = arg,
 	};
-	m->next = __atomic_load_n(&receiver->inbox, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&receiver->inbox, &m->next, m, false,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
-	lower_promise(receiver, plus_lookahead(par, at));
-	if (plus_lookahead(par, at) - 1 < sender->reach)
-		sender->reach = plus_lookahead(par, at) - 1;
+	mailbox_lock(receiver);
+	m->next = receiver->inbox;
+	__atomic_store_n(&receiver->inbox, m, __ATOMIC_RELEASE);
+	if (allows < receiver->promise)
+		lower_promise(receiver, allows);
+	mailbox_unlock(receiver);
+	if (allows - 1 < sender->reach)
+		sender->reach = allows - 1;
 	return 0;
 }
 
@@ -223,22 +320,18 @@ int nm_parallel_send_ordered(nm_parallel *par, uint32_t from, uint32_t to, nm_ti
 	return rc ? rc : send_in_place(par, from, to, at, order, fn, ctx, arg);
 }
 
-/* Puts what came in (and what could not be placed before) on the heap. */
-static void take_in(nm_parallel *par, partition *part)
+/* Puts messages (and what could not be placed before) on the heap. */
+static void place(nm_parallel *par, partition *part, parallel_message *taken)
 {
 	parallel_message *m = part->unplaced;
 
 	part->unplaced = NULL;
-	if (__atomic_load_n(&part->inbox, __ATOMIC_RELAXED)) {
-		parallel_message *tail = __atomic_exchange_n(&part->inbox, NULL, __ATOMIC_ACQUIRE);
+	while (taken) { /* back into the order they came in */
+		parallel_message *next = taken->next;
 
-		while (tail) {
-			parallel_message *next = tail->next;
-
-			tail->next = m;
-			m = tail;
-			tail = next;
-		}
+		taken->next = m;
+		m = taken;
+		taken = next;
 	}
 	while (m) {
 		parallel_message *next = m->next;
@@ -265,71 +358,172 @@ static void take_in(nm_parallel *par, partition *part)
 	}
 }
 
+/* The inbox, emptied: with the mailbox's lock held. */
+static parallel_message *take_inbox(partition *part)
+{
+	parallel_message *taken = part->inbox;
+
+	__atomic_store_n(&part->inbox, NULL, __ATOMIC_RELAXED);
+	return taken;
+}
+
+/* Takes in what came (under the mailbox's lock when there is anything). */
+static void take_in(nm_parallel *par, partition *part)
+{
+	parallel_message *taken = NULL;
+
+	if (__atomic_load_n(&part->inbox, __ATOMIC_ACQUIRE)) {
+		mailbox_lock(part);
+		taken = take_inbox(part);
+		mailbox_unlock(part);
+	}
+	if (taken || part->unplaced)
+		place(par, part, taken);
+}
+
+/* ---- promises ---- */
+
 /* The earliest time p might act or run an event at. */
 static nm_time_ns earliest(partition *part)
 {
-	nm_time_ns t = NM_TIME_NEVER;
+	nm_time_ns t = part->wake;
+	nm_time_ns next;
 
 	if (part->acting)
 		return engine_now(part->engine);
-	nm_engine_next_time(part->engine, &t);
+	if (nm_engine_next_time(part->engine, &next) && next < t)
+		t = next;
 	for (const parallel_message *m = part->unplaced; m; m = m->next)
 		if (m->at < t)
 			t = m->at;
 	return t;
 }
 
+/* The promise p can make now, stored if it changed: under the lock, with the inbox taken in. */
 static void publish(nm_parallel *par, partition *part)
 {
-	nm_time_ns seen, promise;
+	nm_time_ns promise;
 
-	do {
-		seen = __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE);
-		take_in(par, part);
-		promise = plus_lookahead(par, earliest(part));
-		if (promise == seen)
-			return; /* a store would only take the line from those who read it */
-	} while (!__atomic_compare_exchange_n(&part->promise, &seen, promise, false,
-					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-}
-
-nm_time_ns nm_parallel_set_acting(nm_parallel *par, uint32_t p, bool acting)
-{
-	partition *part = &par->parts[p];
-	nm_engine *engine = part->engine;
-
-	if (acting && !part->acting) {
-		nm_time_ns promised = __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE);
-
-		/* Others may have run up to what p promised: it joins there. No event of p is
-		 * due before it (the promise counted them all). */
-		if (promised != NM_TIME_NEVER && promised - par->lookahead > engine_now(engine))
-			engine->now = promised - par->lookahead, engine->reached = 0;
-	}
-	part->acting = acting;
-	publish(par, part);
-	return engine_now(engine);
-}
-
-uint64_t nm_parallel_late(const nm_parallel *par, uint32_t p)
-{
-	return par->parts[p].late;
+	take_in(par, part);
+	promise = plus_lookahead(par, earliest(part));
+	if (promise == __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&part->inbox, __ATOMIC_ACQUIRE))
+		return; /* a store would only take the line from those who read it */
+	mailbox_lock(part);
+	place(par, part, take_inbox(part)); /* what came since: a lowering counted it, now the heap */
+	promise = plus_lookahead(par, earliest(part));
+	if (promise != part->promise)
+		raise_promise(par, part, promise); /* never lower than what it had promised */
+	mailbox_unlock(part);
 }
 
 nm_time_ns nm_parallel_safe_until(const nm_parallel *par, uint32_t p)
 {
-	nm_time_ns safe = NM_TIME_NEVER;
+	for (;;) {
+		uint64_t epoch = __atomic_load_n(par->epoch, __ATOMIC_ACQUIRE);
+		nm_time_ns safe = NM_TIME_NEVER;
 
-	for (uint32_t q = 0; q < par->count; q++) {
-		nm_time_ns promise;
+		for (uint32_t q = 0; q < par->count; q++) {
+			nm_time_ns promise;
 
-		if (q == p)
-			continue;
-		promise = __atomic_load_n(&par->parts[q].promise, __ATOMIC_ACQUIRE);
-		if (promise < safe)
-			safe = promise;
+			if (q == p)
+				continue;
+			promise = __atomic_load_n(&par->parts[q].promise, __ATOMIC_ACQUIRE);
+			if (promise < safe)
+				safe = promise;
+		}
+		if (__atomic_load_n(par->epoch, __ATOMIC_ACQUIRE) == epoch)
+			return safe;
 	}
-	return safe;
+}
+
+/* ---- acting and waiting ---- */
+
+/* p's program acts from now on, at its clock: valid only when p promised nothing later than
+ * the clock plus the lookahead. */
+static void start_acting(nm_parallel *par, partition *part)
+{
+	part->acting = true;
+	publish(par, part);
+}
+
+/* Runs p's events due by `limit` (pred: until it holds). The limit is lowered by p's own
+ * sends, and never goes past what the others allow. */
+static nm_run_result run_upto(nm_parallel *par, uint32_t p, nm_engine_pred_fn pred, void *ctx,
+			      nm_time_ns limit)
+{
+	partition *part = &par->parts[p];
+	/* Read before taking in: a sender pushes before its own promise may rise. */
+	nm_time_ns safe = nm_parallel_safe_until(par, p);
+
+	part->reach = safe == NM_TIME_NEVER ? NM_TIME_NEVER : safe - 1;
+	if (limit < part->reach)
+		part->reach = limit;
+	if (safe == 0)
+		return NM_RUN_IDLE; /* nothing is safe yet */
+	take_in(par, part);
+	return nm_engine_run_within(part->engine, pred, ctx, &part->reach);
+}
+
+/* Whether p has nothing due before `t`: neither an event nor a message, nor one still to come. */
+static bool nothing_before(nm_parallel *par, uint32_t p, nm_time_ns t)
+{
+	partition *part = &par->parts[p];
+	nm_time_ns next;
+
+	take_in(par, part);
+	if (nm_engine_next_time(part->engine, &next) && next < t)
+		return false;
+	for (const parallel_message *m = part->unplaced; m; m = m->next)
+		if (m->at < t)
+			return false;
+	return nm_parallel_safe_until(par, p) >= t &&
+	       !__atomic_load_n(&part->inbox, __ATOMIC_ACQUIRE);
+}
+
+/* p's program acts at the earliest time it may: its clock, or what it promised minus the
+ * lookahead once everything before that has run. */
+static nm_parallel_result join(nm_parallel *par, uint32_t p)
+{
+	partition *part = &par->parts[p];
+	nm_engine *engine = part->engine;
+	nm_time_ns promise = __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE);
+	nm_time_ns at = minus_lookahead(par, promise);
+
+	if (promise == NM_TIME_NEVER)
+		return NM_PARALLEL_IDLE; /* the others may be anywhere */
+	if (at > engine_now(engine)) {
+		run_upto(par, p, NULL, NULL, at - 1);
+		if (!nothing_before(par, p, at))
+			return NM_PARALLEL_BLOCKED;
+		/* Nothing at `at` has run: sequence numbers start at 1, so no place is 0. */
+		engine->now = at;
+		engine->reached = 0;
+	}
+	start_acting(par, part);
+	return NM_PARALLEL_SATISFIED;
+}
+
+nm_parallel_result nm_parallel_act(nm_parallel *par, uint32_t p)
+{
+	if (par->parts[p].acting)
+		return NM_PARALLEL_SATISFIED;
+	return join(par, p);
+}
+
+/* A deadline before what p promised counts as that: its program cannot act earlier. */
+static void start_waiting(nm_parallel *par, partition *part, nm_time_ns deadline)
+{
+	nm_time_ns floor = minus_lookahead(par, __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE));
+
+	part->acting = false;
+	part->wake = deadline < floor ? floor : deadline;
+	publish(par, part);
+}
+
+void nm_parallel_wait(nm_parallel *par, uint32_t p, nm_time_ns deadline)
+{
+	start_waiting(par, &par->parts[p], deadline);
 }
 
 nm_parallel_result nm_parallel_run(nm_parallel *par, uint32_t p, nm_engine_pred_fn pred,
@@ -338,30 +532,37 @@ nm_parallel_result nm_parallel_run(nm_parallel *par, uint32_t p, nm_engine_pred_
 	partition *part = &par->parts[p];
 	nm_engine *engine = part->engine;
 
+	if (part->acting && pred && pred(ctx))
+		return NM_PARALLEL_SATISFIED; /* found at once: it goes on acting */
+	start_waiting(par, part, deadline);
 	for (;;) {
-		/* Read before taking in: a sender pushes before it raises its own promise. */
-		nm_time_ns safe = nm_parallel_safe_until(par, p);
+		nm_run_result ran = run_upto(par, p, pred, ctx, part->wake);
 
-		part->reach = part->acting ? engine_now(engine)
-			: safe == NM_TIME_NEVER ? NM_TIME_NEVER : safe - 1;
-		if (deadline < part->reach)
-			part->reach = deadline;
-		take_in(par, part);
-		if (nm_engine_run_within(engine, pred, ctx, &part->reach) == NM_RUN_SATISFIED) {
-			part->acting = true;
-			publish(par, part);
+		if (ran == NM_RUN_SATISFIED) {
+			/* Its condition held before the clock reached what it promised (it held
+			 * on entry): it acts there. */
+			if (plus_lookahead(par, engine_now(engine)) <
+			    __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE)) {
+				nm_parallel_result joined = join(par, p);
+
+				if (joined != NM_PARALLEL_SATISFIED)
+					return NM_PARALLEL_BLOCKED;
+				return NM_PARALLEL_SATISFIED;
+			}
+			start_acting(par, part);
 			return NM_PARALLEL_SATISFIED;
 		}
-		if (__atomic_load_n(&part->inbox, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&part->inbox, __ATOMIC_ACQUIRE))
 			continue; /* something came for a time that may be safe */
-		if (deadline != NM_TIME_NEVER && deadline <= part->reach) {
-			if (deadline > engine_now(engine))
-				nm_engine_run_until(engine, deadline); /* nothing is due by then */
-			publish(par, part);
+		if (part->wake != NM_TIME_NEVER && part->wake <= part->reach) {
+			/* Everything due by the deadline has run. */
+			if (part->wake > engine_now(engine))
+				nm_engine_run_until(engine, part->wake);
+			start_acting(par, part);
 			return NM_PARALLEL_DEADLINE;
 		}
 		publish(par, part);
-		if (earliest(part) != NM_TIME_NEVER || deadline != NM_TIME_NEVER)
+		if (earliest(part) != NM_TIME_NEVER)
 			return NM_PARALLEL_BLOCKED;
 		/* Read again: another may have acted and sent since the first look. */
 		return nm_parallel_safe_until(par, p) == NM_TIME_NEVER &&

@@ -237,7 +237,7 @@ TEST_F(EngineTest, HandlersSchedulingMoreEventsKeepTheOrder) {
   EXPECT_EQ(r.ran.size(), nm_engine_events_run(engine_));
 }
 
-// Engine 1 of 3: sequence numbers 1, 4, 7, ... so that another engine's never coincide.
+// Engine 1 of 3: sequence numbers 2, 5, 8, ... so that another engine's never coincide.
 TEST_F(EngineTest, SequenceSpaceInterleavesEngines) {
   uint64_t order = 0;
   EXPECT_EQ(-EINVAL, nm_engine_set_sequence_space(engine_, 3, 3));
@@ -249,7 +249,7 @@ TEST_F(EngineTest, SequenceSpaceInterleavesEngines) {
     EXPECT_EQ(2u, order >> 40);
     seqs.push_back(order & ((uint64_t{1} << 40) - 1));
   }
-  EXPECT_EQ((std::vector<uint64_t>{1, 4, 7}), seqs);
+  EXPECT_EQ((std::vector<uint64_t>{2, 5, 8}), seqs);
   EXPECT_EQ(-EINVAL, nm_engine_set_sequence_space(engine_, 0, 2));  // too late
 }
 

@@ -161,7 +161,7 @@ void OneEngine(ModelRun& run, const nm_config& cfg, uint32_t trace_mask) {
 
 void TakingTurns(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t trace_mask) {
   Build(run, cfg, partitions, trace_mask);
-  for (uint32_t p = 0; p < partitions; p++) nm_parallel_set_acting(run.model.par, p, false);
+  for (uint32_t p = 0; p < partitions; p++) nm_parallel_wait(run.model.par, p, NM_TIME_NEVER);
   for (bool idle = false; !idle;) {
     idle = true;
     for (uint32_t p = 0; p < partitions; p++) {
@@ -180,7 +180,7 @@ void AtOnce(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t t
   for (uint32_t p = 0; p < partitions; p++)
     threads.emplace_back([&run, p] {
       t_partition = p;
-      nm_parallel_set_acting(run.model.par, p, false);
+      nm_parallel_wait(run.model.par, p, NM_TIME_NEVER);
       for (unsigned spins = 1; nm_parallel_run(run.model.par, p, nullptr, nullptr,
                                                NM_TIME_NEVER) != NM_PARALLEL_IDLE;
            spins++)

@@ -79,7 +79,7 @@ TEST_F(Parallel, SendKeepsTheLookahead)
 	EXPECT_EQ(nm_parallel_send(par_, 0, 1, kLookahead, NM_ENGINE_PRIORITY_MAX + 1, log_event,
 				   nullptr, 1), -EINVAL);
 	EXPECT_EQ(nm_parallel_send(par_, 0, 1, kLookahead, 0, log_event, nullptr, 1), 0);
-	EXPECT_EQ(nm_parallel_set_acting(par_, 0, false), 0u);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
 	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
 	EXPECT_EQ(log_, (std::vector<Ran>{{kLookahead, 1}}));
 }
@@ -90,13 +90,14 @@ TEST_F(Parallel, SendKeepsThePromise)
 	Make(2);
 	ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 0), 500, 0, log_event, nullptr, 7,
 				     nullptr), 0);
-	nm_parallel_set_acting(par_, 0, false);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
 	EXPECT_EQ(nm_parallel_safe_until(par_, 1), 500 + kLookahead);
 	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 500 + kLookahead - 1, 0, log_event, nullptr, 1),
 		  -EINVAL);
 }
 
-// An acting partition holds the others to its clock plus the lookahead; once it waits, they go.
+// A partition acts from time 0: it holds the others to its clock plus the lookahead; once it
+// waits, they go.
 TEST_F(Parallel, ActingHoldsOthersToItsClock)
 {
 	Make(2);
@@ -104,13 +105,13 @@ TEST_F(Parallel, ActingHoldsOthersToItsClock)
 
 	for (uint64_t t : {50, 150, 250})
 		ASSERT_EQ(nm_engine_schedule(e1, t, 0, log_event, nullptr, t, nullptr), 0);
-	EXPECT_EQ(nm_parallel_set_acting(par_, 0, true), 0u);
+	EXPECT_EQ(nm_parallel_act(par_, 0), NM_PARALLEL_SATISFIED);
 	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER),
 		  NM_PARALLEL_BLOCKED);
 	EXPECT_EQ(log_, (std::vector<Ran>{{50, 50}}));
 	EXPECT_EQ(nm_engine_now(e1), 50u); // a stop that depends on the others moves no clock
 
-	nm_parallel_set_acting(par_, 0, false);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
 	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
 	EXPECT_EQ(log_, (std::vector<Ran>{{50, 50}, {150, 150}, {250, 250}}));
 }
@@ -118,31 +119,138 @@ TEST_F(Parallel, ActingHoldsOthersToItsClock)
 // A deadline within the safe time moves the clock; one beyond it waits for the others.
 TEST_F(Parallel, DeadlineOnlyWithinTheSafeTime)
 {
-	Make(2);
-	nm_parallel_set_acting(par_, 0, true); // promise: 0 + lookahead
+	Make(2); // partition 0 acts at 0: it promises 0 + lookahead
 	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, 60), NM_PARALLEL_DEADLINE);
 	EXPECT_EQ(nm_engine_now(nm_parallel_engine(par_, 1)), 60u);
 	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, 400), NM_PARALLEL_BLOCKED);
 	EXPECT_EQ(nm_engine_now(nm_parallel_engine(par_, 1)), 60u);
 }
 
+// A waiting program's deadline counts in its partition's promise: it may act then.
+TEST_F(Parallel, ADeadlineIsPromised)
+{
+	Make(2);
+	ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 0), 900, 0, log_event, nullptr, 1,
+				     nullptr), 0);
+	nm_parallel_wait(par_, 0, 300);
+	EXPECT_EQ(nm_parallel_safe_until(par_, 1), 300 + kLookahead);
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_run(par_, 0, nullptr, nullptr, 300), NM_PARALLEL_DEADLINE);
+	EXPECT_EQ(nm_engine_now(nm_parallel_engine(par_, 0)), 300u);
+	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 300 + kLookahead, 0, log_event, nullptr, 2), 0);
+}
+
 // A program that comes back joins where the others may already be: at what its partition
-// promised, minus the lookahead.
+// promised, minus the lookahead, once what is due before has run.
 TEST_F(Parallel, ActingJoinsAtThePromise)
 {
 	Make(2);
 	nm_engine *e0 = nm_parallel_engine(par_, 0);
 
 	ASSERT_EQ(nm_engine_schedule(e0, 500, 0, log_event, nullptr, 1, nullptr), 0);
-	nm_parallel_set_acting(par_, 0, false);
-	nm_parallel_set_acting(par_, 1, false);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
 	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER),
 		  NM_PARALLEL_BLOCKED); // partition 1 may have gone up to 599
-	EXPECT_EQ(nm_parallel_set_acting(par_, 0, true), 500u);
+	EXPECT_EQ(nm_parallel_act(par_, 0), NM_PARALLEL_SATISFIED);
+	EXPECT_EQ(nm_engine_now(e0), 500u);
+	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 500 + kLookahead - 1, 0, log_event, nullptr, 2),
+		  -EINVAL);
 	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 500 + kLookahead, 0, log_event, nullptr, 2), 0);
 	EXPECT_EQ(nm_parallel_run(par_, 0, nullptr, nullptr, NM_TIME_NEVER),
-		  NM_PARALLEL_BLOCKED); // acting: only what is due at its clock
+		  NM_PARALLEL_BLOCKED);
 	EXPECT_EQ(log_, (std::vector<Ran>{{500, 1}}));
+}
+
+void send_to_0_at_200(nm_engine *engine, void *ctx, uint64_t arg)
+{
+	log_event(engine, ctx, arg);
+	EXPECT_EQ(nm_parallel_send(static_cast<nm_parallel *>(ctx), 1, 0, 200, 0, log_event,
+				   nullptr, 99),
+		  0);
+}
+
+// Joining waits for what may still come before the join: partition 1's event at 100 sends to
+// partition 0 for 200, and partition 0 joins at 200 whichever runs first (it used to jump to its
+// own next event, 500, and get the message late when it came second).
+TEST_F(Parallel, JoinWaitsForWhatMayStillCome)
+{
+	for (bool one_first : {true, false}) {
+		SCOPED_TRACE(one_first ? "partition 1 runs first" : "partition 0 asks first");
+		log_.clear();
+		nm_parallel_destroy(par_);
+		Make(2);
+		nm_engine *e0 = nm_parallel_engine(par_, 0);
+		ASSERT_EQ(nm_engine_schedule(e0, 500, 0, log_event, nullptr, 1, nullptr), 0);
+		ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 1), 100, 0, send_to_0_at_200,
+					     par_, 2, nullptr), 0);
+		nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+		nm_parallel_wait(par_, 1, NM_TIME_NEVER);
+		if (!one_first)
+			EXPECT_EQ(nm_parallel_act(par_, 0), NM_PARALLEL_BLOCKED);
+		nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER);
+		EXPECT_EQ(nm_parallel_act(par_, 0), NM_PARALLEL_SATISFIED);
+		EXPECT_EQ(nm_engine_now(e0), 200u);
+		EXPECT_EQ(nm_parallel_run(par_, 0, nullptr, nullptr, NM_TIME_NEVER),
+			  NM_PARALLEL_IDLE);
+		EXPECT_EQ(nm_parallel_late(par_, 0), 0u);
+		EXPECT_EQ(log_, (std::vector<Ran>{{100, 2}, {200, 99}, {500, 1}}));
+	}
+}
+
+// A partition that promised nothing (no event, no deadline) cannot act again: the others may
+// have run anywhere.
+TEST_F(Parallel, NothingPromisedNothingToJoin)
+{
+	Make(2);
+	nm_engine *e1 = nm_parallel_engine(par_, 1);
+	for (uint64_t t : {100, 1000})
+		ASSERT_EQ(nm_engine_schedule(e1, t, 0, log_event, nullptr, t, nullptr), 0);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
+	EXPECT_EQ(nm_parallel_act(par_, 0), NM_PARALLEL_IDLE);
+	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 100, 0, log_event, nullptr, 3), -EINVAL);
+}
+
+bool always(void *)
+{
+	return true;
+}
+
+// A predicate that already holds on entry of a waiting partition: it acts where it may, at what
+// it promised minus the lookahead, not at its old clock (the others ran up to 550 meanwhile).
+TEST_F(Parallel, ConditionThatHeldOnEntryActsAtThePromise)
+{
+	Make(2);
+	nm_engine *e0 = nm_parallel_engine(par_, 0);
+	ASSERT_EQ(nm_engine_schedule(e0, 500, 0, log_event, nullptr, 1, nullptr), 0);
+	for (uint64_t t : {150, 550})
+		ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 1), t, 0, log_event, nullptr,
+					     t, nullptr), 0);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
+	nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_run(par_, 0, always, nullptr, NM_TIME_NEVER),
+		  NM_PARALLEL_SATISFIED);
+	EXPECT_EQ(nm_engine_now(e0), 500u);
+	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 100, 0, log_event, nullptr, 3), -EINVAL);
+}
+
+// A join moves the clock to an instant where nothing has run yet: a message for that very
+// instant, in the first place any partition gives out, is not late.
+TEST_F(Parallel, JoinLeavesTheInstantOpen)
+{
+	Make(2); // partition 0 acts at 0
+	ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 1), 400, 0, log_event, nullptr, 1,
+				     nullptr), 0);
+	ASSERT_EQ(nm_parallel_send(par_, 0, 1, kLookahead, 0, log_event, nullptr, 2), 0);
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_act(par_, 1), NM_PARALLEL_SATISFIED);
+	EXPECT_EQ(nm_engine_now(nm_parallel_engine(par_, 1)), kLookahead);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
+	EXPECT_EQ(nm_parallel_late(par_, 1), 0u);
+	EXPECT_EQ(log_, (std::vector<Ran>{{kLookahead, 2}, {400, 1}}));
 }
 
 bool logged_two(void *ctx)
@@ -158,7 +266,7 @@ TEST_F(Parallel, SatisfiedStopsAndActs)
 
 	for (uint64_t t : {10, 20, 30})
 		ASSERT_EQ(nm_engine_schedule(e0, t, 0, log_event, nullptr, t, nullptr), 0);
-	nm_parallel_set_acting(par_, 1, false);
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
 	EXPECT_EQ(nm_parallel_run(par_, 0, logged_two, &log_, NM_TIME_NEVER),
 		  NM_PARALLEL_SATISFIED);
 	EXPECT_EQ(nm_engine_now(e0), 20u);
@@ -173,11 +281,11 @@ TEST_F(Parallel, SameInstantOrderedByPriorityThenSequence)
 
 	ASSERT_EQ(nm_engine_schedule(e1, 300, 5, log_event, nullptr, 1, nullptr), 0);
 	ASSERT_EQ(nm_engine_schedule(e1, 300, 4, log_event, nullptr, 2, nullptr), 0);
-	ASSERT_EQ(nm_parallel_send(par_, 0, 1, 300, 4, log_event, nullptr, 3), 0); // sequence 0
+	ASSERT_EQ(nm_parallel_send(par_, 0, 1, 300, 4, log_event, nullptr, 3), 0); // sequence 1
 	ASSERT_EQ(nm_parallel_send(par_, 0, 1, 300, 3, log_event, nullptr, 4), 0);
-	nm_parallel_set_acting(par_, 0, false);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
 	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
-	// priority 3, then priority 4 by sequence (partition 0's 0 before partition 1's 1), then 5
+	// priority 3, then priority 4 by sequence (partition 0's 1 before partition 1's 2), then 5
 	EXPECT_EQ(log_, (std::vector<Ran>{{300, 4}, {300, 3}, {300, 2}, {300, 1}}));
 }
 
@@ -186,8 +294,8 @@ TEST_F(Parallel, SameInstantOrderedByPriorityThenSequence)
 // Chains of events, each step at this partition or sent to another, times on a 10 ns grid so that
 // many fall on one instant. What a step does depends only on its id and its time, so the set of
 // events is the same however they are run; their order within a partition must be too.
-constexpr uint32_t kParts = 4;
-constexpr uint32_t kChainsPerPart = 8;
+constexpr uint32_t kParts = 8; // more than the CPUs: runners are preempted anywhere
+constexpr uint32_t kChainsPerPart = 4;
 constexpr nm_time_ns kHorizon = 100000;
 constexpr size_t kLogCap = 1 << 16;
 
@@ -266,7 +374,7 @@ std::vector<Ran> log_of(const PartState &ps)
 // Runs partition p until nothing is left anywhere.
 void run_to_the_end(nm_parallel *par, uint32_t p)
 {
-	nm_parallel_set_acting(par, p, false);
+	nm_parallel_wait(par, p, NM_TIME_NEVER);
 	for (unsigned spins = 0;; spins++) {
 		if (nm_parallel_run(par, p, nullptr, nullptr, NM_TIME_NEVER) == NM_PARALLEL_IDLE)
 			return;
@@ -329,7 +437,7 @@ protected:
 		bool idle = false;
 
 		for (uint32_t p = 0; p < kParts; p++)
-			nm_parallel_set_acting(w->par, p, false);
+			nm_parallel_wait(w->par, p, NM_TIME_NEVER);
 		while (!idle) {
 			idle = true;
 			for (uint32_t p = 0; p < kParts; p++)

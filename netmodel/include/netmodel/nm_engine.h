@@ -5,9 +5,9 @@
  *   - priority  a caller-given number up to NM_ENGINE_PRIORITY_MAX, lower first; the network
  *               model passes the id of the node where the event happens, so simultaneous events
  *               are ordered by node id;
- *   - sequence  a per-engine counter incremented on every schedule call: among equal (time,
- *               priority) the event scheduled first runs first. It has 40 bits: an engine runs
- *               at most 2^40 (~1.1e12) schedule calls, then refuses with -EOVERFLOW.
+ *   - sequence  a per-engine counter, from 1, incremented on every schedule call: among equal
+ *               (time, priority) the event scheduled first runs first. It has 40 bits: an engine
+ *               runs at most 2^40 - 1 (~1.1e12) schedule calls, then refuses with -EOVERFLOW.
  * Nothing else (pointer values, hash order, threads, the host clock) takes part, so the same
  * sequence of calls gives the same run on every machine.
  *
@@ -95,9 +95,9 @@ int nm_engine_schedule_ordered(nm_engine *engine, nm_time_ns at, uint64_t order,
 			       void *ctx, uint64_t arg, nm_event_id *id_out);
 
 /* Engine `index` of `count` that run one simulation together (nm_parallel.h): its sequence
- * numbers are index, index + count, index + 2 * count, ..., so that no two engines give out the
- * same one and events that one sends another keep a place of their own. Only before the first
- * schedule or reservation; -EINVAL otherwise, or when index >= count. */
+ * numbers are index + 1, index + 1 + count, index + 1 + 2 * count, ..., so that no two engines
+ * give out the same one and events that one sends another keep a place of their own. Only
+ * before the first schedule or reservation; -EINVAL otherwise, or when index >= count. */
 int nm_engine_set_sequence_space(nm_engine *engine, uint32_t index, uint32_t count);
 
 /* Whether an event at `at` in place `order` would have run by now (the one running counts). */

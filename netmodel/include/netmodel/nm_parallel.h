@@ -12,17 +12,20 @@
  * A partition may run its events due before the least promise of the others (its safe time), since
  * nothing due earlier can still come to it; the earliest of all can always go on, since L > 0.
  *
- * A partition's promise is its next event plus L, or, while something outside the model may act
- * there at the partition's clock (a program's thread that computes and will post: "acting"), its
- * clock plus L. An acting partition's clock stands still, as the single engine's does while a
- * thread computes. A send is refused when it would break the sender's own promise.
+ * A partition's promise is its next event (or its program's deadline) plus L, or, while its
+ * program acts at the partition's clock (a thread that computes and will post), its clock plus L.
+ * An acting partition's clock stands still, as the single engine's does while a thread computes.
+ * A send is refused when it would break the sender's own promise. Promises change under a lock
+ * of the partition's mailbox, and are read between two reads of an epoch that every raise moves,
+ * so that a partition never combines promises from before and after a chain of sends.
  *
  * Determinism. Each partition runs its events in (time, priority, sequence) order; sequence
  * numbers of different partitions never coincide (nm_engine_set_sequence_space), and an event
  * sent keeps the sender's. Which events a partition runs before its safe time does not depend on
  * when the others ran theirs, so every partition runs the same events in the same order, run after
  * run, however the threads or processes are scheduled. Only where a run stops (BLOCKED) depends on
- * that, and the clock then stays at the last event run.
+ * that, and the clock then stays at the last event run; and where a program that comes back
+ * (nm_parallel_act) joins.
  *
  * Memory. Everything lives in the arena given at creation, so that every process mapping it can
  * run its partition; event handlers are kept as nm_code.
@@ -69,12 +72,31 @@ int nm_parallel_send(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at
 int nm_parallel_send_ordered(nm_parallel *par, uint32_t from, uint32_t to, nm_time_ns at,
 			     uint64_t order, nm_event_fn fn, void *ctx, uint64_t arg);
 
-/* Whether something outside the model may act at p now (its clock), by p's runner. Turned on,
- * the clock first moves up to the earliest time p still promised the others minus the lookahead
- * (a program that comes back from elsewhere joins where the others may already be), and the
- * promise becomes the clock plus the lookahead. Turned off, the promise becomes p's next event
- * plus the lookahead. Returns p's clock. */
-nm_time_ns nm_parallel_set_acting(nm_parallel *par, uint32_t p, bool acting);
+typedef enum nm_parallel_result {
+	NM_PARALLEL_SATISFIED = 0, /* p's program acts from now on (its condition holds) */
+	NM_PARALLEL_DEADLINE = 1,  /* the clock reached the deadline first; p's program acts */
+	NM_PARALLEL_BLOCKED = 2,   /* not safe yet: the others must go on first */
+	NM_PARALLEL_IDLE = 3,      /* nothing is left anywhere and no deadline: nothing can change */
+} nm_parallel_result;
+
+/* Acting and waiting. A partition's program (whatever drives it from outside the model: a
+ * program's threads) either acts, at the partition's clock, which then stands still, or waits
+ * in nm_parallel_run or nm_parallel_wait until an event or its deadline. A partition starts
+ * acting at time 0. Its promise is its clock plus the lookahead while it acts; while it waits,
+ * its next event or deadline, whichever comes first, plus the lookahead.
+ *
+ * By p's runner: its program acts again without a reason from the model (it comes back from
+ * elsewhere). It can act only at what it promised minus the lookahead, or later: the events
+ * before that run first, and the clock moves there. NM_PARALLEL_SATISFIED: it acts, at
+ * nm_engine_now; NM_PARALLEL_BLOCKED: the others must go on first, call again; NM_PARALLEL_IDLE:
+ * p promised nothing (no event, no deadline) and the others may be anywhere: it cannot act (a
+ * partition whose program may come back keeps a deadline). */
+nm_parallel_result nm_parallel_act(nm_parallel *par, uint32_t p);
+
+/* By p's runner: its program stops acting and waits until `deadline` (NM_TIME_NEVER: for
+ * events only) without running anything now. A deadline before what p promised minus the
+ * lookahead counts as that. */
+void nm_parallel_wait(nm_parallel *par, uint32_t p, nm_time_ns deadline);
 
 /* The least promise of the partitions other than p (NM_TIME_NEVER: none will send anything). */
 nm_time_ns nm_parallel_safe_until(const nm_parallel *par, uint32_t p);
@@ -83,16 +105,11 @@ nm_time_ns nm_parallel_safe_until(const nm_parallel *par, uint32_t p);
  * as taken in rather than lost: 0 unless something is wrong. */
 uint64_t nm_parallel_late(const nm_parallel *par, uint32_t p);
 
-typedef enum nm_parallel_result {
-	NM_PARALLEL_SATISFIED = 0, /* pred became true: p is acting from now on */
-	NM_PARALLEL_DEADLINE = 1,  /* the clock reached the deadline first */
-	NM_PARALLEL_BLOCKED = 2,   /* the next event (or deadline) is not safe yet: others must go on */
-	NM_PARALLEL_IDLE = 3,      /* nothing is left anywhere and no deadline: nothing can change */
-} nm_parallel_result;
-
-/* By p's runner: takes in p's inbox and runs its events one at a time until pred(ctx) is true
- * (pred may be NULL), the deadline passes (NM_TIME_NEVER: none) or the next event is not safe.
- * While p acts only events due at its clock run. On return p's promise is published. */
+/* By p's runner: its program waits (as nm_parallel_wait) until pred(ctx) holds (pred may be
+ * NULL), or the deadline; meanwhile p's inbox is taken in and its events run, one at a time, as
+ * far as the others allow. NM_PARALLEL_SATISFIED and NM_PARALLEL_DEADLINE: p acts from now on
+ * (a predicate that held on entry to a partition that acted: at once). NM_PARALLEL_BLOCKED: the
+ * next event or the deadline is not safe yet, call again. On return p's promise is published. */
 nm_parallel_result nm_parallel_run(nm_parallel *par, uint32_t p, nm_engine_pred_fn pred,
 				   void *ctx, nm_time_ns deadline);
 

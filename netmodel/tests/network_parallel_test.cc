@@ -171,6 +171,7 @@ void TakingTurns(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint3
         idle = false;
     }
   }
+  for (uint32_t p = 0; p < partitions; p++) EXPECT_EQ(0u, nm_parallel_late(run.model.par, p));
   Finish(run);
 }
 
@@ -266,6 +267,7 @@ TEST_P(NetworkParallel, EveryPartitionSeesWhatOneEngineDoes) {
     AtOnce(at_once, cfg, c.partitions, c.trace_mask);
     ExpectSameRecords(at_once.model.records, want);
     ExpectSameTotals(at_once.stats, one.stats);
+    EXPECT_EQ(one.pauses, at_once.pauses);
   }
 }
 

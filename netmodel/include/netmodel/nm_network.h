@@ -90,9 +90,9 @@ int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out,
  * Every partition runs what it would run in a network on one engine, in the same order: its
  * trace records are those of its ports and hosts, in the order one engine gives them.
  *
- * In such a network: inject a packet from its source host's partition (its runner); change a
- * link with nm_network_schedule_link_state (each direction changes in its own partition) and
- * ports, impairments and the trace callback before running; the trace and delivery callbacks are
+ * In such a network: inject a packet from its source host's partition, in one of its events or
+ * while its program acts (nm_parallel.h); schedule link changes (each direction then changes in
+ * its own partition), and set ports, impairments and the trace callback, before running; the trace and delivery callbacks are
  * called from every partition's runner, at once; nm_network_engine is NULL, and the stats'
  * peak_in_flight is what is in flight now. A packet bound for another partition never coasts
  * (forward.c): its arrival, once sent, cannot be taken back. */

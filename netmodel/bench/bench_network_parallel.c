@@ -22,6 +22,7 @@
 #include "netmodel/nm_config.h"
 #include "netmodel/nm_network.h"
 #include "netmodel/nm_parallel.h"
+#include "netmodel/bench/bench_parallel_util.h"
 #include "netmodel/nm_preset.h"
 
 struct pingpong {
@@ -55,28 +56,9 @@ static void first(nm_engine *engine, void *ctx, uint64_t arg)
 		exit(1);
 }
 
-static double seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static nm_time_ns least_hop(const nm_config *cfg)
 {
 	return cfg->link.latency_ns; /* a switch's port to a host; towards the switch adds its own */
-}
-
-static void run_partition(nm_parallel *par, uint32_t p)
-{
-	nm_parallel_wait(par, p, NM_TIME_NEVER);
-	for (unsigned spins = 1;
-	     nm_parallel_run(par, p, NULL, NULL, NM_TIME_NEVER) != NM_PARALLEL_IDLE; spins++) {
-		__builtin_ia32_pause();
-		if (spins % 4096 == 0)
-			sched_yield();
-	}
 }
 
 static double across_processes(fs_arena *arena, const nm_config *cfg, uint64_t packets)
@@ -96,19 +78,19 @@ static double across_processes(fs_arena *arena, const nm_config *cfg, uint64_t p
 	pp->packets = packets;
 	nm_network_set_deliver(pp->net, deliver, pp);
 	nm_engine_schedule(nm_parallel_engine(par, 0), 0, 0, first, pp, 0, NULL);
-	t = seconds();
+	t = bench_seconds();
 	child = fork();
 	if (child < 0) {
 		perror("bench_network_parallel: fork");
 		exit(1);
 	}
 	if (child == 0) {
-		run_partition(par, 1);
+		bench_run_partition(par, 1);
 		_exit(0);
 	}
-	run_partition(par, 0);
+	bench_run_partition(par, 0);
 	waitpid(child, &status, 0);
-	t = seconds() - t;
+	t = bench_seconds() - t;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    pp->delivered[0][0] + pp->delivered[1][0] < packets) {
 		fprintf(stderr, "bench_network_parallel: the ping-pong did not finish\n");
@@ -134,9 +116,9 @@ static double in_one_process(const nm_config *cfg, uint64_t packets)
 	}
 	nm_network_set_deliver(pp.net, deliver, &pp);
 	nm_engine_schedule(engine, 0, 0, first, &pp, 0, NULL);
-	t = seconds();
+	t = bench_seconds();
 	nm_engine_run_until(engine, NM_TIME_NEVER);
-	t = seconds() - t;
+	t = bench_seconds() - t;
 	nm_network_destroy(pp.net);
 	nm_engine_destroy(engine);
 	return t / packets;

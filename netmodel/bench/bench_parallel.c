@@ -21,6 +21,7 @@
 
 #include "arena/arena.h"
 #include "netmodel/nm_parallel.h"
+#include "netmodel/bench/bench_parallel_util.h"
 
 #define LOOKAHEAD 1000
 
@@ -52,25 +53,6 @@ static void step(nm_engine *engine, void *ctx, uint64_t p)
 	}
 }
 
-static double seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void run_partition(nm_parallel *par, uint32_t p)
-{
-	nm_parallel_wait(par, p, NM_TIME_NEVER);
-	for (unsigned spins = 1;
-	     nm_parallel_run(par, p, NULL, NULL, NM_TIME_NEVER) != NM_PARALLEL_IDLE; spins++) {
-		__builtin_ia32_pause(); /* fewer reads of the lines the other is about to write */
-		if (spins % 4096 == 0)
-			sched_yield(); /* in case both share a CPU */
-	}
-}
-
 static struct chain *new_chain(fs_arena *arena, uint64_t crossings, uint32_t local_events)
 {
 	struct chain *c = fs_mem_calloc(arena, 1, sizeof(*c));
@@ -89,7 +71,7 @@ static double across_processes(fs_arena *arena, uint64_t crossings, uint32_t loc
 {
 	struct chain *c = new_chain(arena, crossings, local_events);
 	pid_t child;
-	double t = seconds();
+	double t = bench_seconds();
 	int status;
 
 	child = fork();
@@ -98,12 +80,12 @@ static double across_processes(fs_arena *arena, uint64_t crossings, uint32_t loc
 		exit(1);
 	}
 	if (child == 0) {
-		run_partition(c->par, 1);
+		bench_run_partition(c->par, 1);
 		_exit(0);
 	}
-	run_partition(c->par, 0);
+	bench_run_partition(c->par, 0);
 	waitpid(child, &status, 0);
-	t = seconds() - t;
+	t = bench_seconds() - t;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    c->done[0][0] + c->done[1][0] < crossings) {
 		fprintf(stderr, "bench_parallel: the chain did not finish\n");
@@ -117,7 +99,7 @@ static double across_processes(fs_arena *arena, uint64_t crossings, uint32_t loc
 static double in_one_process(fs_arena *arena, uint64_t crossings, uint32_t local_events)
 {
 	struct chain *c = new_chain(arena, crossings, local_events);
-	double t = seconds();
+	double t = bench_seconds();
 	int idle = 0;
 
 	nm_parallel_wait(c->par, 0, NM_TIME_NEVER);
@@ -128,7 +110,7 @@ static double in_one_process(fs_arena *arena, uint64_t crossings, uint32_t local
 			idle += nm_parallel_run(c->par, p, NULL, NULL, NM_TIME_NEVER) ==
 				NM_PARALLEL_IDLE;
 	}
-	t = seconds() - t;
+	t = bench_seconds() - t;
 	nm_parallel_destroy(c->par);
 	fs_mem_free(arena, c);
 	return t / crossings;

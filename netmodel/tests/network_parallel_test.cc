@@ -34,12 +34,7 @@ std::ostream& operator<<(std::ostream& os, const Record& r) {
             << " id=" << r.user_id << " flags=" << r.flags << "}";
 }
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using nmtest::Mix;
 
 struct Host;
 
@@ -222,16 +217,6 @@ void ExpectSameRecords(const std::vector<std::vector<Record>>& got,
   }
 }
 
-void ExpectSameTotals(const nm_network_stats& got, const nm_network_stats& want) {
-  EXPECT_EQ(want.injected, got.injected);
-  EXPECT_EQ(want.delivered, got.delivered);
-  EXPECT_EQ(want.duplicated, got.duplicated);
-  EXPECT_EQ(want.corrupted, got.corrupted);
-  EXPECT_EQ(want.ecn_marked, got.ecn_marked);
-  EXPECT_EQ(want.in_flight, got.in_flight);
-  for (int r = 0; r < NM_DROP_REASON_COUNT; r++) EXPECT_EQ(want.dropped[r], got.dropped[r]);
-}
-
 struct Case {
   const char* name;
   nm_topology_kind kind;
@@ -260,13 +245,13 @@ TEST_P(NetworkParallel, EveryPartitionSeesWhatOneEngineDoes) {
     EXPECT_EQ(one.pauses, turns.pauses);
   }
   ExpectSameRecords(turns.model.records, want);
-  ExpectSameTotals(turns.stats, one.stats);
+  nmtest::ExpectSameTotals(turns.stats, one.stats);
   for (int i = 0; i < 3; i++) {
     SCOPED_TRACE("threads, run " + std::to_string(i));
     ModelRun at_once;
     AtOnce(at_once, cfg, c.partitions, c.trace_mask);
     ExpectSameRecords(at_once.model.records, want);
-    ExpectSameTotals(at_once.stats, one.stats);
+    nmtest::ExpectSameTotals(at_once.stats, one.stats);
     EXPECT_EQ(one.pauses, at_once.pauses);
   }
 }

@@ -15,6 +15,7 @@
 
 #include "arena/arena.h"
 #include "netmodel/nm_parallel.h"
+#include "netmodel/tests/test_util.h"
 
 namespace {
 
@@ -314,21 +315,13 @@ struct World {
 	PartState parts[kParts];
 };
 
-uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 void step(nm_engine *engine, void *ctx, uint64_t id)
 {
 	PartState *ps = static_cast<PartState *>(ctx);
 	World *w = ps->world;
 	nm_time_ns now = nm_engine_now(engine);
-	uint64_t r = mix(id ^ now);
-	uint64_t child = mix(id + 1);
+	uint64_t r = nmtest::Mix(id ^ now);
+	uint64_t child = nmtest::Mix(id + 1);
 	uint32_t priority = r % 3;
 
 	if (ps->logged < kLogCap)
@@ -362,7 +355,7 @@ void seed(World *w)
 		w->parts[p].world = w;
 		for (uint32_t c = 0; c < kChainsPerPart; c++)
 			ASSERT_EQ(nm_engine_schedule(e, c * 10, c % 3, step, &w->parts[p],
-						     mix(p * 100 + c), nullptr), 0);
+						     nmtest::Mix(p * 100 + c), nullptr), 0);
 	}
 }
 

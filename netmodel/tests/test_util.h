@@ -78,6 +78,27 @@ struct Collector {
   }
 };
 
+// A 64-bit mixer (splitmix64's finalizer): the random choices of models that must make the same
+// ones however their events are run, drawn from an event's own numbers.
+inline uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The network's counters agree, but the peak in flight (not kept across partitions).
+inline void ExpectSameTotals(const nm_network_stats& got, const nm_network_stats& want) {
+  EXPECT_EQ(want.injected, got.injected);
+  EXPECT_EQ(want.delivered, got.delivered);
+  EXPECT_EQ(want.ecn_marked, got.ecn_marked);
+  EXPECT_EQ(want.duplicated, got.duplicated);
+  EXPECT_EQ(want.corrupted, got.corrupted);
+  EXPECT_EQ(want.in_flight, got.in_flight);
+  for (int r = 0; r < NM_DROP_REASON_COUNT; r++)
+    EXPECT_EQ(want.dropped[r], got.dropped[r]) << "drop reason " << r;
+}
+
 inline nm_packet Packet(uint32_t src, uint32_t dst, uint64_t flow, uint32_t bytes,
                         uint64_t user_id = 0) {
   nm_packet pkt{};

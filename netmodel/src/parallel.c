@@ -8,13 +8,14 @@
  * promises between two reads of the epoch and reads them again if it moved, so that it never
  * combines one partition's promise from before a chain of sends with another's from after it.
  * (The lock is held for a few stores; a holder found dead, a process killed in there, has its
- * lock taken over.)
+ * lock taken over: a sender lowers before it pushes, so one that dies leaves a promise too low.)
  */
 #define _GNU_SOURCE /* syscall */
 #include "netmodel/nm_parallel.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,12 +101,17 @@ static uint64_t me(void)
 	return lock_name;
 }
 
-/* Turns a locker spins on a held mailbox before it looks whether the holder is alive. */
+/* Turns a locker spins on a held mailbox before it gives its CPU away (the holder may be waiting
+ * for one), and before it looks whether the holder is alive. */
+#define HOLDER_YIELD_SPINS 128
 #define HOLDER_CHECK_SPINS 65536
 
+/* The holding thread is gone (its process, or itself). Processes in another PID namespace are not
+ * seen: the fabric's processes share one. */
 static bool holder_dead(uint64_t holder)
 {
-	return kill((pid_t)(holder >> 32), 0) == -1 && errno == ESRCH;
+	return syscall(SYS_tgkill, (pid_t)(holder >> 32), (pid_t)(uint32_t)holder, 0) == -1 &&
+	       errno == ESRCH;
 }
 
 static void mailbox_lock(partition *part)
@@ -119,6 +125,8 @@ static void mailbox_lock(partition *part)
 						__ATOMIC_RELAXED))
 			return;
 		__builtin_ia32_pause();
+		if (spins % HOLDER_YIELD_SPINS == 0)
+			sched_yield();
 		if (spins % HOLDER_CHECK_SPINS == 0 && holder_dead(holder) &&
 		    __atomic_compare_exchange_n(&part->lock, &holder, name, false,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -137,14 +145,16 @@ static void lower_promise(partition *part, nm_time_ns promise)
 	__atomic_store_n(&part->promise, promise, __ATOMIC_RELEASE);
 }
 
-/* Its partition raises a promise (under its mailbox's lock): the epoch moves after it. Only a
- * raise can mislead a reader: with none during a read of every promise, each value read was at
- * most what its partition could still send at, and what a chain of sends starting there can
- * bring is later still. */
+/* Its partition raises a promise (under its mailbox's lock): the epoch moves first. Only a raise
+ * can mislead a reader: with none during a read of every promise, each value read was at most
+ * what its partition could still send at, and what a chain of sends starting there can bring is
+ * later still. A reader that sees the raised value then sees the epoch moved when it reads it
+ * again, unless it read it after the move the first time, and then it also saw everything the
+ * raiser did before (its sends' lowerings). */
 static void raise_promise(nm_parallel *par, partition *part, nm_time_ns promise)
 {
+	__atomic_add_fetch(par->epoch, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&part->promise, promise, __ATOMIC_RELEASE);
-	__atomic_add_fetch(par->epoch, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- life ---- */
@@ -232,7 +242,7 @@ nm_engine *nm_parallel_engine(nm_parallel *par, uint32_t p)
 
 uint64_t nm_parallel_late(const nm_parallel *par, uint32_t p)
 {
-	return par->parts[p].late;
+	return __atomic_load_n(&par->parts[p].late, __ATOMIC_RELAXED);
 }
 
 /* ---- messages ---- */
@@ -291,10 +301,11 @@ static int send_in_place(nm_parallel *par, uint32_t from, uint32_t to, nm_time_n
 		.at = at, .order = order, .fn = NM_CODE(fn), .ctx = ctx, .arg = arg,
 	};
 	mailbox_lock(receiver);
-	m->next = receiver->inbox;
-	__atomic_store_n(&receiver->inbox, m, __ATOMIC_RELEASE);
+	/* Lowered first: a sender that dies in between leaves a promise too low, not too high. */
 	if (allows < receiver->promise)
 		lower_promise(receiver, allows);
+	m->next = receiver->inbox;
+	__atomic_store_n(&receiver->inbox, m, __ATOMIC_RELEASE);
 	mailbox_unlock(receiver);
 	if (allows - 1 < sender->reach)
 		sender->reach = allows - 1;
@@ -340,7 +351,7 @@ static void place(nm_parallel *par, partition *part, parallel_message *taken)
 
 		if (nm_engine_reached(part->engine, m->at, m->order)) {
 			/* Cannot happen while every promise is kept: run it now, and count it. */
-			part->late++;
+			__atomic_add_fetch(&part->late, 1, __ATOMIC_RELAXED);
 			rc = nm_engine_schedule(part->engine, engine_now(part->engine),
 						(uint32_t)(m->order >> SEQ_BITS), fn, m->ctx, m->arg,
 						NULL);
@@ -383,8 +394,8 @@ static void take_in(nm_parallel *par, partition *part)
 
 /* ---- promises ---- */
 
-/* The earliest time p might act or run an event at. */
-static nm_time_ns earliest(partition *part)
+/* The earliest time p might act or run an event at, with messages `taken` still to place. */
+static nm_time_ns earliest_with(partition *part, const parallel_message *taken)
 {
 	nm_time_ns t = part->wake;
 	nm_time_ns next;
@@ -396,12 +407,21 @@ static nm_time_ns earliest(partition *part)
 	for (const parallel_message *m = part->unplaced; m; m = m->next)
 		if (m->at < t)
 			t = m->at;
+	for (const parallel_message *m = taken; m; m = m->next)
+		if (m->at < t)
+			t = m->at;
 	return t;
+}
+
+static nm_time_ns earliest(partition *part)
+{
+	return earliest_with(part, NULL);
 }
 
 /* The promise p can make now, stored if it changed: under the lock, with the inbox taken in. */
 static void publish(nm_parallel *par, partition *part)
 {
+	parallel_message *taken;
 	nm_time_ns promise;
 
 	take_in(par, part);
@@ -410,11 +430,12 @@ static void publish(nm_parallel *par, partition *part)
 	    !__atomic_load_n(&part->inbox, __ATOMIC_ACQUIRE))
 		return; /* a store would only take the line from those who read it */
 	mailbox_lock(part);
-	place(par, part, take_inbox(part)); /* what came since: a lowering counted it, now the heap */
-	promise = plus_lookahead(par, earliest(part));
+	taken = take_inbox(part); /* what came since: a lowering counted it, now the promise */
+	promise = plus_lookahead(par, earliest_with(part, taken));
 	if (promise != part->promise)
 		raise_promise(par, part, promise); /* never lower than what it had promised */
 	mailbox_unlock(part);
+	place(par, part, taken); /* not under the lock: the heap may grow */
 }
 
 nm_time_ns nm_parallel_safe_until(const nm_parallel *par, uint32_t p)
@@ -518,6 +539,8 @@ static void start_waiting(nm_parallel *par, partition *part, nm_time_ns deadline
 
 	part->acting = false;
 	part->wake = deadline < floor ? floor : deadline;
+	if (plus_lookahead(par, part->wake) == NM_TIME_NEVER)
+		part->wake = NM_TIME_NEVER; /* as good as never: it could not be promised */
 	publish(par, part);
 }
 
@@ -542,13 +565,8 @@ nm_parallel_result nm_parallel_run(nm_parallel *par, uint32_t p, nm_engine_pred_
 			/* Its condition held before the clock reached what it promised (it held
 			 * on entry): it acts there. */
 			if (plus_lookahead(par, engine_now(engine)) <
-			    __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE)) {
-				nm_parallel_result joined = join(par, p);
-
-				if (joined != NM_PARALLEL_SATISFIED)
-					return NM_PARALLEL_BLOCKED;
-				return NM_PARALLEL_SATISFIED;
-			}
+			    __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE))
+				return join(par, p); /* IDLE: it promised nothing, cannot act */
 			start_acting(par, part);
 			return NM_PARALLEL_SATISFIED;
 		}

@@ -86,9 +86,10 @@ void Send(nm_engine* engine, void* ctx, uint64_t) {
   nm_packet pkt = nmtest::Packet(h->id, dst, (r >> 32) % 4, bytes, r);
   EXPECT_EQ(0, nm_network_inject(m->net, &pkt));
   nm_time_ns now = nm_engine_now(engine);
-  if (now < kSendUntil)
+  if (now < kSendUntil) {
     EXPECT_EQ(0, nm_engine_schedule(engine, now + 50 + (r >> 40) % 600, h->id, Send, h, 0,
                                     nullptr));
+  }
 }
 
 nm_config Config(nm_topology_kind kind, uint32_t hosts,

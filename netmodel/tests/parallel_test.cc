@@ -237,6 +237,17 @@ TEST_F(Parallel, ConditionThatHeldOnEntryActsAtThePromise)
 	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 100, 0, log_event, nullptr, 3), -EINVAL);
 }
 
+// A condition that holds on entry of a partition that waits and promised nothing: it cannot act,
+// and says so (it answered BLOCKED, "call again", for ever).
+TEST_F(Parallel, ConditionThatHeldWithNothingPromisedIsIdle)
+{
+	Make(2);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
+	EXPECT_EQ(nm_parallel_run(par_, 0, always, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
+}
+
 // A join moves the clock to an instant where nothing has run yet: a message for that very
 // instant, in the first place any partition gives out, is not late.
 TEST_F(Parallel, JoinLeavesTheInstantOpen)

@@ -108,8 +108,9 @@ uint64_t nm_parallel_late(const nm_parallel *par, uint32_t p);
 /* By p's runner: its program waits (as nm_parallel_wait) until pred(ctx) holds (pred may be
  * NULL), or the deadline; meanwhile p's inbox is taken in and its events run, one at a time, as
  * far as the others allow. NM_PARALLEL_SATISFIED and NM_PARALLEL_DEADLINE: p acts from now on
- * (a predicate that held on entry to a partition that acted: at once). NM_PARALLEL_BLOCKED: the
- * next event or the deadline is not safe yet, call again. On return p's promise is published. */
+ * (a predicate that held on entry to a partition that acted: at once; to one that waited: where
+ * nm_parallel_act would join, and IDLE when it promised nothing). NM_PARALLEL_BLOCKED: the next
+ * event or the deadline is not safe yet, call again. On return p's promise is published. */
 nm_parallel_result nm_parallel_run(nm_parallel *par, uint32_t p, nm_engine_pred_fn pred,
 				   void *ctx, nm_time_ns deadline);
 

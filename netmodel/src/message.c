@@ -35,7 +35,11 @@ static void on_packet(void *ctx, const nm_packet *pkt);
 int nm_msglayer_create(nm_network *net, nm_message_done_fn done, void *ctx, nm_msglayer **out)
 {
 	fs_arena *arena = nm_network_arena(net);
-	nm_msglayer *layer = fs_mem_calloc(arena, 1, sizeof(*layer));
+	nm_msglayer *layer;
+
+	if (!nm_network_engine(net))
+		return -EINVAL; /* a partitioned network: its messages would cross partitions */
+	layer = fs_mem_calloc(arena, 1, sizeof(*layer));
 	if (!layer)
 		return -ENOMEM;
 	layer->arena = arena;

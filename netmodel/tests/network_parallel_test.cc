@@ -302,6 +302,8 @@ TEST(NetworkParallelCreate, RefusesWhatCannotBePartitioned) {
   EXPECT_EQ(1u, nm_network_host_partition(net, 1));
   EXPECT_EQ(0u, nm_network_host_partition(net, 2));
   EXPECT_EQ(nullptr, nm_network_engine(net));
+  nm_msglayer* layer = nullptr;
+  EXPECT_EQ(-EINVAL, nm_msglayer_create(net, nullptr, nullptr, &layer));
   nm_link_params link = cfg.link;
   link.latency_ns = 10;
   EXPECT_EQ(-EINVAL, nm_network_set_port_link(net, 0, &link, &err));

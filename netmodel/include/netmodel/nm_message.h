@@ -33,6 +33,7 @@ typedef struct nm_message_info {
 
 typedef void (*nm_message_done_fn)(void *ctx, const nm_message_info *info);
 
+/* On a network on one engine: -EINVAL for a partitioned one (nm_network_create_parallel). */
 int nm_msglayer_create(nm_network *net, nm_message_done_fn done, void *ctx, nm_msglayer **out);
 void nm_msglayer_destroy(nm_msglayer *layer);
 

@@ -337,7 +337,7 @@ static void place(nm_parallel *par, partition *part, parallel_message *taken)
 	parallel_message *m = part->unplaced;
 
 	part->unplaced = NULL;
-	while (taken) { /* back into the order they came in */
+	while (taken) { /* their order does not matter: each has a place of its own */
 		parallel_message *next = taken->next;
 
 		taken->next = m;

@@ -349,24 +349,6 @@ uint64_t nm_engine_run_next_instant(nm_engine *engine)
 	return engine->events_run - before;
 }
 
-nm_run_result nm_engine_run_until_pred(nm_engine *engine, nm_engine_pred_fn pred, void *ctx,
-				       nm_time_ns deadline)
-{
-	for (;;) {
-		if (pred(ctx))
-			return NM_RUN_SATISFIED;
-		if (!settle_top(engine) || engine->heap[0].time > deadline) {
-			/* Nothing is due by the deadline (or at all). */
-			if (deadline != NM_TIME_NEVER && deadline > engine->now)
-				engine->now = deadline;
-			if (!settle_top(engine) || engine->heap[0].time > engine->now)
-				engine->reached = UINT64_MAX;
-			return deadline == NM_TIME_NEVER ? NM_RUN_IDLE : NM_RUN_DEADLINE;
-		}
-		run_top(engine);
-	}
-}
-
 nm_run_result nm_engine_run_within(nm_engine *engine, nm_engine_pred_fn pred, void *ctx,
 				   const nm_time_ns *limit)
 {
@@ -377,6 +359,19 @@ nm_run_result nm_engine_run_within(nm_engine *engine, nm_engine_pred_fn pred, vo
 			return NM_RUN_IDLE;
 		run_top(engine);
 	}
+}
+
+nm_run_result nm_engine_run_until_pred(nm_engine *engine, nm_engine_pred_fn pred, void *ctx,
+				       nm_time_ns deadline)
+{
+	if (nm_engine_run_within(engine, pred, ctx, &deadline) == NM_RUN_SATISFIED)
+		return NM_RUN_SATISFIED;
+	/* Nothing is due by the deadline (or at all). */
+	if (deadline != NM_TIME_NEVER && deadline > engine->now)
+		engine->now = deadline;
+	if (!settle_top(engine) || engine->heap[0].time > engine->now)
+		engine->reached = UINT64_MAX;
+	return deadline == NM_TIME_NEVER ? NM_RUN_IDLE : NM_RUN_DEADLINE;
 }
 
 size_t nm_engine_pending(const nm_engine *engine)

@@ -332,18 +332,8 @@ int nm_parallel_send_ordered(nm_parallel *par, uint32_t from, uint32_t to, nm_ti
 }
 
 /* Puts messages (and what could not be placed before) on the heap. */
-static void place(nm_parallel *par, partition *part, parallel_message *taken)
+static void place_list(nm_parallel *par, partition *part, parallel_message *m)
 {
-	parallel_message *m = part->unplaced;
-
-	part->unplaced = NULL;
-	while (taken) { /* their order does not matter: each has a place of its own */
-		parallel_message *next = taken->next;
-
-		taken->next = m;
-		m = taken;
-		taken = next;
-	}
 	while (m) {
 		parallel_message *next = m->next;
 		nm_event_fn fn = NM_CODE_AS(nm_event_fn, m->fn);
@@ -367,6 +357,16 @@ static void place(nm_parallel *par, partition *part, parallel_message *taken)
 		}
 		m = next;
 	}
+}
+
+/* In any order: each message has a place of its own. */
+static void place(nm_parallel *par, partition *part, parallel_message *taken)
+{
+	parallel_message *unplaced = part->unplaced;
+
+	part->unplaced = NULL;
+	place_list(par, part, unplaced);
+	place_list(par, part, taken);
 }
 
 /* The inbox, emptied: with the mailbox's lock held. */
@@ -394,23 +394,35 @@ static void take_in(nm_parallel *par, partition *part)
 
 /* ---- promises ---- */
 
-/* The earliest time p might act or run an event at, with messages `taken` still to place. */
-static nm_time_ns earliest_with(partition *part, const parallel_message *taken)
+static nm_time_ns earliest_message(const parallel_message *m, nm_time_ns t)
 {
-	nm_time_ns t = part->wake;
-	nm_time_ns next;
-
-	if (part->acting)
-		return engine_now(part->engine);
-	if (nm_engine_next_time(part->engine, &next) && next < t)
-		t = next;
-	for (const parallel_message *m = part->unplaced; m; m = m->next)
-		if (m->at < t)
-			t = m->at;
-	for (const parallel_message *m = taken; m; m = m->next)
+	for (; m; m = m->next)
 		if (m->at < t)
 			t = m->at;
 	return t;
+}
+
+/* p's next event, or message not yet on its heap (NM_TIME_NEVER: none). */
+static nm_time_ns next_due(partition *part)
+{
+	nm_time_ns next;
+
+	if (!nm_engine_next_time(part->engine, &next))
+		next = NM_TIME_NEVER;
+	return earliest_message(part->unplaced, next);
+}
+
+/* The earliest time p might act or run an event at, with messages `taken` still to place. */
+static nm_time_ns earliest_with(partition *part, const parallel_message *taken)
+{
+	nm_time_ns t;
+
+	if (part->acting)
+		return engine_now(part->engine);
+	t = next_due(part);
+	if (part->wake < t)
+		t = part->wake;
+	return earliest_message(taken, t);
 }
 
 static nm_time_ns earliest(partition *part)
@@ -490,15 +502,9 @@ static nm_run_result run_upto(nm_parallel *par, uint32_t p, nm_engine_pred_fn pr
 static bool nothing_before(nm_parallel *par, uint32_t p, nm_time_ns t)
 {
 	partition *part = &par->parts[p];
-	nm_time_ns next;
 
 	take_in(par, part);
-	if (nm_engine_next_time(part->engine, &next) && next < t)
-		return false;
-	for (const parallel_message *m = part->unplaced; m; m = m->next)
-		if (m->at < t)
-			return false;
-	return nm_parallel_safe_until(par, p) >= t &&
+	return next_due(part) >= t && nm_parallel_safe_until(par, p) >= t &&
 	       !__atomic_load_n(&part->inbox, __ATOMIC_ACQUIRE);
 }
 

@@ -161,13 +161,37 @@ static int place_ports(nm_network *net, const uint32_t *host_partitions, nm_erro
 	return 0;
 }
 
+/* The least time from port p's start or end of a packet to something it causes in another
+ * partition, with `latency_ns` on its link: the arrival at the next hop, or, in credit mode, a
+ * switch's credits going back over its link (without the forwarding latency). */
+static nm_time_ns least_hop_ns(const nm_network *net, const egress_port *p, nm_time_ns latency_ns)
+{
+	bool forwards = p->peer_is_switch && !(credit_mode(net) && p->owner_is_switch);
+
+	return latency_ns + (forwards ? net->cfg.sw.latency_ns : 0);
+}
+
+static int check_lookahead(const nm_network *net, uint32_t id, nm_time_ns latency_ns,
+			   nm_error *err)
+{
+	nm_time_ns hop = least_hop_ns(net, &net->ports[id], latency_ns);
+	nm_time_ns lookahead = nm_parallel_lookahead(net->par);
+
+	if (hop < lookahead)
+		return nm_error_set(err, -EINVAL,
+				    "link.latency: %" PRIu64 " ns to the next hop (port %" PRIu32
+				    ") is below the lookahead, %" PRIu64 " ns",
+				    hop, id, lookahead);
+	return 0;
+}
+
 /* What a partitioned network needs of its configuration: every hop at least a lookahead long
  * (an arrival is sent to another partition when its packet starts or ends), no pause flow
  * control (a port reads the next hop's room at the instant it starts), and a switch between
  * hosts. */
 static int check_partitionable(const nm_network *net, nm_error *err)
 {
-	nm_time_ns lookahead = nm_parallel_lookahead(net->par);
+	int rc;
 
 	if (net->cfg.sw.flow_control == NM_FLOW_CONTROL_PAUSE)
 		return nm_error_set(err, -EINVAL,
@@ -177,18 +201,9 @@ static int check_partitionable(const nm_network *net, nm_error *err)
 	if (net->topo.params.kind == NM_TOPO_PAIR && net->part_count > 1)
 		return nm_error_set(err, -EINVAL,
 				    "topology.kind: pair cannot be partitioned (allowed: star, fattree)");
-	for (uint32_t id = 0; id < net->topo.port_count; id++) {
-		const egress_port *p = &net->ports[id];
-		/* Credits go back over a switch's port without its forwarding latency. */
-		nm_time_ns hop = credit_mode(net) && p->owner_is_switch ? p->latency_ns
-									 : p->arrive_delay_ns;
-
-		if (hop < lookahead)
-			return nm_error_set(err, -EINVAL,
-					    "link.latency: %" PRIu64 " ns to the next hop (port %" PRIu32
-					    ") is below the lookahead, %" PRIu64 " ns",
-					    hop, id, lookahead);
-	}
+	for (uint32_t id = 0; id < net->topo.port_count; id++)
+		if ((rc = check_lookahead(net, id, net->ports[id].latency_ns, err)))
+			return rc;
 	return 0;
 }
 
@@ -362,17 +377,9 @@ int nm_network_set_port_link(nm_network *net, uint32_t port_id, const nm_link_pa
 	if (link->mtu_bytes == 0)
 		return nm_error_set(err, -EINVAL, "link.mtu: 0 is out of range (allowed: >= 1)");
 	egress_port *p = &net->ports[port_id];
-	nm_time_ns forward = p->arrive_delay_ns - p->latency_ns;
 	int rc = check_fits_credits(net, link, err);
-	if (rc)
+	if (rc || (net->par && (rc = check_lookahead(net, port_id, link->latency_ns, err))))
 		return rc;
-	if (credit_mode(net) && p->owner_is_switch)
-		forward = 0; /* credits go back over it without the forwarding latency */
-	if (net->par && link->latency_ns + forward < nm_parallel_lookahead(net->par))
-		return nm_error_set(err, -EINVAL,
-				    "link.latency: %" PRIu64 " ns to the next hop is below the "
-				    "lookahead, %" PRIu64 " ns",
-				    link->latency_ns + forward, nm_parallel_lookahead(net->par));
 	port_stop_coasting(net, port_id); /* its arrival used the old latency */
 	apply_link_params(net, p, link);
 	network_refresh_instant(net);

@@ -53,7 +53,9 @@ static bool traced(const nm_network *net, nm_trace_kind kind)
 			emit_trace((net), (engine), (kind), (reason), (node), (port), (pkt)); \
 	} while (0)
 
-/* ---- packet pool ---- */
+/* ---- packet pool ----
+ * A partition's free slots are an fs_cache made of indices (arena/depot.h): the list in use, a
+ * batch held back, and whole batches to and from the depot that partitions share. */
 
 /* A new chunk for partition `part`'s free list. Its place in the directory is claimed with an
  * atomic count: another partition may be growing the pool too. */
@@ -73,17 +75,53 @@ static int grow_pool(nm_network *net, network_part *part)
 		chunk[i].next = (i + 1 < PACKET_CHUNK_SIZE) ? base + i + 1 : part->free_packet;
 	net->chunks[c] = chunk;
 	part->free_packet = base;
+	part->free_count += PACKET_CHUNK_SIZE;
 	return 0;
+}
+
+static bool refill(nm_network *net, network_part *part)
+{
+	fs_depot_batch batch;
+
+	if (part->spare_packet != NO_INDEX) {
+		part->free_packet = part->spare_packet;
+		part->free_count = part->spare_count;
+		part->spare_packet = NO_INDEX;
+		part->spare_count = 0;
+		return true;
+	}
+	if (!net->depot || !fs_depot_take(net->depot, &batch))
+		return false;
+	part->free_packet = (uint32_t)batch.head;
+	part->free_count = batch.count;
+	return true;
+}
+
+/* The list in use is full: the spare goes to the depot, the list becomes the spare. */
+static void spill(nm_network *net, network_part *part)
+{
+	if (part->spare_packet != NO_INDEX &&
+	    fs_depot_put(net->depot, (fs_depot_batch){part->spare_packet, part->spare_count}) == 0) {
+		part->spare_packet = NO_INDEX;
+		part->spare_count = 0;
+	}
+	if (part->spare_packet == NO_INDEX) { /* else the depot is out of memory: the list grows */
+		part->spare_packet = part->free_packet;
+		part->spare_count = part->free_count;
+		part->free_packet = NO_INDEX;
+		part->free_count = 0;
+	}
 }
 
 int packet_alloc(nm_network *net, uint32_t part_index, uint32_t *index_out)
 {
 	network_part *part = &net->parts[part_index];
-	if (part->free_packet == NO_INDEX && grow_pool(net, part))
+	if (part->free_packet == NO_INDEX && !refill(net, part) && grow_pool(net, part))
 		return -ENOMEM;
 	uint32_t index = part->free_packet;
 	packet_slot *slot = packet_at(net, index);
 	part->free_packet = slot->next;
+	part->free_count--;
 	slot->next = NO_INDEX;
 	slot->reserved_port = NO_INDEX;
 	slot->ingress_port = NO_INDEX;
@@ -97,8 +135,11 @@ int packet_alloc(nm_network *net, uint32_t part_index, uint32_t *index_out)
 void packet_free(nm_network *net, uint32_t part_index, uint32_t index)
 {
 	network_part *part = &net->parts[part_index];
+	if (net->depot && part->free_count >= FS_CACHE_BATCH)
+		spill(net, part);
 	packet_at(net, index)->next = part->free_packet;
 	part->free_packet = index;
+	part->free_count++;
 	part->stats.in_flight--;
 }
 

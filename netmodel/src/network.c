@@ -235,6 +235,16 @@ static int create(nm_engine *engine, nm_parallel *par, const uint32_t *host_part
 	for (uint32_t i = 0; i < net->part_count; i++) {
 		net->parts[i].engine = par ? nm_parallel_engine(par, i) : engine;
 		net->parts[i].free_packet = NO_INDEX;
+		net->parts[i].spare_packet = NO_INDEX;
+	}
+	if (par && net->part_count > 1) {
+		net->depot = fs_mem_calloc(arena, 1, sizeof(*net->depot));
+		if (!net->depot || (rc = fs_depot_init(net->depot, arena))) {
+			fs_mem_free(arena, net->depot);
+			net->depot = NULL;
+			rc = nm_error_set(err, rc ? rc : -ENOMEM, "network: out of memory");
+			goto fail;
+		}
 	}
 	for (uint32_t id = 0; id < net->topo.port_count; id++)
 		init_port(net, id);
@@ -290,6 +300,9 @@ void nm_network_destroy(nm_network *net)
 		for (uint32_t c = 0; c < net->chunk_count; c++)
 			fs_mem_free(arena, net->chunks[c]);
 	fs_mem_free(arena, net->chunks);
+	if (net->depot) /* its batches are slots of the chunks */
+		fs_depot_fini(net->depot);
+	fs_mem_free(arena, net->depot);
 	fs_mem_free(arena, net->ports);
 	fs_mem_free(arena, net->parts_memory);
 	nm_topology_release(&net->topo);

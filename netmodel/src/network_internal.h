@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena/depot.h"
+
 #include "impair_state.h"
 #include "netmodel/nm_code.h"
 #include "netmodel/nm_config.h"
@@ -115,7 +117,11 @@ typedef struct port {
  * each on lines of its own. */
 typedef struct network_part {
 	_Alignas(64) nm_engine *engine;
-	uint32_t free_packet;
+	/* Its free packet slots (forward.c): the list in use, and a batch held back. A
+	 * partitioned network balances them through the depot: packets are freed where they
+	 * arrive, mostly not where they were taken. */
+	uint32_t free_packet, free_count;
+	uint32_t spare_packet, spare_count;
 	/* Its share: summed by nm_network_stats_get (in_flight wraps: packets freed here were
 	 * often taken elsewhere). */
 	nm_network_stats stats;
@@ -134,6 +140,7 @@ struct nm_network {
 
 	packet_slot **chunks; /* [PACKET_CHUNKS_MAX] */
 	uint32_t chunk_count;
+	fs_depot *depot; /* partitioned: batches of free slots (arena/depot.h), else NULL */
 
 	nm_code deliver; /* nm_deliver_fn */
 	void *deliver_ctx;

@@ -272,6 +272,58 @@ INSTANTIATE_TEST_SUITE_P(
              NM_FLOW_CONTROL_CREDIT}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
+// A one-way stream: every packet is taken in the sender's partition and freed in the
+// receiver's. The slots come back to the sender through the depot, so the pool does not grow
+// with the length of the stream.
+struct Stream {
+  nm_network* net;
+  uint64_t left;
+};
+
+void StreamSend(nm_engine* engine, void* ctx, uint64_t) {
+  auto* s = static_cast<Stream*>(ctx);
+  nm_packet pkt = nmtest::Packet(0, 1, 0, 64, s->left);
+  EXPECT_EQ(0, nm_network_inject(s->net, &pkt));
+  if (--s->left)
+    EXPECT_EQ(0, nm_engine_schedule(engine, nm_engine_now(engine) + 100, 0, StreamSend, s, 0,
+                                    nullptr));
+}
+
+void Ignore(void*, const nm_packet*) {}
+
+size_t StreamMemory(uint64_t packets) {
+  nm_parallel* par = nullptr;
+  nm_network* net = nullptr;
+  nm_error err{};
+  EXPECT_EQ(0, nm_parallel_create_in(nullptr, 2, kLookahead, &par));
+  nm_config cfg = nmtest::SmallNetwork(
+      {NM_TOPO_STAR, 2, 8000000000ull, 200, 100, NM_FLOW_CONTROL_DROP, 60000, 30000});
+  EXPECT_EQ(0, nm_network_create_parallel(par, nullptr, &cfg, &net, &err)) << err.msg;
+  nm_network_set_deliver(net, Ignore, nullptr);
+  Stream stream{net, packets};
+  EXPECT_EQ(0, nm_engine_schedule(nm_parallel_engine(par, nm_network_host_partition(net, 0)), 0,
+                                  0, StreamSend, &stream, 0, nullptr));
+  for (uint32_t p = 0; p < 2; p++) nm_parallel_wait(par, p, NM_TIME_NEVER);
+  for (bool idle = false; !idle;) {
+    idle = true;
+    for (uint32_t p = 0; p < 2; p++)
+      if (nm_parallel_run(par, p, nullptr, nullptr, NM_TIME_NEVER) != NM_PARALLEL_IDLE)
+        idle = false;
+  }
+  nm_network_stats stats;
+  nm_network_stats_get(net, &stats);
+  EXPECT_EQ(packets, stats.delivered);
+  size_t bytes = nm_network_memory_bytes(net);
+  nm_network_destroy(net);
+  nm_parallel_destroy(par);
+  return bytes;
+}
+
+TEST(NetworkParallelPool, AOneWayStreamReusesItsPackets) {
+  // Ten times the packets, ten times the pool's first chunk: the same memory.
+  EXPECT_EQ(StreamMemory(20000), StreamMemory(200000));
+}
+
 TEST(NetworkParallelCreate, RefusesWhatCannotBePartitioned) {
   nm_parallel* par = nullptr;
   nm_network* net = nullptr;

@@ -68,6 +68,22 @@ int nic_world_create(const nm_config *cfg,
 int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
 			const struct nic_transport_params *transport,
 			struct nic_world **out, nm_error *err);
+/* Where a world's NICs keep their free records (packets, requests,
+ * completions on their way, calls into the glue) and their counters. */
+enum nic_world_parts {
+	/* One set: every host's events run under the world's lock. */
+	NIC_PARTS_ONE,
+	/* A set per host, balanced through shared depots: what each host's
+	 * partition will keep once processes run their own hosts' events
+	 * (MULTIPROCESS.md, the partitioned design). Until then it only costs:
+	 * ~0.3 us per transfer across two processes, as every transfer's
+	 * records then span the lines of two sets. */
+	NIC_PARTS_PER_HOST,
+};
+int nic_world_create_parts(fs_arena *arena, const nm_config *cfg,
+			   const struct nic_transport_params *transport,
+			   enum nic_world_parts parts, struct nic_world **out,
+			   nm_error *err);
 void nic_world_destroy(struct nic_world *world);
 
 void nic_world_lock(struct nic_world *world);

@@ -28,7 +28,7 @@ static bool local(const struct nic *nic)
 
 static void count_failure(const struct nic *nic)
 {
-	nic->world->stats.dma_failures++;
+	nic->part->stats.dma_failures++;
 }
 
 /* Copies len bytes between this process's `here` and the owner's `there`,
@@ -71,19 +71,19 @@ void nic_dma_read(const struct nic *nic, void *dst, const void *src,
  * reads it in order: a 64 KiB send across processes took sixteen calls of
  * ~0.7 us, one per 4 KiB packet. A NIC may read a send's buffer at any
  * time before the send completes. Buffers of the full size are kept for
- * reuse, a few of them: the rest go back to the world's memory, which
- * outstanding requests must not exhaust. */
+ * reuse, a few per part of the world: the rest go back to the world's
+ * memory, which outstanding requests must not exhaust. */
 #define NIC_READ_AHEAD (64 * 1024)
 #define NIC_READ_AHEAD_SPARES 8
 
-static uint8_t *ahead_buffer(struct nic_world *world, size_t size)
+static uint8_t *ahead_buffer(struct nic_part *part, size_t size)
 {
-	uint8_t *buf = world->free_aheads;
+	uint8_t *buf = part->free_aheads;
 
 	if (size < NIC_READ_AHEAD || !buf)
-		return fs_mem_alloc(world->arena, size);
-	memcpy(&world->free_aheads, buf, sizeof(void *));
-	world->spare_aheads--;
+		return fs_mem_alloc(part->world->arena, size);
+	memcpy(&part->free_aheads, buf, sizeof(void *));
+	part->spare_aheads--;
 	return buf;
 }
 
@@ -106,9 +106,9 @@ void nic_dma_read_ahead(const struct nic *nic, struct nic_read_ahead *ra,
 			return;
 		}
 		if (ra->buf && ra->cap < want)
-			nic_read_ahead_release(nic->world, ra);
+			nic_read_ahead_release(nic->part, ra);
 		if (!ra->buf) {
-			ra->buf = ahead_buffer(nic->world, want);
+			ra->buf = ahead_buffer(nic->part, want);
 			ra->cap = want;
 		}
 		ra->len = 0;
@@ -124,31 +124,31 @@ void nic_dma_read_ahead(const struct nic *nic, struct nic_read_ahead *ra,
 	memcpy(dst, ra->buf + (at - ra->from), len);
 }
 
-void nic_read_ahead_release(struct nic_world *world, struct nic_read_ahead *ra)
+void nic_read_ahead_release(struct nic_part *part, struct nic_read_ahead *ra)
 {
 	if (!ra->buf)
 		return;
 	if (ra->cap == NIC_READ_AHEAD &&
-	    world->spare_aheads < NIC_READ_AHEAD_SPARES) {
-		memcpy(ra->buf, &world->free_aheads, sizeof(void *));
-		world->free_aheads = ra->buf;
-		world->spare_aheads++;
+	    part->spare_aheads < NIC_READ_AHEAD_SPARES) {
+		memcpy(ra->buf, &part->free_aheads, sizeof(void *));
+		part->free_aheads = ra->buf;
+		part->spare_aheads++;
 	} else {
-		fs_mem_free(world->arena, ra->buf);
+		fs_mem_free(part->world->arena, ra->buf);
 	}
 	ra->buf = NULL;
 	ra->len = ra->cap = 0;
 }
 
-void nic_read_ahead_free_all(struct nic_world *world)
+void nic_read_ahead_free_all(struct nic_part *part)
 {
-	while (world->free_aheads) {
-		void *buf = world->free_aheads;
+	while (part->free_aheads) {
+		void *buf = part->free_aheads;
 
-		memcpy(&world->free_aheads, buf, sizeof(void *));
-		fs_mem_free(world->arena, buf);
+		memcpy(&part->free_aheads, buf, sizeof(void *));
+		fs_mem_free(part->world->arena, buf);
 	}
-	world->spare_aheads = 0;
+	part->spare_aheads = 0;
 }
 
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,

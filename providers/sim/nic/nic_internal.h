@@ -15,6 +15,7 @@
 #ifndef FABSIM_NIC_INTERNAL_H
 #define FABSIM_NIC_INTERNAL_H
 
+#include <arena/depot.h>
 #include <netmodel/nm_cost.h>
 #include <netmodel/nm_network.h>
 
@@ -111,8 +112,11 @@ struct nic_pkt {
 	uint8_t          owned[];     /* NIC_PKT_OWNS_PAYLOAD: mtu bytes */
 };
 
-struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload);
-void nic_pkt_put(struct nic_world *world, struct nic_pkt *pkt);
+/* Records come from and go to the part of the partition running: the NIC's
+ * whose event or post it is, or the network's where a packet is dropped. */
+struct nic_part;
+struct nic_pkt *nic_pkt_alloc(struct nic_part *part, bool owns_payload);
+void nic_pkt_put(struct nic_part *part, struct nic_pkt *pkt);
 
 /* Hands a packet to the wire now (it takes the caller's reference). Only
  * the transmit scheduler (nic_tx.c) calls it. */
@@ -375,20 +379,64 @@ struct nic_world {
 	uint32_t          host_count;
 	struct nic      **hosts;         /* by host id */
 	uint32_t         *cm_comm_ids;   /* by host id: the last one given */
-	struct nic_pkt   *free_pkts;
-	struct nic_pkt   *free_owned_pkts;
-	struct nic_pkt   *all_pkts;
-	/* Recycled records (nic_qp.c): requests without atomic values, and
-	 * callbacks into the glue. */
-	struct nic_swqe  *free_wqes;
-	void             *free_aheads;   /* read-ahead buffers (nic_dma.c) */
-	uint32_t          spare_aheads;  /* ... how many */
-	struct nic_pending *free_pendings;
-	struct nic_call   *free_calls;   /* nic_proc.c */
-	struct nic_stats  stats;
+	/* Where NICs keep their free records and counters: one part, or one
+	 * per host (enum nic_world_parts), with depots that balance them when
+	 * there are several (NULL otherwise). */
+	struct nic_part  *parts;
+	void             *parts_memory;
+	uint32_t          part_count;
+	struct nic_depots *depots;
+	uint64_t          threads_out_of_time; /* nic_stats' */
 	struct nic_recorder *rec;        /* trace files, when recording */
 	bool              broken;        /* a process died holding the lock */
 };
+
+/* What one partition of the model keeps for the NICs whose events it runs
+ * (MULTIPROCESS.md, the partitioned design; a world on one engine has one):
+ * free records and its share of the counters, on lines of its own. What
+ * one partition frees another often took (a packet is built by its sender
+ * and freed where it arrives): records go into the cache of the partition
+ * that frees them, and whole batches go back through the world's depot
+ * (arena/depot.h). Partitions that run at once never write each other's. */
+struct nic_part {
+	_Alignas(64) struct nic_world *world;
+	fs_cache          pkts;        /* by next_free */
+	fs_cache          owned_pkts;  /* ... with an MTU of payload */
+	struct nic_pkt   *all_pkts;    /* every record it made (teardown) */
+	fs_cache          wqes;        /* requests without atomic values */
+	fs_cache          pendings;    /* completions on their way */
+	fs_cache          calls;       /* into the glue (nic_proc.c) */
+	void             *free_aheads; /* read-ahead buffers (nic_dma.c) */
+	uint32_t          spare_aheads; /* ... how many */
+	struct nic_stats  stats;
+};
+
+/* Whole batches of free records of each kind, between parts. */
+struct nic_depots {
+	fs_depot pkts, owned_pkts, wqes, pendings, calls;
+};
+/* The depot of one kind (NULL: a single part keeps all it frees). */
+#define NIC_DEPOT(world, kind) ((world)->depots ? &(world)->depots->kind : NULL)
+
+/* The part whose partition runs host `host`'s events: the world's one, or
+ * the host's own (NIC_PARTS_PER_HOST; each host's events will run in a
+ * partition of their own, today they all run under the world's lock). */
+static inline struct nic_part *nic_part_of_host(const struct nic_world *world,
+						uint32_t host)
+{
+	return world->part_count == 1 ? world->parts : world->parts + host;
+}
+
+/* The part whose partition runs port `port` of the network: the host's
+ * it sends towards (netmodel's rule); on one engine the network has one
+ * partition, and its ports' records go to the first part. */
+static inline struct nic_part *nic_part_of_port(const struct nic_world *world,
+						uint32_t port)
+{
+	return world->part_count == 1 ?
+		       world->parts :
+		       world->parts + nm_network_port_partition(world->net, port);
+}
 
 /* Processes share the world: its memory is an arena every one maps, and
  * packets carry copies of their payload there rather than pointers into
@@ -415,9 +463,8 @@ struct nic_read_ahead {
  * src on) may be read ahead. */
 void nic_dma_read_ahead(const struct nic *nic, struct nic_read_ahead *ra,
 			void *dst, const void *src, size_t len, size_t avail);
-void nic_read_ahead_release(struct nic_world *world,
-			    struct nic_read_ahead *ra);
-void nic_read_ahead_free_all(struct nic_world *world);
+void nic_read_ahead_release(struct nic_part *part, struct nic_read_ahead *ra);
+void nic_read_ahead_free_all(struct nic_part *part);
 void nic_dma_write(const struct nic *nic, void *dst, const void *src,
 		   size_t len);
 /* Received bytes that a completion on `qp` will announce: when the QP's
@@ -448,8 +495,10 @@ struct nic_qp_table {
 
 struct nic {
 	struct nic_world   *world;
-	/* Where its events and timers run: its host's (nic_world_engine_of). */
+	/* Where its events and timers run: its host's (nic_world_engine_of),
+	 * and the part of the world that partition keeps. */
 	nm_engine          *engine;
+	struct nic_part    *part;
 	/* Transmit arbitration (nic_tx.c): flows with something to send, in
 	 * round-robin order, and the packets waiting at our egress port. */
 	struct nic_flow    *txq_head, *txq_tail;
@@ -506,10 +555,11 @@ struct nic_pending;  /* a scheduled callback into the glue */
 
 /* Send requests: a zeroed record with `extra` bytes for atomic values, and
  * its return (lock held). */
-struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra);
-void nic_wqe_put(struct nic_world *world, struct nic_swqe *w);
-/* Frees the pools (world teardown). */
+struct nic_swqe *nic_wqe_get(struct nic_part *part, size_t extra);
+void nic_wqe_put(struct nic_part *part, struct nic_swqe *w);
+/* Frees the recycled records of the world's parts and depot (teardown). */
 void nic_recycled_free(struct nic_world *world);
+void nic_calls_free(struct nic_world *world);
 
 /* nic_sched.c: the thread table's life with the world's. */
 void nic_sched_init(struct nic_world *world);

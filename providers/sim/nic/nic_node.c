@@ -82,6 +82,7 @@ int nic_open(struct nic_world *world, uint32_t host, struct nic **out,
 		return -ENOMEM;
 	nic->world = world;
 	nic->engine = nic_world_engine_of(world, host);
+	nic->part = nic_part_of_host(world, host);
 	nic->owner = nic_proc_self(world);
 	nic->host = host;
 	nic->ipv4 = host_ipv4(host);
@@ -118,7 +119,7 @@ void nic_close(struct nic *nic)
 		struct nic_pkt *pkt = nic->raw_head;
 
 		nic->raw_head = pkt->next_free;
-		nic_pkt_put(nic->world, pkt);
+		nic_pkt_put(nic->part, pkt);
 	}
 	fs_mem_free(nic->world->arena, nic->qps.slots);
 	nic_mr_free_all(nic);
@@ -169,7 +170,7 @@ int nic_send_mad(struct nic *nic, uint32_t dst_host, const void *mad,
 
 	if (len > NIC_MAD_MAX || dst_host >= nic->world->host_count)
 		return -EINVAL;
-	pkt = nic_pkt_alloc(nic->world, true);
+	pkt = nic_pkt_alloc(nic->part, true);
 	pkt->opcode = NIC_OP_UD_SEND_ONLY;
 	pkt->src.host = nic->host;
 	pkt->src.qpn = 1;

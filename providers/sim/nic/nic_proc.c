@@ -14,6 +14,7 @@
  * events that made them.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ enum nic_call_kind {
 struct nic_call {
 	enum nic_call_kind kind;
 	struct nic_call   *next;
+	/* The part of the world whose events made it: its owner's NIC's,
+	 * where it goes back when it is done. */
+	struct nic_part   *part;
 	union {
 		struct {
 			struct nic_qp        *qp;
@@ -67,6 +71,7 @@ struct nic_call {
 struct nic_timer {
 	struct nic_proc  *owner;
 	nm_engine        *engine; /* its host's */
+	struct nic_part  *part;   /* ... and its part of the world */
 	nm_code           fn;  /* nm_event_fn, in the library */
 	void             *ctx; /* the owner's */
 	nm_event_id       id;  /* the engine event, also the glue's handle */
@@ -153,12 +158,16 @@ static void queue_call(struct nic_world *world, struct nic_proc *owner,
 	nic_sched_posted_to(world, owner);
 }
 
+#define CALL_LINK offsetof(struct nic_call, next)
+
 /* Records are kept for the next calls: every completion of another process
  * makes one, and the allocator is shared by every process. */
-static void release_call(struct nic_world *world, struct nic_call *call)
+static void release_call(struct nic_call *call)
 {
-	call->next = world->free_calls;
-	world->free_calls = call;
+	struct nic_part *part = call->part;
+
+	fs_cache_put(&part->calls, NIC_DEPOT(part->world, calls), CALL_LINK,
+		     call);
 }
 
 static void free_copy(struct nic_world *world, struct nic_call *call)
@@ -176,22 +185,22 @@ static void drop_call(struct nic_world *world, struct nic_call *call)
 	}
 	if (call->kind == NIC_CALL_COPY)
 		free_copy(world, call);
-	release_call(world, call);
+	release_call(call);
 }
 
-static struct nic_call *new_call(struct nic_world *world,
+static struct nic_call *new_call(struct nic_part *part,
 				 enum nic_call_kind kind)
 {
-	struct nic_call *call = world->free_calls;
+	struct nic_call *call = fs_cache_get(
+		&part->calls, NIC_DEPOT(part->world, calls), CALL_LINK);
 
-	if (call)
-		world->free_calls = call->next;
-	else
-		call = fs_mem_alloc(world->arena, sizeof(*call));
+	if (!call)
+		call = fs_mem_alloc(part->world->arena, sizeof(*call));
 	if (!call)
 		abort(); /* a completion must not be lost */
 	call->kind = kind;
 	call->next = NULL;
+	call->part = part;
 	return call;
 }
 
@@ -223,7 +232,7 @@ void nic_call_done(struct nic_qp *qp, enum nic_pending_kind which,
 		run_done(qp, which, c);
 		return;
 	}
-	call = new_call(world, NIC_CALL_DONE);
+	call = new_call(qp->nic->part, NIC_CALL_DONE);
 	call->u.done.qp = qp;
 	call->u.done.which = which;
 	call->u.done.c = *c;
@@ -233,7 +242,7 @@ void nic_call_done(struct nic_qp *qp, enum nic_pending_kind which,
 void nic_call_copy(struct nic_qp *qp, void *dst, const void *src, size_t len)
 {
 	struct nic_world *world = qp->nic->world;
-	struct nic_call *call = new_call(world, NIC_CALL_COPY);
+	struct nic_call *call = new_call(qp->nic->part, NIC_CALL_COPY);
 
 	call->u.copy.data = len <= sizeof(call->u.copy.small) ?
 				    call->u.copy.small :
@@ -258,7 +267,7 @@ void nic_call_fatal(struct nic_qp *qp, enum nic_status why)
 			qp->ops->qp_fatal(qp->ctx, why);
 		return;
 	}
-	call = new_call(world, NIC_CALL_FATAL);
+	call = new_call(qp->nic->part, NIC_CALL_FATAL);
 	call->u.fatal.qp = qp;
 	call->u.fatal.why = why;
 	queue_call(world, qp->owner, call);
@@ -275,7 +284,7 @@ void nic_call_mad(struct nic *nic, uint32_t src_host, const void *mad,
 		nic->mad_fn(nic->mad_ctx, nic, src_host, mad, len);
 		return;
 	}
-	call = new_call(nic->world, NIC_CALL_MAD);
+	call = new_call(nic->part, NIC_CALL_MAD);
 	call->u.mad.nic = nic;
 	call->u.mad.src_host = src_host;
 	call->u.mad.len = len < NIC_MAD_MAX ? len : NIC_MAD_MAX;
@@ -317,7 +326,7 @@ static void timer_fired(nm_engine *engine, void *ctx, uint64_t arg)
 		run_timer(world, timer);
 		return;
 	}
-	call = new_call(world, NIC_CALL_TIMER);
+	call = new_call(timer->part, NIC_CALL_TIMER);
 	call->u.timer = timer;
 	queue_call(world, timer->owner, call);
 }
@@ -333,6 +342,7 @@ int nic_world_schedule(struct nic_world *world, uint32_t host,
 		return -ENOMEM;
 	timer->owner = nic_proc_self(world);
 	timer->engine = nic_world_engine_of(world, host);
+	timer->part = nic_part_of_host(world, host);
 	timer->fn = NM_CODE(fn);
 	timer->ctx = ctx;
 	ret = nm_engine_schedule_after(timer->engine, delay, host, timer_fired,
@@ -434,7 +444,7 @@ void nic_proc_drain(struct nic_world *world)
 			free_copy(world, call);
 			break;
 		}
-		release_call(world, call);
+		release_call(call);
 	}
 }
 
@@ -492,7 +502,7 @@ static void tell_host_gone(struct nic_world *world, uint32_t gone)
 		if (!nic || nic->dead || !nic->mad_fn || !nic->mad_owner ||
 		    nic->mad_owner->gone)
 			continue;
-		call = new_call(world, NIC_CALL_MAD);
+		call = new_call(nic->part, NIC_CALL_MAD);
 		call->u.mad.nic = nic;
 		call->u.mad.src_host = gone;
 		call->u.mad.len = 0;
@@ -564,6 +574,11 @@ static bool any_call(const struct nic_call *call, const void *what)
 	return true;
 }
 
+static void free_record(void *arena, void *record)
+{
+	fs_mem_free(arena, record);
+}
+
 void nic_procs_free(struct nic_world *world)
 {
 	while (world->procs) {
@@ -578,10 +593,10 @@ void nic_procs_free(struct nic_world *world)
 		world->timers = t->next;
 		fs_mem_free(world->arena, t);
 	}
-	while (world->free_calls) {
-		struct nic_call *call = world->free_calls;
-
-		world->free_calls = call->next;
-		fs_mem_free(world->arena, call);
-	}
+	for (uint32_t i = 0; i < world->part_count; i++)
+		fs_cache_drain(&world->parts[i].calls, CALL_LINK, free_record,
+			       world->arena);
+	if (world->depots)
+		fs_depot_drain(&world->depots->calls, CALL_LINK, free_record,
+			       world->arena);
 }

@@ -2,6 +2,7 @@
  * Queue pairs: numbering, per-peer flows, posting, and the completions the
  * NIC hands back to the glue after its CQE latency. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,12 +22,18 @@ struct nic_pending {
 
 /* ---- Recycled records ------------------------------------------------------- */
 
-struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra)
+#define WQE_LINK offsetof(struct nic_swqe, next)
+#define PENDING_LINK offsetof(struct nic_pending, next)
+
+struct nic_swqe *nic_wqe_get(struct nic_part *part, size_t extra)
 {
-	struct nic_swqe *w = extra ? NULL : world->free_wqes;
+	struct nic_world *world = part->world;
+	struct nic_swqe *w =
+		extra ? NULL :
+			fs_cache_get(&part->wqes, NIC_DEPOT(world, wqes),
+				     WQE_LINK);
 
 	if (w) {
-		world->free_wqes = w->next;
 		memset(w, 0, sizeof(*w));
 	} else {
 		w = fs_mem_calloc(world->arena, 1, sizeof(*w) + extra);
@@ -37,49 +44,51 @@ struct nic_swqe *nic_wqe_get(struct nic_world *world, size_t extra)
 	return w;
 }
 
-void nic_wqe_put(struct nic_world *world, struct nic_swqe *w)
+void nic_wqe_put(struct nic_part *part, struct nic_swqe *w)
 {
-	nic_read_ahead_release(world, &w->ahead);
+	nic_read_ahead_release(part, &w->ahead);
 	if (!w->recycled) {
-		fs_mem_free(world->arena, w);
+		fs_mem_free(part->world->arena, w);
 		return;
 	}
-	w->next = world->free_wqes;
-	world->free_wqes = w;
+	fs_cache_put(&part->wqes, NIC_DEPOT(part->world, wqes), WQE_LINK, w);
 }
 
-static struct nic_pending *pending_get(struct nic_world *world)
+static struct nic_pending *pending_get(struct nic_part *part)
 {
-	struct nic_pending *p = world->free_pendings;
+	struct nic_pending *p = fs_cache_get(
+		&part->pendings, NIC_DEPOT(part->world, pendings), PENDING_LINK);
 
-	if (p) {
-		world->free_pendings = p->next;
-		return p;
-	}
-	return fs_mem_alloc(world->arena, sizeof(*p));
+	return p ? p : fs_mem_alloc(part->world->arena, sizeof(*p));
 }
 
-static void pending_put(struct nic_world *world, struct nic_pending *p)
+static void pending_put(struct nic_part *part, struct nic_pending *p)
 {
-	p->next = world->free_pendings;
-	world->free_pendings = p;
+	fs_cache_put(&part->pendings, NIC_DEPOT(part->world, pendings),
+		     PENDING_LINK, p);
+}
+
+static void free_record(void *arena, void *record)
+{
+	fs_mem_free(arena, record);
 }
 
 void nic_recycled_free(struct nic_world *world)
 {
-	while (world->free_wqes) {
-		struct nic_swqe *w = world->free_wqes;
+	for (uint32_t i = 0; i < world->part_count; i++) {
+		struct nic_part *part = &world->parts[i];
 
-		world->free_wqes = w->next;
-		fs_mem_free(world->arena, w);
+		fs_cache_drain(&part->wqes, WQE_LINK, free_record, world->arena);
+		fs_cache_drain(&part->pendings, PENDING_LINK, free_record,
+			       world->arena);
+		nic_read_ahead_free_all(part);
 	}
-	while (world->free_pendings) {
-		struct nic_pending *p = world->free_pendings;
-
-		world->free_pendings = p->next;
-		fs_mem_free(world->arena, p);
+	if (world->depots) {
+		fs_depot_drain(&world->depots->wqes, WQE_LINK, free_record,
+			       world->arena);
+		fs_depot_drain(&world->depots->pendings, PENDING_LINK,
+			       free_record, world->arena);
 	}
-	nic_read_ahead_free_all(world);
 }
 
 static void unlink_pending(struct nic_qp *qp, struct nic_pending *p)
@@ -102,13 +111,13 @@ static void deliver_pending(nm_engine *engine, void *ctx, uint64_t arg)
 	if (p->kind == NIC_PENDING_SEND)
 		qp->outstanding--;
 	nic_call_done(qp, p->kind, &p->c);
-	pending_put(qp->nic->world, p);
+	pending_put(qp->nic->part, p);
 }
 
 void nic_complete_later(struct nic_qp *qp, enum nic_pending_kind kind,
 			const struct nic_completion *c, nm_time_ns delay)
 {
-	struct nic_pending *p = pending_get(qp->nic->world);
+	struct nic_pending *p = pending_get(qp->nic->part);
 	nm_time_ns now = nm_engine_now(qp->nic->engine);
 
 	if (!p)
@@ -279,7 +288,7 @@ void nic_qp_destroy(struct nic_qp *qp)
 
 		nm_engine_cancel(qp->nic->engine, p->event);
 		unlink_pending(qp, p);
-		pending_put(world, p);
+		pending_put(qp->nic->part, p);
 	}
 	for (size_t i = 0; i < qp->flow_slots; i++) {
 		struct nic_flow *f = qp->flows[i], *next;
@@ -551,10 +560,10 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 	if (qp->type == NIC_QP_UD && wr->opcode != NIC_WR_SEND)
 		return -EINVAL;
 	flow = nic_flow_get(qp, peer, true);
-	wqe = nic_wqe_get(qp->nic->world, atomic_value_bytes(wr));
+	wqe = nic_wqe_get(qp->nic->part, atomic_value_bytes(wr));
 	if (!flow || !wqe) {
 		if (wqe)
-			nic_wqe_put(qp->nic->world, wqe);
+			nic_wqe_put(qp->nic->part, wqe);
 		return -ENOMEM;
 	}
 	wqe->wr = *wr;
@@ -582,7 +591,7 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 		ret = nic_ud_post(qp, wqe);
 		if (ret) {
 			qp->outstanding--;
-			nic_wqe_put(qp->nic->world, wqe);
+			nic_wqe_put(qp->nic->part, wqe);
 		}
 		return ret;
 	}

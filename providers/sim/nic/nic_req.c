@@ -34,6 +34,11 @@ static struct nic_world *flow_world(const struct nic_flow *flow)
 	return flow->qp->nic->world;
 }
 
+static struct nic_part *flow_part(const struct nic_flow *flow)
+{
+	return flow->qp->nic->part;
+}
+
 static nm_engine *flow_engine(const struct nic_flow *flow)
 {
 	return flow->qp->nic->engine;
@@ -245,19 +250,19 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 	struct nic_pkt *pkt;
 
 	if (len == 0)
-		return nic_pkt_alloc(world, false);
+		return nic_pkt_alloc(flow_part(flow), false);
 	while (skip >= sge[i].len) {
 		skip -= sge[i].len;
 		i++;
 	}
 	if (sge[i].len - skip >= len && !nic_world_shared(world) &&
 	    flow->qp->type != NIC_QP_UC) {
-		pkt = nic_pkt_alloc(world, false);
+		pkt = nic_pkt_alloc(flow_part(flow), false);
 		pkt->payload = (const uint8_t *)sge[i].addr + skip;
 		pkt->payload_len = (uint32_t)len;
 		return pkt;
 	}
-	pkt = nic_pkt_alloc(world, true);
+	pkt = nic_pkt_alloc(flow_part(flow), true);
 	for (size_t done = 0; done < len; i++, skip = 0) {
 		size_t n = sge[i].len - skip;
 
@@ -271,7 +276,7 @@ static struct nic_pkt *data_packet(struct nic_flow *flow,
 	/* Its last bytes read: the buffer goes (a retransmission reads
 	 * again). */
 	if (offset + len == w->len)
-		nic_read_ahead_release(world, &w->ahead);
+		nic_read_ahead_release(flow_part(flow), &w->ahead);
 	pkt->payload_len = (uint32_t)len;
 	return pkt;
 }
@@ -381,7 +386,7 @@ static struct nic_pkt *build_read(struct nic_flow *flow, struct nic_swqe *w,
 	size_t off, seg = rma_locate(w, mtu, index, &in_seg, &off);
 	const struct nic_rma_seg *r = &w->wr.rma[seg];
 	size_t done = (size_t)in_seg * mtu;
-	struct nic_pkt *pkt = nic_pkt_alloc(flow_world(flow), false);
+	struct nic_pkt *pkt = nic_pkt_alloc(flow_part(flow), false);
 
 	pkt->opcode = NIC_OP_READ_REQUEST;
 	if (seg + 1 == w->wr.rma_count)
@@ -396,7 +401,6 @@ static struct nic_pkt *build_read(struct nic_flow *flow, struct nic_swqe *w,
 static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w,
 				    uint32_t index)
 {
-	struct nic_world *world = flow_world(flow);
 	const struct nic_atomic *a = &w->wr.atomic;
 	const struct nic_rma_seg *seg = &w->wr.rma[index];
 	size_t off = atomic_offset(&w->wr, index), size = seg->len;
@@ -405,7 +409,7 @@ static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w,
 	uint8_t end = index + 1 == w->wr.rma_count ? NIC_PKT_OP_END : 0;
 
 	if (is_native_atomic(&w->wr)) {
-		pkt = nic_pkt_alloc(world, false);
+		pkt = nic_pkt_alloc(flow_part(flow), false);
 		pkt->opcode = w->wr.opcode == NIC_WR_COMPARE_ATOMIC ?
 				      NIC_OP_COMPARE_SWAP : NIC_OP_FETCH_ADD;
 		pkt->flags |= end;
@@ -416,7 +420,7 @@ static struct nic_pkt *build_atomic(struct nic_flow *flow, struct nic_swqe *w,
 			memcpy(&pkt->atomic_cmp, a->compare, 8);
 		return pkt;
 	}
-	pkt = nic_pkt_alloc(world, true);
+	pkt = nic_pkt_alloc(flow_part(flow), true);
 	pkt->opcode = NIC_OP_SEND_ONLY;
 	pkt->flags |= NIC_PKT_FABSIM_HDR | end;
 	pkt->fabsim.kind = NIC_FABSIM_ATOMIC;
@@ -496,7 +500,7 @@ static void uc_sent(struct nic_flow *flow)
 	if (flow->send_psn != w->psn_first + w->psn_count)
 		return;
 	complete_wqe(flow, pop_head(flow), NIC_OK);
-	nic_wqe_put(flow_world(flow), w);
+	nic_wqe_put(flow_part(flow), w);
 }
 
 struct nic_pkt *nic_req_next(struct nic_flow *flow)
@@ -590,7 +594,7 @@ static void retire_acked(struct nic_flow *flow, uint32_t psn)
 	       (int32_t)(psn - (w->psn_first + w->psn_count)) >= 0) {
 		flow->acked_psn = w->psn_first + w->psn_count;
 		complete_wqe(flow, pop_head(flow), NIC_OK);
-		nic_wqe_put(flow_world(flow), w);
+		nic_wqe_put(flow_part(flow), w);
 	}
 	/* Part of a long message. */
 	if (w && !wants_response(w) && (int32_t)(psn - flow->acked_psn) > 0)
@@ -656,7 +660,7 @@ static void fail_head(struct nic_flow *flow, enum nic_status status)
 		nm_engine_cancel(flow_engine(flow), w->ready_event);
 
 	complete_wqe(flow, w, status);
-	nic_wqe_put(flow_world(flow), w);
+	nic_wqe_put(flow_part(flow), w);
 }
 
 void nic_req_flush(struct nic_flow *flow)
@@ -673,7 +677,7 @@ void nic_req_flush(struct nic_flow *flow)
  * connected QP goes into the error state, taking everything with it. */
 static void fail_all(struct nic_flow *flow, enum nic_status status)
 {
-	flow_world(flow)->stats.retry_exhausted++;
+	flow_part(flow)->stats.retry_exhausted++;
 	if (flow->sq_head)
 		fail_head(flow, status);
 	if (flow->qp->type == NIC_QP_RC) {
@@ -716,7 +720,7 @@ static void on_timer(nm_engine *engine, void *ctx, uint64_t arg)
 		timer_arm(flow, tp->ack_timeout_ns);
 		return;
 	}
-	flow_world(flow)->stats.timeouts++;
+	flow_part(flow)->stats.timeouts++;
 	if (++flow->retries > tp->retry_count) {
 		fail_all(flow, NIC_RETRY_EXC_ERR);
 		return;
@@ -874,7 +878,7 @@ void nic_req_on_response(struct nic_flow *flow, const struct nic_pkt *pkt)
 	if (flow->acked_psn == w->psn_first + w->psn_count) {
 		nic_sched_landed(flow_world(flow), flow->qp->nic->owner);
 		complete_wqe(flow, pop_head(flow), NIC_OK);
-		nic_wqe_put(flow_world(flow), w);
+		nic_wqe_put(flow_part(flow), w);
 		retire_acked(flow, flow->acked_psn);
 	}
 	progress_made(flow);
@@ -892,6 +896,6 @@ void nic_req_flow_release(struct nic_flow *flow)
 			nm_engine_cancel(flow_engine(flow),
 					 w->ready_event);
 		mr_hold(w, -1);
-		nic_wqe_put(flow_world(flow), w);
+		nic_wqe_put(flow_part(flow), w);
 	}
 }

@@ -27,7 +27,7 @@
 static struct nic_pkt *reply(struct nic_qp *qp, const struct nic_pkt *req,
 			     bool owns_payload)
 {
-	struct nic_pkt *pkt = nic_pkt_alloc(qp->nic->world, owns_payload);
+	struct nic_pkt *pkt = nic_pkt_alloc(qp->nic->part, owns_payload);
 
 	pkt->src.host = qp->nic->host;
 	pkt->src.qpn = qp->qpn;
@@ -52,12 +52,12 @@ static void send_ack(struct nic_qp *qp, struct nic_flow *flow,
 static void nak(struct nic_qp *qp, struct nic_flow *flow,
 		const struct nic_pkt *req, uint32_t psn, uint8_t syndrome)
 {
-	struct nic_world *world = qp->nic->world;
+	struct nic_stats *stats = &qp->nic->part->stats;
 
 	if (syndrome == NIC_AETH_NAK_SEQ)
-		world->stats.seq_naks++;
+		stats->seq_naks++;
 	else if ((syndrome & 0xe0) == NIC_AETH_RNR_NAK)
-		world->stats.rnr_naks++;
+		stats->rnr_naks++;
 	send_ack(qp, flow, req, psn, syndrome);
 }
 
@@ -131,7 +131,7 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 	count = packets_for(job->len, mtu);
 	i = (uint32_t)(job->sent / mtu);
 	len = job->len - job->sent < mtu ? job->len - job->sent : mtu;
-	pkt = nic_pkt_alloc(qp->nic->world, true);
+	pkt = nic_pkt_alloc(qp->nic->part, true);
 	pkt->src.host = qp->nic->host;
 	pkt->src.qpn = qp->qpn;
 	pkt->src_qp_gen = qp->gen;
@@ -155,7 +155,7 @@ struct nic_pkt *nic_resp_next_read(struct nic_flow *flow)
 		flow->reads = job->next;
 		if (!flow->reads)
 			flow->reads_tail = NULL;
-		nic_read_ahead_release(flow->qp->nic->world, &job->ahead);
+		nic_read_ahead_release(flow->qp->nic->part, &job->ahead);
 		fs_mem_free(flow->qp->nic->world->arena, job);
 	}
 	return pkt;
@@ -503,7 +503,7 @@ static bool sender_alive(const struct nic_world *world,
 static void duplicate(struct nic_qp *qp, struct nic_flow *flow,
 		      const struct nic_pkt *pkt)
 {
-	qp->nic->world->stats.duplicates++;
+	qp->nic->part->stats.duplicates++;
 	if (pkt->opcode == NIC_OP_READ_REQUEST) {
 		answer_read(qp, flow, pkt);
 	} else if (pkt->opcode == NIC_OP_COMPARE_SWAP ||
@@ -594,7 +594,7 @@ static void request(struct nic_qp *qp, struct nic_flow *flow,
 static void uc_request(struct nic_qp *qp, struct nic_flow *flow,
 		       const struct nic_pkt *pkt)
 {
-	struct nic_world *world = qp->nic->world;
+	struct nic_stats *stats = &qp->nic->part->stats;
 	bool first = nic_op_is_first(pkt->opcode);
 
 	if ((int32_t)(pkt->psn - flow->epsn) < 0)
@@ -602,7 +602,7 @@ static void uc_request(struct nic_qp *qp, struct nic_flow *flow,
 	if (pkt->psn != flow->epsn) {
 		/* Packets were lost: what they belonged to is. */
 		if (flow->rx.active)
-			world->stats.uc_dropped++;
+			stats->uc_dropped++;
 		abort_rx(qp, flow);
 	}
 	flow->epsn = pkt->psn + 1;
@@ -618,7 +618,7 @@ static void uc_request(struct nic_qp *qp, struct nic_flow *flow,
 	} else if (write_packet(qp, flow, pkt) == WRITE_OK) {
 		return;
 	}
-	world->stats.uc_dropped++;
+	stats->uc_dropped++;
 	memset(&flow->rx, 0, sizeof(flow->rx));
 }
 

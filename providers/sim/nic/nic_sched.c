@@ -897,7 +897,7 @@ static bool running_idle(struct nic_world *world, struct nic_thread *t,
 	 * written), and are not told. */
 	t->away_untold = out_running && t->spins;
 	world->sched_changes++;
-	world->stats.threads_out_of_time++;
+	world->threads_out_of_time++;
 	t->away_told = t->pid != nic_self_pid() && !t->away_untold;
 	if (t->away_told)
 		tell(world, t->proc, TR_EVENT_AWAY);

@@ -140,14 +140,14 @@ void nic_flow_tx_release(struct nic_flow *flow)
 		struct nic_pkt *pkt = flow->replies;
 
 		flow->replies = pkt->next_free;
-		nic_pkt_put(world, pkt);
+		nic_pkt_put(flow->qp->nic->part, pkt);
 	}
 	flow->replies_tail = NULL;
 	while (flow->reads) {
 		struct nic_read_job *job = flow->reads;
 
 		flow->reads = job->next;
-		nic_read_ahead_release(world, &job->ahead);
+		nic_read_ahead_release(flow->qp->nic->part, &job->ahead);
 		fs_mem_free(world->arena, job);
 	}
 	flow->reads_tail = NULL;

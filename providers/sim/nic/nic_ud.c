@@ -32,7 +32,7 @@ static void ud_ready(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	struct nic_swqe *w = ctx;
 	struct nic_qp *qp = w->flow->qp;
-	struct nic_pkt *pkt = nic_pkt_alloc(qp->nic->world, true);
+	struct nic_pkt *pkt = nic_pkt_alloc(qp->nic->part, true);
 	struct nic_completion c = {
 		.cookie = w->wr.wr_id,
 		.status = NIC_OK,
@@ -66,7 +66,7 @@ static void ud_ready(nm_engine *engine, void *ctx, uint64_t arg)
 	w->flow->sq_head = w->next;
 	if (!w->flow->sq_head)
 		w->flow->sq_tail = NULL;
-	nic_wqe_put(qp->nic->world, w);
+	nic_wqe_put(qp->nic->part, w);
 }
 
 int nic_ud_post(struct nic_qp *qp, struct nic_swqe *w)
@@ -98,12 +98,12 @@ void nic_ud_receive(struct nic_qp *qp, struct nic_pkt *pkt)
 
 	if (pkt->qkey != qp->qkey) {
 		/* IBA 10.2.4: a datagram whose Q_Key differs is dropped. */
-		qp->nic->world->stats.ud_bad_qkey++;
+		qp->nic->part->stats.ud_bad_qkey++;
 		return;
 	}
 	m = nic_match_take_posted(qp, pkt->src);
 	if (!m) {
-		qp->nic->world->stats.ud_no_buffer++;
+		qp->nic->part->stats.ud_no_buffer++;
 		return;
 	}
 	if (nic_match_bad_key(m)) {

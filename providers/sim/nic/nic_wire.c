@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * Packets on the simulated wire: their records, their size on the wire, and
  * the way out (the network, or the NIC's own loopback). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,21 +87,26 @@ static inline void zero_record(void *record, size_t bytes)
 	}
 }
 
-struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload)
-{
-	struct nic_pkt **free_list = owns_payload ? &world->free_owned_pkts
-						  : &world->free_pkts;
-	struct nic_pkt *pkt = *free_list;
-	size_t extra = owns_payload ? world->mtu : 0;
+#define PKT_LINK offsetof(struct nic_pkt, next_free)
 
-	if (pkt) {
-		*free_list = pkt->next_free;
-	} else {
+struct nic_pkt *nic_pkt_alloc(struct nic_part *part, bool owns_payload)
+{
+	struct nic_world *world = part->world;
+	struct nic_pkt *pkt =
+		owns_payload ?
+			fs_cache_get(&part->owned_pkts,
+				     NIC_DEPOT(world, owned_pkts), PKT_LINK) :
+			fs_cache_get(&part->pkts, NIC_DEPOT(world, pkts),
+				     PKT_LINK);
+
+	if (!pkt) {
+		size_t extra = owns_payload ? world->mtu : 0;
+
 		pkt = fs_mem_alloc(world->arena, sizeof(*pkt) + extra);
 		if (!pkt)
 			abort(); /* the model cannot lose a packet record */
-		pkt->alloc_next = world->all_pkts;
-		world->all_pkts = pkt;
+		pkt->alloc_next = part->all_pkts;
+		part->all_pkts = pkt;
 	}
 	struct nic_pkt *keep = pkt->alloc_next;
 
@@ -114,9 +120,9 @@ struct nic_pkt *nic_pkt_alloc(struct nic_world *world, bool owns_payload)
 	return pkt;
 }
 
-void nic_pkt_put(struct nic_world *world, struct nic_pkt *pkt)
+void nic_pkt_put(struct nic_part *part, struct nic_pkt *pkt)
 {
-	struct nic_pkt **free_list;
+	struct nic_world *world = part->world;
 
 	if (--pkt->refs)
 		return;
@@ -124,10 +130,12 @@ void nic_pkt_put(struct nic_world *world, struct nic_pkt *pkt)
 		nic_rec_frame_put(pkt->rec_frame);
 		pkt->rec_frame = NULL;
 	}
-	free_list = (pkt->flags & NIC_PKT_OWNS_PAYLOAD) ?
-			    &world->free_owned_pkts : &world->free_pkts;
-	pkt->next_free = *free_list;
-	*free_list = pkt;
+	if (pkt->flags & NIC_PKT_OWNS_PAYLOAD)
+		fs_cache_put(&part->owned_pkts, NIC_DEPOT(world, owned_pkts),
+			     PKT_LINK, pkt);
+	else
+		fs_cache_put(&part->pkts, NIC_DEPOT(world, pkts), PKT_LINK,
+			     pkt);
 }
 
 /* A NIC talking to itself never reaches the wire: the packet turns around
@@ -137,9 +145,9 @@ static void loopback_arrive(nm_engine *engine, void *ctx, uint64_t arg)
 	struct nic *nic = ctx;
 	struct nic_pkt *pkt = (struct nic_pkt *)(uintptr_t)arg;
 
-	nic->world->stats.packets_received++;
+	nic->part->stats.packets_received++;
 	nic_resp_receive(nic, pkt);
-	nic_pkt_put(nic->world, pkt);
+	nic_pkt_put(nic->part, pkt);
 }
 
 void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt)
@@ -150,15 +158,15 @@ void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt)
 	/* The fabsim header travels as payload, as the trace shows it. */
 	pkt->wire_bytes = pkt->payload_len + nic_pkt_header_bytes(pkt) +
 			  world->cfg.link.header_bytes + nic_pkt_fabsim_bytes(pkt);
-	world->stats.packets_sent++;
-	world->stats.bytes_sent += pkt->wire_bytes;
+	nic->part->stats.packets_sent++;
+	nic->part->stats.bytes_sent += pkt->wire_bytes;
 	if (pkt->flags & NIC_PKT_RETRANSMIT)
-		world->stats.retransmits++;
+		nic->part->stats.retransmits++;
 
 	if (pkt->dst.host == nic->host) {
 		if (nic_schedule(nic, world->cfg.nic.dma_latency_ns,
 				 loopback_arrive, nic, (uintptr_t)pkt, NULL))
-			nic_pkt_put(world, pkt);
+			nic_pkt_put(nic->part, pkt);
 		return;
 	}
 	if (world->rec)
@@ -171,7 +179,7 @@ void nic_pkt_transmit(struct nic *nic, struct nic_pkt *pkt)
 	np.src = nic->host;
 	np.dst = pkt->dst.host;
 	if (nm_network_inject(world->net, &np))
-		nic_pkt_put(world, pkt);
+		nic_pkt_put(nic->part, pkt);
 }
 
 /* IBA table 45, in microseconds (code 0 is the longest). */

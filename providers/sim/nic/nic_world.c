@@ -23,14 +23,15 @@ static void deliver(void *ctx, const nm_packet *np)
 	struct nic_pkt *pkt = np->user_ptr;
 	struct nic *nic = np->dst < world->host_count ? world->hosts[np->dst]
 						       : NULL;
+	struct nic_part *part = nic_part_of_host(world, np->dst);
 
 	if (np->flags & NM_PKT_CORRUPTED) {
-		world->stats.packets_corrupted++;
+		part->stats.packets_corrupted++;
 	} else if (nic && !nic->dead) {
-		world->stats.packets_received++;
+		part->stats.packets_received++;
 		nic_resp_receive(nic, pkt);
 	}
-	nic_pkt_put(world, pkt);
+	nic_pkt_put(part, pkt);
 }
 
 /* The network copies and loses packets; the NIC's packet records are
@@ -52,10 +53,13 @@ static void track(void *ctx, const nm_trace_record *rec)
 	case NM_TRACE_DUPLICATE:
 		pkt->refs++;
 		break;
-	case NM_TRACE_DROP:
-		world->stats.packets_dropped++;
-		nic_pkt_put(world, pkt);
+	case NM_TRACE_DROP: {
+		struct nic_part *part = nic_part_of_port(world, rec->port);
+
+		part->stats.packets_dropped++;
+		nic_pkt_put(part, pkt);
 		break;
+	}
 	default:
 		break;
 	}
@@ -68,13 +72,74 @@ int nic_world_create(const nm_config *cfg,
 	return nic_world_create_in(NULL, cfg, transport, out, err);
 }
 
+/* Parts on lines of their own; depots only where there are several. */
+static int create_parts(struct nic_world *world, uint32_t count)
+{
+	world->parts_memory = fs_mem_calloc(world->arena, count + 1,
+					    sizeof(struct nic_part));
+	if (!world->parts_memory)
+		return -ENOMEM;
+	world->parts = (struct nic_part *)(((uintptr_t)world->parts_memory +
+					   63) & ~(uintptr_t)63);
+	world->part_count = count;
+	for (uint32_t i = 0; i < count; i++)
+		world->parts[i].world = world;
+	if (count == 1)
+		return 0;
+	world->depots = fs_mem_calloc(world->arena, 1, sizeof(*world->depots));
+	if (!world->depots)
+		return -ENOMEM;
+	struct nic_depots *d = world->depots;
+	int ret = fs_depot_init(&d->pkts, world->arena);
+	if (!ret)
+		ret = fs_depot_init(&d->owned_pkts, world->arena);
+	if (!ret)
+		ret = fs_depot_init(&d->wqes, world->arena);
+	if (!ret)
+		ret = fs_depot_init(&d->pendings, world->arena);
+	if (!ret)
+		ret = fs_depot_init(&d->calls, world->arena);
+	return ret;
+}
+
+static void free_parts(struct nic_world *world)
+{
+	if (world->depots) {
+		fs_depot_fini(&world->depots->pkts);
+		fs_depot_fini(&world->depots->owned_pkts);
+		fs_depot_fini(&world->depots->wqes);
+		fs_depot_fini(&world->depots->pendings);
+		fs_depot_fini(&world->depots->calls);
+		fs_mem_free(world->arena, world->depots);
+		world->depots = NULL;
+	}
+	fs_mem_free(world->arena, world->parts_memory);
+	world->parts_memory = NULL;
+	world->parts = NULL;
+	world->part_count = 0;
+}
+
 int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
 			const struct nic_transport_params *transport,
 			struct nic_world **out, nm_error *err)
 {
-	struct nic_world *world = fs_mem_calloc(arena, 1, sizeof(*world));
+	return nic_world_create_parts(arena, cfg, transport, NIC_PARTS_ONE, out,
+				      err);
+}
+
+int nic_world_create_parts(fs_arena *arena, const nm_config *cfg,
+			   const struct nic_transport_params *transport,
+			   enum nic_world_parts parts, struct nic_world **out,
+			   nm_error *err)
+{
+	struct nic_world *world;
 	int ret;
 
+	if (parts != NIC_PARTS_ONE && parts != NIC_PARTS_PER_HOST)
+		return nm_error_set(err, -EINVAL,
+				    "nic world: no such way to keep parts (%d)",
+				    (int)parts);
+	world = fs_mem_calloc(arena, 1, sizeof(*world));
 	if (!world)
 		return -ENOMEM;
 	world->arena = arena;
@@ -99,6 +164,9 @@ int nic_world_create_in(fs_arena *arena, const nm_config *cfg,
 		ret = -ENOMEM;
 		goto fail;
 	}
+	if ((ret = create_parts(world, parts == NIC_PARTS_PER_HOST ?
+					       world->host_count : 1)))
+		goto fail;
 	world->mtu = cfg->link.mtu_bytes;
 	world->send_overhead_ns = nm_nic_send_overhead_ns(&cfg->nic);
 	world->recv_overhead_ns = nm_nic_recv_overhead_ns(&cfg->nic);
@@ -136,9 +204,11 @@ void nic_world_destroy(struct nic_world *world)
 		nm_network_destroy(world->net);
 	if (world->engine)
 		nm_engine_destroy(world->engine);
-	free_all_packets(world, world->all_pkts);
+	for (uint32_t i = 0; i < world->part_count; i++)
+		free_all_packets(world, world->parts[i].all_pkts);
 	nic_recycled_free(world);
 	nic_procs_free(world);
+	free_parts(world);
 	fs_mem_free(world->arena, world->hosts);
 	fs_mem_free(world->arena, world->cm_comm_ids);
 	nic_sched_fini(world);
@@ -204,7 +274,19 @@ void nic_world_advance(struct nic_world *world, nm_time_ns ns)
 
 void nic_world_stats(const struct nic_world *world, struct nic_stats *out)
 {
-	*out = world->stats;
+	enum { FIELDS = sizeof(*out) / sizeof(uint64_t) };
+	uint64_t sum[FIELDS] = { 0 };
+
+	_Static_assert(sizeof(*out) % sizeof(uint64_t) == 0, "counters only");
+	for (uint32_t i = 0; i < world->part_count; i++) {
+		uint64_t part[FIELDS];
+
+		memcpy(part, &world->parts[i].stats, sizeof(part));
+		for (size_t f = 0; f < FIELDS; f++)
+			sum[f] += part[f];
+	}
+	memcpy(out, sum, sizeof(*out));
+	out->threads_out_of_time += world->threads_out_of_time;
 }
 
 /* One engine for every host; a partitioned world (MULTIPROCESS.md) will

@@ -42,10 +42,14 @@ struct Node {
 	nic_peer addr() const { return {nic_host(n), nic_qp_num(qp)}; }
 };
 
-// Every test runs twice: the model in process memory, and the model in an
-// arena (the memory several processes will share, MULTIPROCESS.md) — where
-// it must behave the same and give all its memory back.
-class NicTest : public ::testing::TestWithParam<bool> {
+// Every test runs three times: the model in process memory, the model in an
+// arena (the memory several processes share, MULTIPROCESS.md) — where it
+// must behave the same and give all its memory back — and in an arena with
+// each host keeping its own free records and counters (NIC_PARTS_PER_HOST),
+// which must change nothing either.
+enum class Memory { kProcess, kArena, kArenaPerHost };
+
+class NicTest : public ::testing::TestWithParam<Memory> {
 protected:
 	void build(const char *preset, void (*tweak)(nm_config *) = nullptr,
 		   uint32_t hosts = 2,
@@ -63,11 +67,17 @@ protected:
 		nic_transport_defaults(&tp);
 		if (ttweak)
 			ttweak(&tp);
-		if (GetParam()) {
+		if (GetParam() != Memory::kProcess) {
 			arena = fs_arena_private(size_t(1) << 30);
 			ASSERT_NE(arena, nullptr);
 		}
-		ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0)
+		ASSERT_EQ(nic_world_create_parts(
+				  arena, &cfg, &tp,
+				  GetParam() == Memory::kArenaPerHost ?
+					  NIC_PARTS_PER_HOST :
+					  NIC_PARTS_ONE,
+				  &world, &err),
+			  0)
 			<< err.msg;
 		nodes.resize(hosts);
 		for (auto &node : nodes) {
@@ -1183,9 +1193,19 @@ TEST_P(NicTest, SameSeedSameTimeline)
 	}
 }
 
-INSTANTIATE_TEST_SUITE_P(Memory, NicTest, ::testing::Bool(),
-			 [](const ::testing::TestParamInfo<bool> &info) {
-				 return info.param ? "Arena" : "ProcessMemory";
-			 });
+INSTANTIATE_TEST_SUITE_P(
+	Memory, NicTest,
+	::testing::Values(Memory::kProcess, Memory::kArena, Memory::kArenaPerHost),
+	[](const ::testing::TestParamInfo<Memory> &info) {
+		switch (info.param) {
+		case Memory::kProcess:
+			return "ProcessMemory";
+		case Memory::kArena:
+			return "Arena";
+		case Memory::kArenaPerHost:
+			return "ArenaPerHost";
+		}
+		return "?";
+	});
 
 }  // namespace

@@ -531,6 +531,56 @@ static nm_parallel_result join(nm_parallel *par, uint32_t p)
 	return NM_PARALLEL_SATISFIED;
 }
 
+nm_parallel_result nm_parallel_rejoin(nm_parallel *par, uint32_t p)
+{
+	partition *part = &par->parts[p];
+	nm_engine *engine = part->engine;
+	nm_time_ns at = 0;
+
+	if (part->acting)
+		return NM_PARALLEL_SATISFIED;
+	if (__atomic_load_n(&part->promise, __ATOMIC_ACQUIRE) != NM_TIME_NEVER)
+		return join(par, p);
+	for (uint32_t q = 0; q < par->count; q++)
+		if (engine_now(par->parts[q].engine) > at)
+			at = engine_now(par->parts[q].engine);
+	if (at > engine_now(engine)) {
+		run_upto(par, p, NULL, NULL, at - 1);
+		if (!nothing_before(par, p, at))
+			return NM_PARALLEL_BLOCKED;
+		engine->now = at;
+		engine->reached = 0;
+	}
+	start_acting(par, part);
+	return NM_PARALLEL_SATISFIED;
+}
+
+bool nm_parallel_acting(const nm_parallel *par, uint32_t p)
+{
+	return par->parts[p].acting;
+}
+
+uint32_t nm_parallel_holder(const nm_parallel *par, uint32_t p)
+{
+	uint32_t holder = p;
+	nm_time_ns least = NM_TIME_NEVER;
+
+	for (uint32_t q = 0; q < par->count; q++) {
+		nm_time_ns promise = __atomic_load_n(&par->parts[q].promise, __ATOMIC_ACQUIRE);
+
+		if (q != p && (holder == p || promise < least)) {
+			holder = q;
+			least = promise;
+		}
+	}
+	return holder;
+}
+
+bool nm_parallel_has_mail(const nm_parallel *par, uint32_t p)
+{
+	return __atomic_load_n(&par->parts[p].inbox, __ATOMIC_ACQUIRE) != NULL;
+}
+
 nm_parallel_result nm_parallel_act(nm_parallel *par, uint32_t p)
 {
 	if (par->parts[p].acting)

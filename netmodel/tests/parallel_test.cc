@@ -213,6 +213,73 @@ TEST_F(Parallel, NothingPromisedNothingToJoin)
 	EXPECT_EQ(nm_parallel_send(par_, 0, 1, 100, 0, log_event, nullptr, 3), -EINVAL);
 }
 
+// Under a lock every runner takes, a partition that promised nothing acts again at the latest
+// clock of all (nm_parallel_act cannot: the others may be anywhere). What it sends from there is
+// late for nobody.
+TEST_F(Parallel, RejoinAtTheLatestClock)
+{
+	Make(3);
+	nm_engine *e0 = nm_parallel_engine(par_, 0);
+	for (uint64_t t : {100, 1000})
+		ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 1), t, 0, log_event, nullptr,
+					     t, nullptr), 0);
+	ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 2), 700, 0, log_event, nullptr, 700,
+				     nullptr), 0);
+	for (uint32_t p = 0; p < 3; p++)
+		nm_parallel_wait(par_, p, NM_TIME_NEVER);
+	EXPECT_FALSE(nm_parallel_acting(par_, 0));
+	for (int turn = 0; turn < 4; turn++) // 1 and 2 take turns until they are done
+		nm_parallel_run(par_, 1 + turn % 2, nullptr, nullptr, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_run(par_, 1, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
+	EXPECT_EQ(nm_parallel_act(par_, 0), NM_PARALLEL_IDLE);
+	EXPECT_EQ(nm_parallel_rejoin(par_, 0), NM_PARALLEL_SATISFIED);
+	EXPECT_TRUE(nm_parallel_acting(par_, 0));
+	EXPECT_EQ(nm_engine_now(e0), 1000u);
+	EXPECT_EQ(nm_parallel_safe_until(par_, 1), 1000 + kLookahead);
+	EXPECT_EQ(nm_parallel_send(par_, 0, 2, 1000 + kLookahead, 0, log_event, nullptr, 5), 0);
+	EXPECT_TRUE(nm_parallel_has_mail(par_, 2));
+	EXPECT_FALSE(nm_parallel_has_mail(par_, 1));
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_run(par_, 2, nullptr, nullptr, NM_TIME_NEVER), NM_PARALLEL_IDLE);
+	EXPECT_FALSE(nm_parallel_has_mail(par_, 2));
+	EXPECT_EQ(nm_parallel_late(par_, 2), 0u);
+	EXPECT_EQ(log_, (std::vector<Ran>{{100, 100}, {700, 700}, {1000, 1000},
+					  {1000 + kLookahead, 5}}));
+}
+
+// One that promised something (a message lowered its promise) joins as nm_parallel_act does,
+// after the events before.
+TEST_F(Parallel, RejoinWithAPromiseJoinsThere)
+{
+	Make(2);
+	nm_engine *e0 = nm_parallel_engine(par_, 0);
+	ASSERT_EQ(nm_parallel_send(par_, 1, 0, 300, 0, log_event, nullptr, 3), 0);
+	nm_parallel_wait(par_, 0, NM_TIME_NEVER);
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_rejoin(par_, 0), NM_PARALLEL_SATISFIED);
+	EXPECT_EQ(nm_engine_now(e0), 300u);
+	EXPECT_TRUE(log_.empty()); // the instant it joins at is still open
+}
+
+// The partition a safe time waits for: the one with the least promise.
+TEST_F(Parallel, HolderHasTheLeastPromise)
+{
+	Make(3);
+	ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 1), 400, 0, log_event, nullptr, 1,
+				     nullptr), 0);
+	ASSERT_EQ(nm_engine_schedule(nm_parallel_engine(par_, 2), 200, 0, log_event, nullptr, 2,
+				     nullptr), 0);
+	EXPECT_EQ(nm_parallel_holder(par_, 0), 1u); // all promise the lookahead: the first
+	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
+	nm_parallel_wait(par_, 2, NM_TIME_NEVER);
+	EXPECT_EQ(nm_parallel_holder(par_, 0), 2u);
+	EXPECT_EQ(nm_parallel_holder(par_, 2), 0u); // 0 still acts at 0
+	nm_parallel *one = nullptr;
+	ASSERT_EQ(nm_parallel_create_in(nullptr, 1, kLookahead, &one), 0);
+	EXPECT_EQ(nm_parallel_holder(one, 0), 0u);
+	nm_parallel_destroy(one);
+}
+
 bool always(void *)
 {
 	return true;

@@ -93,6 +93,25 @@ typedef enum nm_parallel_result {
  * partition whose program may come back keeps a deadline). */
 nm_parallel_result nm_parallel_act(nm_parallel *par, uint32_t p);
 
+/* By p's runner, and only while no other partition runs or acts at the same time (the caller
+ * holds a lock that every runner takes): p's program acts again although it may have promised
+ * nothing (no event, no deadline; nm_parallel_act answers IDLE then). It joins at the latest
+ * clock of all the partitions, once its own events before that have run: no partition's clock
+ * is past another's promise, so nothing that ran anywhere is before what it may send from there.
+ * A partition that promised something joins where nm_parallel_act would. NM_PARALLEL_SATISFIED,
+ * or NM_PARALLEL_BLOCKED when a partition ran at the same time after all. */
+nm_parallel_result nm_parallel_rejoin(nm_parallel *par, uint32_t p);
+
+/* Whether p's program acts (it has not waited since it last acted). */
+bool nm_parallel_acting(const nm_parallel *par, uint32_t p);
+
+/* The partition other than p whose promise is the least: the one p's safe time waits for (p
+ * itself when it is the only one). */
+uint32_t nm_parallel_holder(const nm_parallel *par, uint32_t p);
+
+/* Whether events sent to p wait in its inbox: what a run of p would take in first. */
+bool nm_parallel_has_mail(const nm_parallel *par, uint32_t p);
+
 /* By p's runner: its program stops acting and waits until `deadline` (NM_TIME_NEVER: for
  * events only) without running anything now. A deadline before what p promised minus the
  * lookahead counts as that. */

@@ -164,17 +164,35 @@ static int place_ports(nm_network *net, const uint32_t *host_partitions, nm_erro
 /* The least time from port p's start or end of a packet to something it causes in another
  * partition, with `latency_ns` on its link: the arrival at the next hop, or, in credit mode, a
  * switch's credits going back over its link (without the forwarding latency). */
-static nm_time_ns least_hop_ns(const nm_network *net, const egress_port *p, nm_time_ns latency_ns)
+/* The least time from an event of port p's partition to one it causes in another: a port towards
+ * a host delivers in that host's partition, its own (never); a port into a switch hands its
+ * packets to the switch's egress port, wherever that runs, after the link and the switch's
+ * forwarding, and in credit mode gets its credits back from there over the link alone. */
+static nm_time_ns crossing_hop_ns(const nm_network *net, const egress_port *p,
+				  nm_time_ns latency_ns)
 {
-	bool forwards = p->peer_is_switch && !(credit_mode(net) && p->owner_is_switch);
+	if (!p->peer_is_switch)
+		return NM_TIME_NEVER;
+	return credit_mode(net) ? latency_ns : latency_ns + net->cfg.sw.latency_ns;
+}
 
-	return latency_ns + (forwards ? net->cfg.sw.latency_ns : 0);
+nm_time_ns nm_network_least_crossing_ns(const nm_network *net)
+{
+	nm_time_ns least = NM_TIME_NEVER;
+
+	for (uint32_t id = 0; id < net->topo.port_count; id++) {
+		nm_time_ns hop = crossing_hop_ns(net, &net->ports[id], net->ports[id].latency_ns);
+
+		if (hop < least)
+			least = hop;
+	}
+	return least;
 }
 
 static int check_lookahead(const nm_network *net, uint32_t id, nm_time_ns latency_ns,
 			   nm_error *err)
 {
-	nm_time_ns hop = least_hop_ns(net, &net->ports[id], latency_ns);
+	nm_time_ns hop = crossing_hop_ns(net, &net->ports[id], latency_ns);
 	nm_time_ns lookahead = nm_parallel_lookahead(net->par);
 
 	if (hop < lookahead)

@@ -576,6 +576,11 @@ uint32_t nm_parallel_holder(const nm_parallel *par, uint32_t p)
 	return holder;
 }
 
+nm_time_ns nm_parallel_promise(const nm_parallel *par, uint32_t q)
+{
+	return __atomic_load_n(&par->parts[q].promise, __ATOMIC_ACQUIRE);
+}
+
 bool nm_parallel_has_mail(const nm_parallel *par, uint32_t p)
 {
 	return __atomic_load_n(&par->parts[p].inbox, __ATOMIC_ACQUIRE) != NULL;

@@ -104,7 +104,8 @@ nm_config Config(nm_topology_kind kind, uint32_t hosts,
   return cfg;
 }
 
-constexpr nm_time_ns kLookahead = 200;  // the least hop: a switch's port to a host
+constexpr nm_time_ns kLookahead = 200;  // the least hop that crosses, in credit mode: a link
+nm_time_ns g_lookahead = kLookahead;    // what the runs use
 
 struct ModelRun {
   Model model;
@@ -122,7 +123,7 @@ void Build(ModelRun& run, const nm_config& cfg, uint32_t partitions, uint32_t tr
     ASSERT_EQ(0, nm_network_create(m.engine, &cfg, &m.net, &err)) << err.msg;
     m.records.resize(1);
   } else {
-    ASSERT_EQ(0, nm_parallel_create_in(nullptr, partitions, kLookahead, &m.par));
+    ASSERT_EQ(0, nm_parallel_create_in(nullptr, partitions, g_lookahead, &m.par));
     ASSERT_EQ(0, nm_network_create_parallel(m.par, nullptr, &cfg, &m.net, &err)) << err.msg;
     m.records.resize(partitions);
   }
@@ -194,7 +195,7 @@ std::vector<std::vector<Record>> Split(const std::vector<Record>& all, const nm_
   nm_parallel* par = nullptr;
   nm_network* net = nullptr;
   nm_error err{};
-  EXPECT_EQ(0, nm_parallel_create_in(nullptr, partitions, kLookahead, &par));
+  EXPECT_EQ(0, nm_parallel_create_in(nullptr, partitions, g_lookahead, &par));
   EXPECT_EQ(0, nm_network_create_parallel(par, nullptr, &cfg, &net, &err)) << err.msg;
   std::vector<std::vector<Record>> split(partitions);
   for (const Record& r : all) {
@@ -255,6 +256,22 @@ TEST_P(NetworkParallel, EveryPartitionSeesWhatOneEngineDoes) {
     nmtest::ExpectSameTotals(at_once.stats, one.stats);
     EXPECT_EQ(one.pauses, at_once.pauses);
   }
+}
+
+// Without credits, nothing crosses sooner than a link and a switch: that is the lookahead, and
+// every partition still runs what one engine does.
+TEST(NetworkParallelLookahead, TheLeastCrossingHopIsEnough) {
+  nm_config cfg = Config(NM_TOPO_FATTREE, 8);
+  g_lookahead = cfg.link.latency_ns + cfg.sw.latency_ns;
+  ModelRun one, turns, at_once;
+  OneEngine(one, cfg, UINT32_MAX);
+  TakingTurns(turns, cfg, 8, UINT32_MAX);
+  AtOnce(at_once, cfg, 8, UINT32_MAX);
+  auto want = Split(one.model.records[0], cfg, 8);
+  g_lookahead = kLookahead;
+  EXPECT_GT(one.stats.delivered, 1000u);
+  ExpectSameRecords(turns.model.records, want);
+  ExpectSameRecords(at_once.model.records, want);
 }
 
 constexpr uint32_t kAll = UINT32_MAX;
@@ -324,14 +341,35 @@ TEST(NetworkParallelPool, AOneWayStreamReusesItsPackets) {
   EXPECT_EQ(StreamMemory(20000), StreamMemory(200000));
 }
 
+nm_time_ns LeastCrossing(const nm_config& cfg) {
+  nm_engine* engine = nullptr;
+  nm_network* net = nullptr;
+  nm_error err{};
+  EXPECT_EQ(0, nm_engine_create(&engine));
+  EXPECT_EQ(0, nm_network_create(engine, &cfg, &net, &err)) << err.msg;
+  nm_time_ns least = net ? nm_network_least_crossing_ns(net) : 0;
+  nm_network_destroy(net);
+  nm_engine_destroy(engine);
+  return least;
+}
+
 TEST(NetworkParallelCreate, RefusesWhatCannotBePartitioned) {
   nm_parallel* par = nullptr;
   nm_network* net = nullptr;
   nm_error err{};
   ASSERT_EQ(0, nm_parallel_create_in(nullptr, 2, kLookahead, &par));
 
+  // A packet crosses to another partition at the next switch, after the link and the switch's
+  // forwarding; credits come back over the link alone.
   nm_config cfg = Config(NM_TOPO_STAR, 4);
-  cfg.link.latency_ns = kLookahead - 1;  // a switch's port to a host: below the lookahead
+  EXPECT_EQ(cfg.link.latency_ns + cfg.sw.latency_ns, LeastCrossing(cfg));
+  cfg.link.latency_ns = kLookahead - cfg.sw.latency_ns - 1;
+  EXPECT_EQ(kLookahead - 1, LeastCrossing(cfg));
+  EXPECT_EQ(-EINVAL, nm_network_create_parallel(par, nullptr, &cfg, &net, &err));
+  EXPECT_NE(std::string(err.msg).find("lookahead"), std::string::npos) << err.msg;
+  cfg = Config(NM_TOPO_STAR, 4, NM_FLOW_CONTROL_CREDIT);
+  EXPECT_EQ(cfg.link.latency_ns, LeastCrossing(cfg));
+  cfg.link.latency_ns = kLookahead - 1;
   EXPECT_EQ(-EINVAL, nm_network_create_parallel(par, nullptr, &cfg, &net, &err));
   EXPECT_NE(std::string(err.msg).find("lookahead"), std::string::npos) << err.msg;
 
@@ -358,7 +396,7 @@ TEST(NetworkParallelCreate, RefusesWhatCannotBePartitioned) {
   EXPECT_EQ(-EINVAL, nm_msglayer_create(net, nullptr, nullptr, &layer));
   nm_link_params link = cfg.link;
   link.latency_ns = 10;
-  EXPECT_EQ(-EINVAL, nm_network_set_port_link(net, 0, &link, &err));
+  EXPECT_EQ(-EINVAL, nm_network_set_port_link(net, 0, &link, &err));  // a host's port
   nm_network_destroy(net);
   nm_parallel_destroy(par);
 }

@@ -273,6 +273,8 @@ TEST_F(Parallel, HolderHasTheLeastPromise)
 	nm_parallel_wait(par_, 1, NM_TIME_NEVER);
 	nm_parallel_wait(par_, 2, NM_TIME_NEVER);
 	EXPECT_EQ(nm_parallel_holder(par_, 0), 2u);
+	EXPECT_EQ(nm_parallel_promise(par_, 2), 200 + kLookahead);
+	EXPECT_EQ(nm_parallel_promise(par_, 1), 400 + kLookahead);
 	EXPECT_EQ(nm_parallel_holder(par_, 2), 0u); // 0 still acts at 0
 	nm_parallel *one = nullptr;
 	ASSERT_EQ(nm_parallel_create_in(nullptr, 1, kLookahead, &one), 0);

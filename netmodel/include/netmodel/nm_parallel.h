@@ -109,6 +109,9 @@ bool nm_parallel_acting(const nm_parallel *par, uint32_t p);
  * itself when it is the only one). */
 uint32_t nm_parallel_holder(const nm_parallel *par, uint32_t p);
 
+/* What partition q promised: it sends nothing due earlier (NM_TIME_NEVER: nothing at all). */
+nm_time_ns nm_parallel_promise(const nm_parallel *par, uint32_t q);
+
 /* Whether events sent to p wait in its inbox: what a run of p would take in first. */
 bool nm_parallel_has_mail(const nm_parallel *par, uint32_t p);
 

@@ -161,19 +161,21 @@ static int place_ports(nm_network *net, const uint32_t *host_partitions, nm_erro
 	return 0;
 }
 
-/* The least time from port p's start or end of a packet to something it causes in another
- * partition, with `latency_ns` on its link: the arrival at the next hop, or, in credit mode, a
- * switch's credits going back over its link (without the forwarding latency). */
-/* The least time from an event of port p's partition to one it causes in another: a port towards
- * a host delivers in that host's partition, its own (never); a port into a switch hands its
- * packets to the switch's egress port, wherever that runs, after the link and the switch's
- * forwarding, and in credit mode gets its credits back from there over the link alone. */
+/* The least time from an event of port p's partition to one it causes in another, over p's
+ * direction of its link: a port into a switch hands its packets to the switch's egress port,
+ * wherever that runs, after the link and the switch's forwarding (a port towards a host delivers
+ * in that host's partition, its own); in credit mode a switch's port carries the credits of the
+ * packets that came in over its link back to their transmitter, after the link alone. */
 static nm_time_ns crossing_hop_ns(const nm_network *net, const egress_port *p,
 				  nm_time_ns latency_ns)
 {
-	if (!p->peer_is_switch)
-		return NM_TIME_NEVER;
-	return credit_mode(net) ? latency_ns : latency_ns + net->cfg.sw.latency_ns;
+	nm_time_ns hop = NM_TIME_NEVER;
+
+	if (p->peer_is_switch)
+		hop = latency_ns + net->cfg.sw.latency_ns;
+	if (credit_mode(net) && p->owner_is_switch && latency_ns < hop)
+		hop = latency_ns;
+	return hop;
 }
 
 nm_time_ns nm_network_least_crossing_ns(const nm_network *net)
@@ -585,6 +587,8 @@ size_t nm_network_memory_bytes(const nm_network *net)
 	for (uint32_t id = 0; id < net->topo.port_count; id++)
 		if (net->ports[id].impair)
 			bytes += sizeof(impair_state) + impair_memory_bytes(net->ports[id].impair);
+	if (net->depot)
+		bytes += sizeof(*net->depot) + (size_t)net->depot->cap * sizeof(fs_depot_batch);
 	return bytes;
 }
 

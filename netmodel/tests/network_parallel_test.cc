@@ -387,6 +387,30 @@ TEST(NetworkParallelCreate, RefusesWhatCannotBePartitioned) {
   EXPECT_EQ(-EINVAL, nm_network_create_parallel(par, bad, &cfg, &net, &err));
   EXPECT_NE(std::string(err.msg).find("partition 2"), std::string::npos) << err.msg;
 
+  // In credit mode the credits of what host 0 sends come back over the switch's port towards
+  // it, from whichever partition the packet left the switch in: that direction is checked too.
+  cfg = Config(NM_TOPO_STAR, 4, NM_FLOW_CONTROL_CREDIT);
+  ASSERT_EQ(0, nm_network_create_parallel(par, nullptr, &cfg, &net, &err)) << err.msg;
+  const nm_topology* topo = nm_network_topology(net);
+  uint32_t towards_host0 = topo->ports[topo->nodes[0].first_port].peer_port;
+  nm_link_params short_back = cfg.link;
+  short_back.latency_ns = kLookahead - 1;
+  EXPECT_EQ(-EINVAL, nm_network_set_port_link(net, towards_host0, &short_back, &err));
+  EXPECT_NE(std::string(err.msg).find("lookahead"), std::string::npos) << err.msg;
+  nm_network_destroy(net);
+  net = nullptr;
+  {
+    nm_engine* engine = nullptr;
+    nm_network* one = nullptr;
+    ASSERT_EQ(0, nm_engine_create(&engine));
+    ASSERT_EQ(0, nm_network_create(engine, &cfg, &one, &err)) << err.msg;
+    ASSERT_EQ(0, nm_network_set_port_link(one, towards_host0, &short_back, &err)) << err.msg;
+    EXPECT_EQ(kLookahead - 1, nm_network_least_crossing_ns(one));
+    nm_network_destroy(one);
+    nm_engine_destroy(engine);
+  }
+
+  cfg = Config(NM_TOPO_STAR, 4);
   const uint32_t good[] = {1, 1, 0, 0};
   ASSERT_EQ(0, nm_network_create_parallel(par, good, &cfg, &net, &err)) << err.msg;
   EXPECT_EQ(1u, nm_network_host_partition(net, 1));

@@ -86,8 +86,8 @@ int nm_network_create(nm_engine *engine, const nm_config *cfg, nm_network **out,
  * there with its arrival at the next hop, so every hop that may cross must be at least the
  * lookahead long (nm_network_least_crossing_ns; -EINVAL otherwise, as for pause flow control,
  * which looks at the next hop's buffer at once, and for two hosts without a switch,
- * NM_TOPO_PAIR; credits, which come back over a link, are partitioned, and then every link into
- * a switch must be at least the lookahead long).
+ * NM_TOPO_PAIR; credits, which come back over a link, are partitioned, and then every link's
+ * direction out of a switch must be at least the lookahead long).
  * Every partition runs what it would run in a network on one engine, in the same order: its
  * trace records are those of its ports and hosts, in the order one engine gives them.
  *
@@ -102,7 +102,7 @@ int nm_network_create_parallel(nm_parallel *par, const uint32_t *host_partitions
 /* The least time between an event and one it causes in another partition, were the network
  * partitioned: a lookahead it allows. A packet reaches the next switch after its link and the
  * switch's forwarding (it is delivered to a host in that host's own partition); credits come back
- * over a link alone. NM_TIME_NEVER when nothing can cross (a pair of hosts). */
+ * from a switch over the link alone. NM_TIME_NEVER when nothing can cross (a pair of hosts). */
 nm_time_ns nm_network_least_crossing_ns(const nm_network *net);
 /* The partition host `host`'s events run in (0 for a network on one engine; UINT32_MAX for
  * no such host). */

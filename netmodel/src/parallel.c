@@ -508,17 +508,12 @@ static bool nothing_before(nm_parallel *par, uint32_t p, nm_time_ns t)
 	       !__atomic_load_n(&part->inbox, __ATOMIC_ACQUIRE);
 }
 
-/* p's program acts at the earliest time it may: its clock, or what it promised minus the
- * lookahead once everything before that has run. */
-static nm_parallel_result join(nm_parallel *par, uint32_t p)
+/* p's program acts at `at`, or at its clock if that is later, once everything before has run. */
+static nm_parallel_result act_at(nm_parallel *par, uint32_t p, nm_time_ns at)
 {
 	partition *part = &par->parts[p];
 	nm_engine *engine = part->engine;
-	nm_time_ns promise = __atomic_load_n(&part->promise, __ATOMIC_ACQUIRE);
-	nm_time_ns at = minus_lookahead(par, promise);
 
-	if (promise == NM_TIME_NEVER)
-		return NM_PARALLEL_IDLE; /* the others may be anywhere */
 	if (at > engine_now(engine)) {
 		run_upto(par, p, NULL, NULL, at - 1);
 		if (!nothing_before(par, p, at))
@@ -531,28 +526,29 @@ static nm_parallel_result join(nm_parallel *par, uint32_t p)
 	return NM_PARALLEL_SATISFIED;
 }
 
+/* p's program acts at the earliest time it may: its clock, or what it promised minus the
+ * lookahead once everything before that has run. */
+static nm_parallel_result join(nm_parallel *par, uint32_t p)
+{
+	nm_time_ns promise = __atomic_load_n(&par->parts[p].promise, __ATOMIC_ACQUIRE);
+
+	if (promise == NM_TIME_NEVER)
+		return NM_PARALLEL_IDLE; /* the others may be anywhere */
+	return act_at(par, p, minus_lookahead(par, promise));
+}
+
 nm_parallel_result nm_parallel_rejoin(nm_parallel *par, uint32_t p)
 {
-	partition *part = &par->parts[p];
-	nm_engine *engine = part->engine;
 	nm_time_ns at = 0;
 
-	if (part->acting)
+	if (par->parts[p].acting)
 		return NM_PARALLEL_SATISFIED;
-	if (__atomic_load_n(&part->promise, __ATOMIC_ACQUIRE) != NM_TIME_NEVER)
+	if (__atomic_load_n(&par->parts[p].promise, __ATOMIC_ACQUIRE) != NM_TIME_NEVER)
 		return join(par, p);
 	for (uint32_t q = 0; q < par->count; q++)
 		if (engine_now(par->parts[q].engine) > at)
 			at = engine_now(par->parts[q].engine);
-	if (at > engine_now(engine)) {
-		run_upto(par, p, NULL, NULL, at - 1);
-		if (!nothing_before(par, p, at))
-			return NM_PARALLEL_BLOCKED;
-		engine->now = at;
-		engine->reached = 0;
-	}
-	start_acting(par, part);
-	return NM_PARALLEL_SATISFIED;
+	return act_at(par, p, at);
 }
 
 bool nm_parallel_acting(const nm_parallel *par, uint32_t p)

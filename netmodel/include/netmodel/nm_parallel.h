@@ -105,8 +105,8 @@ nm_parallel_result nm_parallel_rejoin(nm_parallel *par, uint32_t p);
 /* Whether p's program acts (it has not waited since it last acted). */
 bool nm_parallel_acting(const nm_parallel *par, uint32_t p);
 
-/* The partition other than p whose promise is the least: the one p's safe time waits for (p
- * itself when it is the only one). */
+/* The partition other than p whose promise is the least: the one p's safe time waits for (the
+ * first of those that tie; p itself when it is the only one). */
 uint32_t nm_parallel_holder(const nm_parallel *par, uint32_t p);
 
 /* What partition q promised: it sends nothing due earlier (NM_TIME_NEVER: nothing at all). */

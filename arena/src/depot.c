@@ -22,7 +22,8 @@ void fs_depot_fini(fs_depot *depot)
 }
 
 /* A holder that died left the depot consistent: a batch is stored before the count that
- * makes it visible, and taken by lowering the count. */
+ * makes it visible, and taken by lowering the count (a holder that dies in between loses that
+ * one batch, nothing else). */
 static void depot_lock(fs_depot *depot)
 {
 	if (pthread_mutex_lock(&depot->lock) == EOWNERDEAD)
@@ -37,7 +38,9 @@ int fs_depot_put(fs_depot *depot, fs_depot_batch batch)
 	if (depot->count == depot->cap) {
 		uint32_t cap = depot->cap ? 2 * depot->cap : 16;
 		fs_depot_batch *grown =
-			fs_mem_realloc(depot->arena, depot->batches, cap * sizeof(*grown));
+			cap > depot->cap ? fs_mem_realloc(depot->arena, depot->batches,
+							  (size_t)cap * sizeof(*grown)) :
+					   NULL; /* 2^32 batches: out of room */
 		if (grown) {
 			depot->batches = grown;
 			depot->cap = cap;

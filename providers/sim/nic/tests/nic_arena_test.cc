@@ -60,6 +60,47 @@ void on_completion(void *, const nic_completion *c)
 }
 const nic_qp_ops kOps = {on_completion, on_completion, on_completion, nullptr};
 
+// Two NICs with a queue pair each, in a world in an arena of its own; the
+// world must give all its memory back when it goes.
+struct TwoNics {
+	fs_arena *arena = nullptr;
+	nic_world *world = nullptr;
+	nic *n[2] = {};
+	nic_qp *qp[2] = {};
+
+	void Open(const nm_config &cfg, enum nic_world_parts parts)
+	{
+		nm_error err;
+		nic_transport_params tp;
+		nic_transport_defaults(&tp);
+		arena = fs_arena_private(size_t(1) << 30);
+		ASSERT_NE(arena, nullptr);
+		ASSERT_EQ(nic_world_create_parts(arena, &cfg, &tp, parts, &world,
+						 &err),
+			  0)
+			<< err.msg;
+		for (int i = 0; i < 2; i++) {
+			ASSERT_EQ(nic_open(world, NIC_HOST_ANY, &n[i], &err), 0);
+			ASSERT_EQ(nic_qp_create(n[i], NIC_QP_RD, &kOps, nullptr,
+						&qp[i]),
+				  0);
+		}
+	}
+	~TwoNics()
+	{
+		for (int i = 0; i < 2; i++) {
+			if (qp[i])
+				nic_qp_destroy(qp[i]);
+			nic_close(n[i]);
+		}
+		nic_world_destroy(world);
+		if (!arena)
+			return;
+		EXPECT_EQ(fs_arena_used(arena), 0u);
+		fs_arena_detach(arena);
+	}
+};
+
 TEST(NicArena, TrafficAllocatesOnlyInTheArena)
 {
 #ifndef COUNT_ALLOCATIONS
@@ -71,19 +112,11 @@ TEST(NicArena, TrafficAllocatesOnlyInTheArena)
 	ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
 	cfg.impair.loss_rate = 0.05;
 	cfg.impair.duplicate_rate = 0.02;
-	nic_transport_params tp;
-	nic_transport_defaults(&tp);
-	fs_arena *arena = fs_arena_private(size_t(1) << 30);
-	ASSERT_NE(arena, nullptr);
-	nic_world *world = nullptr;
-	ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
-	nic *n[2];
-	nic_qp *qp[2];
-	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(nic_open(world, NIC_HOST_ANY, &n[i], &err), 0);
-		ASSERT_EQ(nic_qp_create(n[i], NIC_QP_RD, &kOps, nullptr, &qp[i]),
-			  0);
-	}
+	TwoNics w;
+	ASSERT_NO_FATAL_FAILURE(w.Open(cfg, NIC_PARTS_ONE));
+	nic_world *world = w.world;
+	nic **n = w.n;
+	nic_qp **qp = w.qp;
 	const int kMessages = 200;
 	const size_t kSize = 5000; /* several packets each */
 	std::vector<uint8_t> src(kSize * kMessages), dst(kSize * kMessages);
@@ -131,13 +164,6 @@ TEST(NicArena, TrafficAllocatesOnlyInTheArena)
 	nic_stats st;
 	nic_world_stats(world, &st);
 	EXPECT_GT(st.packets_dropped, 0u); /* the loss really happened */
-	for (int i = 0; i < 2; i++) {
-		nic_qp_destroy(qp[i]);
-		nic_close(n[i]);
-	}
-	nic_world_destroy(world);
-	EXPECT_EQ(fs_arena_used(arena), 0u);
-	fs_arena_detach(arena);
 }
 
 // With free records kept per host (NIC_PARTS_PER_HOST), the sender builds
@@ -179,36 +205,18 @@ TEST(NicArena, AOneWayStreamReusesItsRecords)
 	nm_config cfg;
 	nm_error err;
 	ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
+	TwoNics w;
+	ASSERT_NO_FATAL_FAILURE(w.Open(cfg, NIC_PARTS_PER_HOST));
 	nic_transport_params tp;
 	nic_transport_defaults(&tp);
-	fs_arena *arena = fs_arena_private(size_t(1) << 30);
-	ASSERT_NE(arena, nullptr);
-	nic_world *world = nullptr;
-	ASSERT_EQ(nic_world_create_parts(arena, &cfg, &tp, NIC_PARTS_PER_HOST,
-					 &world, &err),
-		  0);
 	nic_world *refused = nullptr;
-	EXPECT_EQ(nic_world_create_parts(arena, &cfg, &tp, nic_world_parts(7),
+	EXPECT_EQ(nic_world_create_parts(w.arena, &cfg, &tp, nic_world_parts(7),
 					 &refused, &err),
 		  -EINVAL);
 	EXPECT_NE(std::string(err.msg).find("parts"), std::string::npos);
-	nic *n[2];
-	nic_qp *qp[2];
-	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(nic_open(world, NIC_HOST_ANY, &n[i], &err), 0);
-		ASSERT_EQ(nic_qp_create(n[i], NIC_QP_RD, &kOps, nullptr, &qp[i]),
-			  0);
-	}
-	size_t warm = StreamRounds(arena, world, qp, n, 10);
-	size_t later = StreamRounds(arena, world, qp, n, 100);
+	size_t warm = StreamRounds(w.arena, w.world, w.qp, w.n, 10);
+	size_t later = StreamRounds(w.arena, w.world, w.qp, w.n, 100);
 	EXPECT_EQ(warm, later) << "ten times the messages took more memory";
-	for (int i = 0; i < 2; i++) {
-		nic_qp_destroy(qp[i]);
-		nic_close(n[i]);
-	}
-	nic_world_destroy(world);
-	EXPECT_EQ(fs_arena_used(arena), 0u);
-	fs_arena_detach(arena);
 }
 
 }  // namespace

@@ -89,15 +89,21 @@ static inline void zero_record(void *record, size_t bytes)
 
 #define PKT_LINK offsetof(struct nic_pkt, next_free)
 
+/* Records with an MTU of payload, and those without, are kept apart. */
+static fs_cache *pkt_cache(struct nic_part *part, bool owns_payload,
+			   fs_depot **depot)
+{
+	*depot = owns_payload ? NIC_DEPOT(part->world, owned_pkts) :
+				NIC_DEPOT(part->world, pkts);
+	return owns_payload ? &part->owned_pkts : &part->pkts;
+}
+
 struct nic_pkt *nic_pkt_alloc(struct nic_part *part, bool owns_payload)
 {
 	struct nic_world *world = part->world;
-	struct nic_pkt *pkt =
-		owns_payload ?
-			fs_cache_get(&part->owned_pkts,
-				     NIC_DEPOT(world, owned_pkts), PKT_LINK) :
-			fs_cache_get(&part->pkts, NIC_DEPOT(world, pkts),
-				     PKT_LINK);
+	fs_depot *depot;
+	fs_cache *cache = pkt_cache(part, owns_payload, &depot);
+	struct nic_pkt *pkt = fs_cache_get(cache, depot, PKT_LINK);
 
 	if (!pkt) {
 		size_t extra = owns_payload ? world->mtu : 0;
@@ -122,7 +128,8 @@ struct nic_pkt *nic_pkt_alloc(struct nic_part *part, bool owns_payload)
 
 void nic_pkt_put(struct nic_part *part, struct nic_pkt *pkt)
 {
-	struct nic_world *world = part->world;
+	fs_depot *depot;
+	fs_cache *cache;
 
 	if (--pkt->refs)
 		return;
@@ -130,12 +137,8 @@ void nic_pkt_put(struct nic_part *part, struct nic_pkt *pkt)
 		nic_rec_frame_put(pkt->rec_frame);
 		pkt->rec_frame = NULL;
 	}
-	if (pkt->flags & NIC_PKT_OWNS_PAYLOAD)
-		fs_cache_put(&part->owned_pkts, NIC_DEPOT(world, owned_pkts),
-			     PKT_LINK, pkt);
-	else
-		fs_cache_put(&part->pkts, NIC_DEPOT(world, pkts), PKT_LINK,
-			     pkt);
+	cache = pkt_cache(part, pkt->flags & NIC_PKT_OWNS_PAYLOAD, &depot);
+	fs_cache_put(cache, depot, PKT_LINK, pkt);
 }
 
 /* A NIC talking to itself never reaches the wire: the packet turns around

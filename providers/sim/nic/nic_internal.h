@@ -415,6 +415,12 @@ struct nic_part {
 struct nic_depots {
 	fs_depot pkts, owned_pkts, wqes, pendings, calls;
 };
+/* Frees a record drained from a cache or depot (fs_cache_drain). */
+static inline void nic_free_record(void *arena, void *record)
+{
+	fs_mem_free(arena, record);
+}
+
 /* The depot of one kind (NULL: a single part keeps all it frees). */
 #define NIC_DEPOT(world, kind) ((world)->depots ? &(world)->depots->kind : NULL)
 

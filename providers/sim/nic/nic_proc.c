@@ -574,11 +574,6 @@ static bool any_call(const struct nic_call *call, const void *what)
 	return true;
 }
 
-static void free_record(void *arena, void *record)
-{
-	fs_mem_free(arena, record);
-}
-
 void nic_procs_free(struct nic_world *world)
 {
 	while (world->procs) {
@@ -594,9 +589,9 @@ void nic_procs_free(struct nic_world *world)
 		fs_mem_free(world->arena, t);
 	}
 	for (uint32_t i = 0; i < world->part_count; i++)
-		fs_cache_drain(&world->parts[i].calls, CALL_LINK, free_record,
+		fs_cache_drain(&world->parts[i].calls, CALL_LINK, nic_free_record,
 			       world->arena);
 	if (world->depots)
-		fs_depot_drain(&world->depots->calls, CALL_LINK, free_record,
+		fs_depot_drain(&world->depots->calls, CALL_LINK, nic_free_record,
 			       world->arena);
 }

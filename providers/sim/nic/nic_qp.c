@@ -68,26 +68,21 @@ static void pending_put(struct nic_part *part, struct nic_pending *p)
 		     PENDING_LINK, p);
 }
 
-static void free_record(void *arena, void *record)
-{
-	fs_mem_free(arena, record);
-}
-
 void nic_recycled_free(struct nic_world *world)
 {
 	for (uint32_t i = 0; i < world->part_count; i++) {
 		struct nic_part *part = &world->parts[i];
 
-		fs_cache_drain(&part->wqes, WQE_LINK, free_record, world->arena);
-		fs_cache_drain(&part->pendings, PENDING_LINK, free_record,
+		fs_cache_drain(&part->wqes, WQE_LINK, nic_free_record, world->arena);
+		fs_cache_drain(&part->pendings, PENDING_LINK, nic_free_record,
 			       world->arena);
 		nic_read_ahead_free_all(part);
 	}
 	if (world->depots) {
-		fs_depot_drain(&world->depots->wqes, WQE_LINK, free_record,
+		fs_depot_drain(&world->depots->wqes, WQE_LINK, nic_free_record,
 			       world->arena);
 		fs_depot_drain(&world->depots->pendings, PENDING_LINK,
-			       free_record, world->arena);
+			       nic_free_record, world->arena);
 	}
 }
 

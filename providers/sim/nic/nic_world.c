@@ -73,6 +73,18 @@ int nic_world_create(const nm_config *cfg,
 }
 
 /* Parts on lines of their own; depots only where there are several. */
+/* Every depot of a world, for what is done to each alike. */
+#define DEPOT_KINDS 5
+static size_t depots_of(struct nic_depots *d, fs_depot *all[DEPOT_KINDS])
+{
+	all[0] = &d->pkts;
+	all[1] = &d->owned_pkts;
+	all[2] = &d->wqes;
+	all[3] = &d->pendings;
+	all[4] = &d->calls;
+	return DEPOT_KINDS;
+}
+
 static int create_parts(struct nic_world *world, uint32_t count)
 {
 	world->parts_memory = fs_mem_calloc(world->arena, count + 1,
@@ -89,27 +101,23 @@ static int create_parts(struct nic_world *world, uint32_t count)
 	world->depots = fs_mem_calloc(world->arena, 1, sizeof(*world->depots));
 	if (!world->depots)
 		return -ENOMEM;
-	struct nic_depots *d = world->depots;
-	int ret = fs_depot_init(&d->pkts, world->arena);
-	if (!ret)
-		ret = fs_depot_init(&d->owned_pkts, world->arena);
-	if (!ret)
-		ret = fs_depot_init(&d->wqes, world->arena);
-	if (!ret)
-		ret = fs_depot_init(&d->pendings, world->arena);
-	if (!ret)
-		ret = fs_depot_init(&d->calls, world->arena);
-	return ret;
+	fs_depot *all[DEPOT_KINDS];
+	for (size_t i = 0; i < depots_of(world->depots, all); i++) {
+		int ret = fs_depot_init(all[i], world->arena);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static void free_parts(struct nic_world *world)
 {
 	if (world->depots) {
-		fs_depot_fini(&world->depots->pkts);
-		fs_depot_fini(&world->depots->owned_pkts);
-		fs_depot_fini(&world->depots->wqes);
-		fs_depot_fini(&world->depots->pendings);
-		fs_depot_fini(&world->depots->calls);
+		fs_depot *all[DEPOT_KINDS];
+
+		for (size_t i = 0; i < depots_of(world->depots, all); i++)
+			fs_depot_fini(all[i]);
 		fs_mem_free(world->arena, world->depots);
 		world->depots = NULL;
 	}

@@ -3,6 +3,8 @@
  * holds what to run. See nm_engine.h for the ordering rule and the cancellation scheme. */
 #include "engine_internal.h"
 
+#include "arena/working_set.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +129,7 @@ static void sift_up(heap_entry *heap, size_t pos, heap_entry item)
 {
 	while (pos > 0) {
 		size_t parent = (pos - 1) / HEAP_ARITY;
+		fs_touch(&heap[parent]);
 		if (!entry_before(&item, &heap[parent]))
 			break;
 		heap[pos] = heap[parent];
@@ -143,6 +146,7 @@ static void sift_down(heap_entry *heap, size_t len, size_t pos, heap_entry item)
 		if (first >= len)
 			break;
 		size_t last = first + HEAP_ARITY < len ? first + HEAP_ARITY : len;
+		fs_touch_span(&heap[first], (last - first) * sizeof(*heap));
 		size_t best = first;
 		unsigned __int128 best_key = entry_key(&heap[first]);
 		for (size_t c = first + 1; c < last; c++) {
@@ -177,6 +181,9 @@ static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn
 
 	uint32_t slot = engine->free_head;
 	event_record *rec = &engine->records[slot];
+	fs_touch_span(engine, sizeof(*engine));
+	fs_touch(rec);
+	fs_touch(&engine->heap[engine->heap_len]);
 	engine->free_head = rec->next_free;
 	rec->fn = NM_CODE(fn);
 	rec->ctx = ctx;
@@ -304,8 +311,16 @@ static bool settle_top(nm_engine *engine)
 /* Runs the live event on top of the heap (settle_top must have returned true). */
 static void run_top(nm_engine *engine)
 {
+	/* A shared model's working set (arena/working_set.h): the engine, the
+	 * heap's root (sift_down notes the rest of its walk), the record and
+	 * its handler's context. */
+	fs_touch_span(engine, sizeof(*engine));
+	fs_touch(engine->heap);
 	heap_entry top = heap_pop(engine);
 	event_record *rec = &engine->records[top.slot];
+	fs_touch(rec);
+	if (rec->ctx)
+		fs_touch(rec->ctx);
 	nm_event_fn fn = NM_CODE_AS(nm_event_fn, rec->fn);
 	void *ctx = rec->ctx;
 	uint64_t arg = rec->arg;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "arena/depot.h"
+#include "arena/working_set.h"
 
 #include "impair_state.h"
 #include "netmodel/nm_code.h"
@@ -153,9 +154,29 @@ struct nm_network {
 	bool instant;
 };
 
+/* Both note what they return in the working set (arena/working_set.h). */
 static inline packet_slot *packet_at(const nm_network *net, uint32_t index)
 {
-	return &net->chunks[index >> PACKET_CHUNK_BITS][index & (PACKET_CHUNK_SIZE - 1)];
+	packet_slot *slot = &net->chunks[index >> PACKET_CHUNK_BITS][index & (PACKET_CHUNK_SIZE - 1)];
+
+	fs_touch_span(slot, sizeof(*slot));
+	return slot;
+}
+
+static inline network_part *part_at(const nm_network *net, uint32_t part_index)
+{
+	network_part *part = &net->parts[part_index];
+
+	fs_touch_span(part, sizeof(*part));
+	return part;
+}
+
+static inline egress_port *port_at(const nm_network *net, uint32_t port_id)
+{
+	egress_port *p = &net->ports[port_id];
+
+	fs_touch_span(p, sizeof(*p));
+	return p;
 }
 
 /* The partition where host `host`'s events run. */

@@ -304,6 +304,7 @@ struct nic_world {
 	/* A shared world's lock (nic_lock.c): its holder as pid << 32 | tid,
 	 * 0 when free. */
 	uint64_t          holder;
+	uint64_t          last_holder; /* the holder before: whose turn it was */
 	bool              locked;     /* a hint for pollers: someone holds it */
 	int               holder_cpu; /* ... and the CPU it runs on */
 	uint32_t          lock_waiters; /* threads asleep on the lock */
@@ -587,6 +588,17 @@ struct nic_swqe {
 	uint32_t         atomics_sent; /* its packets counted in atomics_out */
 	uint8_t          atomic_values[]; /* operand, then compare values */
 };
+
+/* w, noted in the working set (arena/working_set.h): the lines a request
+ * of a few segments uses, its own state at the end of the record. */
+static inline struct nic_swqe *nic_wqe_touched(struct nic_swqe *w)
+{
+	if (w) {
+		fs_touch_span(w, offsetof(struct nic_wr, rma));
+		fs_touch_span(&w->len, sizeof(*w) - offsetof(struct nic_swqe, len));
+	}
+	return w;
+}
 
 /* Receive-side progress of the message being assembled from one peer. */
 struct nic_rx_msg {

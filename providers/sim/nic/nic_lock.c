@@ -25,8 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arena/working_set.h"
 #include "nic_internal.h"
 #include "nic_kernel.h"
+
+static void begin_noting(struct nic_world *world);
 
 /* The lock is ours: pollers may look (and see on which CPU we run: one on
  * the same CPU had better give it to us). */
@@ -36,6 +39,7 @@ void nic_world_held(struct nic_world *world)
 		return; /* no pollers that spin around the lock */
 	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
+	begin_noting(world);
 }
 
 /* A hint: the holder runs on this thread's CPU, so it cannot go on while
@@ -71,6 +75,25 @@ static uint32_t *holder_tid_word(struct nic_world *world)
 {
 	return (uint32_t *)&world->holder +
 	       (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+}
+
+/* A thread's holds since another thread or process last held the lock are
+ * its turn: much of what it touches then was written on another CPU. The
+ * objects of its last turn are fetched at once (arena/working_set.h). */
+static void begin_noting(struct nic_world *world)
+{
+	fs_working_set *ws = fs_working_set_mine();
+
+	if (!ws)
+		return;
+	if (world->last_holder != me()) {
+		world->last_holder = me();
+		fs_working_set_fetch(ws);
+	}
+	fs_working_set_resume(ws);
+	/* The world's fields that holds read and write (the lock's, the
+	 * scheduler's, the handles of the engine and the network). */
+	fs_touch_span(world, offsetof(struct nic_world, cfg));
 }
 
 static bool take_free(struct nic_world *world)
@@ -362,6 +385,7 @@ void nic_world_letting_go(struct nic_world *world)
 		return;
 	publish(world);
 	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
+	fs_working_set_pause();
 }
 
 void nic_world_forget_poller(void)

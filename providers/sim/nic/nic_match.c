@@ -138,6 +138,7 @@ static struct nic_rmatch *rmatch_new(struct nic_matcher *mt)
 	if (!m)
 		return fs_mem_calloc(mt->arena, 1, sizeof(*m));
 	mt->spare = m->next;
+	fs_touch_span(m, sizeof(*m));
 	memset(m, 0, sizeof(*m));
 	return m;
 }
@@ -294,9 +295,11 @@ struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 	struct nic_rmatch_list *list = posted_list(qp, tagged);
 	struct nic_rmatch *m;
 
-	for (m = list->head; m; m = m->next)
+	for (m = list->head; m; m = m->next) {
+		fs_touch_span(m, sizeof(*m));
 		if (!m->released && accepts(&m->recv, src, tagged, tag))
 			break;
+	}
 	if (m && !(m->recv.flags & NIC_RECV_MULTI)) {
 		list_remove(list, m);
 	} else {

@@ -152,6 +152,8 @@ struct nic_qp *nic_find_qp(struct nic *nic, uint32_t qpn)
 
 	if (qpn < NIC_QPN_BASE || i >= nic->qps.count)
 		return NULL;
+	fs_touch(&nic->qps.slots[i]);
+	fs_touch_span(nic->qps.slots[i], sizeof(struct nic_qp));
 	return nic->qps.slots[i];
 }
 

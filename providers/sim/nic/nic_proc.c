@@ -67,6 +67,9 @@ struct nic_call {
 	} u;
 };
 
+/* What a call that is not a MAD or a copy touches. */
+#define CALL_HOT_BYTES (offsetof(struct nic_call, u.done) + sizeof(((struct nic_call *)0)->u.done))
+
 /* A timer of the glue: runs fn(ctx) in the owner's process. */
 struct nic_timer {
 	struct nic_proc  *owner;
@@ -107,9 +110,11 @@ struct nic_proc *nic_proc_of(struct nic_world *world, pid_t pid)
 {
 	struct nic_proc *p;
 
-	for (p = world->procs; p; p = p->next)
+	for (p = world->procs; p; p = p->next) {
+		fs_touch_span(p, sizeof(*p));
 		if (p->pid == pid)
 			return p;
+	}
 	p = fs_mem_calloc(world->arena, 1, sizeof(*p));
 	if (!p)
 		abort(); /* a process the world cannot name would lose calls */
@@ -126,6 +131,8 @@ struct nic_proc *nic_proc_self(struct nic_world *world)
 	pid_t me = nic_self_pid();
 	struct nic_proc *p = world->procs;
 
+	if (p)
+		fs_touch_span(p, sizeof(*p));
 	/* A single process: the first entry is it. */
 	if (p && p->pid == me && !p->gone)
 		return p;
@@ -198,6 +205,7 @@ static struct nic_call *new_call(struct nic_part *part,
 		call = fs_mem_alloc(part->world->arena, sizeof(*call));
 	if (!call)
 		abort(); /* a completion must not be lost */
+	fs_touch_span(call, CALL_HOT_BYTES);
 	call->kind = kind;
 	call->next = NULL;
 	call->part = part;
@@ -412,6 +420,7 @@ void nic_proc_drain(struct nic_world *world)
 	while (self->calls) {
 		struct nic_call *call = self->calls;
 
+		fs_touch_span(call, CALL_HOT_BYTES);
 		__atomic_store_n(&self->calls, call->next, __ATOMIC_RELAXED);
 		if (!self->calls)
 			self->calls_tail = NULL;

@@ -34,6 +34,7 @@ struct nic_swqe *nic_wqe_get(struct nic_part *part, size_t extra)
 				     WQE_LINK);
 
 	if (w) {
+		nic_wqe_touched(w);
 		memset(w, 0, sizeof(*w));
 	} else {
 		w = fs_mem_calloc(world->arena, 1, sizeof(*w) + extra);
@@ -59,7 +60,10 @@ static struct nic_pending *pending_get(struct nic_part *part)
 	struct nic_pending *p = fs_cache_get(
 		&part->pendings, NIC_DEPOT(part->world, pendings), PENDING_LINK);
 
-	return p ? p : fs_mem_alloc(part->world->arena, sizeof(*p));
+	if (!p)
+		return fs_mem_alloc(part->world->arena, sizeof(*p));
+	fs_touch_span(p, sizeof(*p));
+	return p;
 }
 
 static void pending_put(struct nic_part *part, struct nic_pending *p)
@@ -185,10 +189,13 @@ struct nic_flow *nic_flow_get(struct nic_qp *qp, struct nic_peer peer,
 	size_t s;
 
 	if (qp->flow_slots) {
+		fs_touch(&qp->flows[flow_slot(peer, qp->flow_slots)]);
 		for (f = qp->flows[flow_slot(peer, qp->flow_slots)]; f;
-		     f = f->hash_next)
+		     f = f->hash_next) {
+			fs_touch_span(f, offsetof(struct nic_flow, atomic_replay));
 			if (f->peer.host == peer.host && f->peer.qpn == peer.qpn)
 				return f;
+		}
 	}
 	if (!create)
 		return NULL;

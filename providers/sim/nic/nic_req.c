@@ -148,8 +148,10 @@ static void land_result(const struct nic *nic, const struct nic_atomic *a,
 static void mr_hold(struct nic_swqe *w, int delta)
 {
 	for (size_t i = 0; i < w->wr.sge_count; i++)
-		if (w->wr.sge[i].mr)
+		if (w->wr.sge[i].mr) {
+			fs_touch(w->wr.sge[i].mr);
 			w->wr.sge[i].mr->busy += delta;
+		}
 	for (size_t i = 0; i < w->wr.atomic.result_count; i++)
 		if (w->wr.atomic.result[i].mr)
 			w->wr.atomic.result[i].mr->busy += delta;
@@ -590,7 +592,7 @@ static void retire_acked(struct nic_flow *flow, uint32_t psn)
 {
 	struct nic_swqe *w;
 
-	while ((w = flow->sq_head) && !wants_response(w) &&
+	while ((w = nic_wqe_touched(flow->sq_head)) && !wants_response(w) &&
 	       (int32_t)(psn - (w->psn_first + w->psn_count)) >= 0) {
 		flow->acked_psn = w->psn_first + w->psn_count;
 		complete_wqe(flow, pop_head(flow), NIC_OK);

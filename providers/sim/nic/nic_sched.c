@@ -158,8 +158,10 @@ static struct nic_thread *thread_self(struct nic_world *world)
 	 * entry must be this process's. */
 	if (mine && mine_in == world->version.identity &&
 	    mine_gen == __atomic_load_n(&entries_freed, __ATOMIC_RELAXED) &&
-	    is_me(mine, nic_self_pid(), pthread_self()))
+	    is_me(mine, nic_self_pid(), pthread_self())) {
+		fs_touch_span(mine, sizeof(*mine));
 		return mine;
+	}
 	mine = lookup(world);
 	mine_in = world->version.identity;
 	mine_gen = __atomic_load_n(&entries_freed, __ATOMIC_RELAXED);
@@ -919,6 +921,7 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 		return false;
 
 	for (struct nic_thread *t = world->threads; t; t = t->next) {
+		fs_touch_span(t, sizeof(*t));
 		if (t == self)
 			continue;
 		switch (t->state) {

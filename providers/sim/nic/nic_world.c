@@ -17,6 +17,8 @@ void nic_transport_defaults(struct nic_transport_params *p)
 	p->unexpected_bytes = 64u << 20;
 }
 
+#define PAYLOAD_NOTED 256
+
 static void deliver(void *ctx, const nm_packet *np)
 {
 	struct nic_world *world = ctx;
@@ -25,6 +27,17 @@ static void deliver(void *ctx, const nm_packet *np)
 						       : NULL;
 	struct nic_part *part = nic_part_of_host(world, np->dst);
 
+	/* The working set (arena/working_set.h): what a packet's arrival
+	 * reads and writes, and the start of its payload (a small send's is
+	 * in the sender's request; a long one's is read in order, which the
+	 * CPU's own prefetchers follow). */
+	fs_touch_span(pkt, offsetof(struct nic_pkt, owned));
+	if (pkt->payload_len)
+		fs_touch_span(pkt->payload, pkt->payload_len < PAYLOAD_NOTED ? pkt->payload_len
+									   : PAYLOAD_NOTED);
+	if (nic)
+		fs_touch_span(nic, sizeof(*nic));
+	fs_touch_span(part, sizeof(*part));
 	if (np->flags & NM_PKT_CORRUPTED) {
 		part->stats.packets_corrupted++;
 	} else if (nic && !nic->dead) {

@@ -25,6 +25,9 @@ struct nic_pending {
 #define WQE_LINK offsetof(struct nic_swqe, next)
 #define PENDING_LINK offsetof(struct nic_pending, next)
 
+_Static_assert(offsetof(struct nic_swqe, wr) == 0,
+	       "a request's wr comes first: nic_wqe_get clears what follows");
+
 struct nic_swqe *nic_wqe_get(struct nic_part *part, size_t extra)
 {
 	struct nic_world *world = part->world;
@@ -34,8 +37,10 @@ struct nic_swqe *nic_wqe_get(struct nic_part *part, size_t extra)
 				     WQE_LINK);
 
 	if (w) {
+		/* Its request is the caller's to fill (nic_post_send takes
+		 * only the parts a request uses). */
 		nic_wqe_touched(w);
-		memset(w, 0, sizeof(*w));
+		memset((char *)w + sizeof(w->wr), 0, sizeof(*w) - sizeof(w->wr));
 	} else {
 		w = fs_mem_calloc(world->arena, 1, sizeof(*w) + extra);
 		if (!w)
@@ -546,6 +551,22 @@ static bool stage_at_post(const struct nic_qp *qp, const struct nic_wr *wr)
 	       sge_total(wr) <= NIC_INLINE_MAX;
 }
 
+/* Copies what the NIC reads of a request (checked by check_wr): a whole
+ * nic_wr is some ten cache lines, of which a small send uses two. */
+static void wr_take(struct nic_wr *dst, const struct nic_wr *src)
+{
+	memcpy(dst, src, offsetof(struct nic_wr, sge));
+	memcpy(dst->sge, src->sge, src->sge_count * sizeof(src->sge[0]));
+	dst->rma_count = src->rma_count;
+	memcpy(dst->rma, src->rma, src->rma_count * sizeof(src->rma[0]));
+	if (is_atomic_wr(src)) {
+		dst->atomic = src->atomic;
+	} else {
+		memset(&dst->atomic, 0, offsetof(struct nic_atomic, result));
+		dst->atomic.result_count = 0;
+	}
+}
+
 int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 {
 	struct nic_peer peer = nic_qp_connected_type(qp) ? qp->rc_peer : wr->peer;
@@ -568,7 +589,7 @@ int nic_post_send(struct nic_qp *qp, const struct nic_wr *wr)
 			nic_wqe_put(qp->nic->part, wqe);
 		return -ENOMEM;
 	}
-	wqe->wr = *wr;
+	wr_take(&wqe->wr, wr);
 	wqe->wr.peer = peer;
 	wqe->len = sge_total(wr);
 	if ((wr->flags & NIC_WR_INLINE) || stage_at_post(qp, wr)) {

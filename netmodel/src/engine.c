@@ -12,8 +12,10 @@
 #define HEAP_ARITY 4
 _Static_assert(NM_ENGINE_PRIORITY_MAX == (UINT32_C(1) << (64 - 40)) - 1, "priority bits");
 #define NO_SLOT UINT32_MAX
-/* Sweeping cancelled records costs O(n); below this size lazy removal is always cheaper. */
-#define SWEEP_MIN_CANCELLED 1024
+/* A sweep costs O(n) and comes once cancelled records outnumber live ones, so O(1) per cancel;
+ * below this many they stay where they are. Few: each one left deepens every push and pop (a
+ * ping-pong's far retransmission timers kept ~1000 in a heap of ~1000 at 1024). */
+#define SWEEP_MIN_CANCELLED 32
 
 /* The ordering key is (time, order) with order = priority << SEQ_BITS | sequence (SEQ_BITS:
  * engine_internal.h), so that one

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #define HEAP_ARITY 4
+/* The heap's root and the two levels below it. */
+#define HEAP_TOP_ENTRIES (1 + HEAP_ARITY + HEAP_ARITY * HEAP_ARITY)
 _Static_assert(NM_ENGINE_PRIORITY_MAX == (UINT32_C(1) << (64 - 40)) - 1, "priority bits");
 #define NO_SLOT UINT32_MAX
 /* A sweep costs O(n) and comes once cancelled records outnumber live ones, so O(1) per cancel;
@@ -131,7 +133,6 @@ static void sift_up(heap_entry *heap, size_t pos, heap_entry item)
 {
 	while (pos > 0) {
 		size_t parent = (pos - 1) / HEAP_ARITY;
-		fs_touch(&heap[parent]);
 		if (!entry_before(&item, &heap[parent]))
 			break;
 		heap[pos] = heap[parent];
@@ -148,7 +149,6 @@ static void sift_down(heap_entry *heap, size_t len, size_t pos, heap_entry item)
 		if (first >= len)
 			break;
 		size_t last = first + HEAP_ARITY < len ? first + HEAP_ARITY : len;
-		fs_touch_span(&heap[first], (last - first) * sizeof(*heap));
 		size_t best = first;
 		unsigned __int128 best_key = entry_key(&heap[first]);
 		for (size_t c = first + 1; c < last; c++) {
@@ -183,9 +183,6 @@ static int push(nm_engine *engine, nm_time_ns at, uint64_t order, nm_event_fn fn
 
 	uint32_t slot = engine->free_head;
 	event_record *rec = &engine->records[slot];
-	fs_touch_span(engine, sizeof(*engine));
-	fs_touch(rec);
-	fs_touch(&engine->heap[engine->heap_len]);
 	engine->free_head = rec->next_free;
 	rec->fn = NM_CODE(fn);
 	rec->ctx = ctx;
@@ -313,11 +310,6 @@ static bool settle_top(nm_engine *engine)
 /* Runs the live event on top of the heap (settle_top must have returned true). */
 static void run_top(nm_engine *engine)
 {
-	/* A shared model's working set (arena/working_set.h): the engine, the
-	 * heap's root (sift_down notes the rest of its walk), the record and
-	 * its handler's context. */
-	fs_touch_span(engine, sizeof(*engine));
-	fs_touch(engine->heap);
 	heap_entry top = heap_pop(engine);
 	event_record *rec = &engine->records[top.slot];
 	fs_touch(rec);
@@ -407,6 +399,15 @@ bool nm_engine_next_time(nm_engine *engine, nm_time_ns *time_out)
 uint64_t nm_engine_events_run(const nm_engine *engine)
 {
 	return engine->events_run;
+}
+
+void nm_engine_note(const nm_engine *engine)
+{
+	size_t top = engine->heap_len < HEAP_TOP_ENTRIES ? engine->heap_len : HEAP_TOP_ENTRIES;
+
+	fs_touch_span(engine, sizeof(*engine));
+	if (top)
+		fs_touch_span(engine->heap, top * sizeof(*engine->heap));
 }
 
 size_t nm_engine_memory_bytes(const nm_engine *engine)

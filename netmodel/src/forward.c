@@ -115,7 +115,7 @@ static void spill(nm_network *net, network_part *part)
 
 int packet_alloc(nm_network *net, uint32_t part_index, uint32_t *index_out)
 {
-	network_part *part = part_at(net, part_index);
+	network_part *part = &net->parts[part_index];
 	if (part->free_packet == NO_INDEX && !refill(net, part) && grow_pool(net, part))
 		return -ENOMEM;
 	uint32_t index = part->free_packet;
@@ -134,7 +134,7 @@ int packet_alloc(nm_network *net, uint32_t part_index, uint32_t *index_out)
 /* On partition `part_index`'s free list, wherever the packet was taken. */
 void packet_free(nm_network *net, uint32_t part_index, uint32_t index)
 {
-	network_part *part = part_at(net, part_index);
+	network_part *part = &net->parts[part_index];
 	if (net->depot && part->free_count >= FS_CACHE_BATCH)
 		spill(net, part);
 	packet_at(net, index)->next = part->free_packet;
@@ -203,7 +203,7 @@ static void settle(nm_network *net, egress_port *p)
 
 static void schedule_coast_end(nm_network *net, uint32_t port_id)
 {
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	if (nm_engine_schedule_ordered(p->engine, p->busy_until, p->end_order, coast_end_event,
 				       net, port_id, &p->coast_end))
 		abort(); /* see port_try_start */
@@ -212,7 +212,7 @@ static void schedule_coast_end(nm_network *net, uint32_t port_id)
 /* Something needs the coasting port at the end of its packet (nothing, if that has come). */
 static void need_coast_end(nm_network *net, uint32_t port_id)
 {
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	settle(net, p);
 	if (p->state != PORT_COASTING || p->coast_end != NM_EVENT_NONE)
 		return;
@@ -224,7 +224,7 @@ static void need_coast_end(nm_network *net, uint32_t port_id)
 
 void port_stop_coasting(nm_network *net, uint32_t port_id)
 {
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	settle(net, p);
 	if (p->state != PORT_COASTING)
 		return;
@@ -259,7 +259,7 @@ static uint64_t queued_now(const egress_port *p)
 
 void port_stats_now(const nm_network *net, uint32_t port_id, nm_port_stats *out)
 {
-	const egress_port *p = port_at(net, port_id);
+	const egress_port *p = &net->ports[port_id];
 	*out = p->stats;
 	out->queued_bytes = queued_now(p);
 	/* A transmission counts once complete; a coasting one was counted when it started. */
@@ -288,7 +288,7 @@ static bool has_room(const nm_network *net, const egress_port *p, uint64_t bytes
 
 static void add_waiter(nm_network *net, uint32_t target_id, uint32_t waiter_id)
 {
-	egress_port *target = port_at(net, target_id);
+	egress_port *target = &net->ports[target_id];
 	net->ports[waiter_id].next_waiter = NO_INDEX;
 	if (target->waiter_tail == NO_INDEX)
 		target->waiter_head = waiter_id;
@@ -302,10 +302,10 @@ static void add_waiter(nm_network *net, uint32_t target_id, uint32_t waiter_id)
  * as the packet at the head of each fits (the first that does not keeps its place). */
 static void wake_waiters(nm_network *net, uint32_t target_id)
 {
-	egress_port *target = port_at(net, target_id);
+	egress_port *target = &net->ports[target_id];
 	while (target->waiter_head != NO_INDEX) {
 		uint32_t waiter_id = target->waiter_head;
-		egress_port *waiter = port_at(net, waiter_id);
+		egress_port *waiter = &net->ports[waiter_id];
 		const packet_slot *head = packet_at(net, waiter->queue_head);
 		if (!has_room(net, target, head->pkt.bytes))
 			return;
@@ -337,9 +337,9 @@ static void release_reservation(nm_network *net, packet_slot *slot)
 static void return_credits(nm_network *net, const egress_port *e, uint32_t ingress_id,
 			   uint32_t bytes, nm_time_ns left)
 {
-	const egress_port *ingress = port_at(net, ingress_id);
+	const egress_port *ingress = &net->ports[ingress_id];
 	uint32_t upstream_id = ingress->peer_port;
-	const egress_port *upstream = port_at(net, upstream_id);
+	const egress_port *upstream = &net->ports[upstream_id];
 	nm_time_ns at = left + ingress->latency_ns;
 	uint64_t arg = (uint64_t)upstream_id << 32 | bytes;
 
@@ -387,7 +387,7 @@ static void coast(egress_port *p)
 /* After the packet's start was traced: its arrival, and its end's place. */
 static void coast_on(nm_network *net, uint32_t port_id, uint32_t index)
 {
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	if (nm_engine_reserve_order(p->engine, p->priority, &p->end_order))
 		abort();
 	p->coast_arrival = launch(net, p, index, p->busy_until, 0, p->end_order);
@@ -398,7 +398,7 @@ static void coast_on(nm_network *net, uint32_t port_id, uint32_t index)
 
 void port_try_start(nm_network *net, uint32_t port_id)
 {
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	settle(net, p);
 	if (p->state == PORT_COASTING) {
 		/* The packet queued behind starts when the coasting one has left. */
@@ -413,7 +413,7 @@ void port_try_start(nm_network *net, uint32_t port_id)
 
 	if (pause_mode(net) && p->peer_is_switch) {
 		uint32_t target = route_at(net, p->peer_node, &slot->pkt);
-		if (!has_room(net, port_at(net, target), slot->pkt.bytes)) {
+		if (!has_room(net, &net->ports[target], slot->pkt.bytes)) {
 			p->state = PORT_PAUSED;
 			p->stats.pauses++;
 			add_waiter(net, target, port_id);
@@ -472,7 +472,7 @@ void port_try_start(nm_network *net, uint32_t port_id)
 
 void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
 {
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	packet_slot *slot = packet_at(net, index);
 	slot->next = NO_INDEX;
 	if (p->queue_tail == NO_INDEX)
@@ -490,8 +490,8 @@ void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
 static void drop_packet(nm_network *net, uint32_t port_id, uint32_t index, nm_drop_reason reason)
 {
 	packet_slot *slot = packet_at(net, index);
-	egress_port *p = port_at(net, port_id);
-	part_at(net, p->partition)->stats.dropped[reason]++;
+	egress_port *p = &net->ports[port_id];
+	net->parts[p->partition].stats.dropped[reason]++;
 	p->stats.dropped++;
 	TRACE(net, p->engine, NM_TRACE_DROP, reason, p->node, port_id, &slot->pkt);
 	release_reservation(net, slot);
@@ -535,14 +535,14 @@ static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index,
  * next switch; when there is none it is lost to the buffer, as the original would have been. */
 static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slot *original)
 {
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	uint32_t index;
 	if (packet_alloc(net, p->partition, &index))
 		abort();
 	packet_slot *copy = packet_at(net, index);
 	copy->pkt = original->pkt;
 	copy->pkt.flags |= NM_PKT_DUPLICATE;
-	part_at(net, p->partition)->stats.duplicated++;
+	net->parts[p->partition].stats.duplicated++;
 	TRACE(net, p->engine, NM_TRACE_DUPLICATE, 0, p->node, port_id, &copy->pkt);
 	if (credit_mode(net) && p->peer_is_switch) {
 		if (p->credits < copy->pkt.bytes) {
@@ -552,7 +552,7 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 		p->credits -= copy->pkt.bytes;
 	}
 	if (original->reserved_port != NO_INDEX) {
-		egress_port *target = port_at(net, original->reserved_port);
+		egress_port *target = &net->ports[original->reserved_port];
 		if (!has_room(net, target, copy->pkt.bytes)) {
 			drop_packet(net, port_id, index, NM_DROP_BUFFER);
 			return;
@@ -576,10 +576,11 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	nm_network *net = ctx;
 	uint32_t port_id = (uint32_t)arg;
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 	uint32_t index = p->in_service;
 	packet_slot *slot = packet_at(net, index);
 	uint64_t end_order = p->end_order;
+	note_hop(slot, p);
 
 	p->in_service = NO_INDEX;
 	p->state = PORT_IDLE;
@@ -603,7 +604,7 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 	} else {
 		if (verdict.corrupt && !(slot->pkt.flags & NM_PKT_CORRUPTED)) {
 			slot->pkt.flags |= NM_PKT_CORRUPTED;
-			part_at(net, p->partition)->stats.corrupted++;
+			net->parts[p->partition].stats.corrupted++;
 		}
 		if (verdict.extra_delay)
 			slot->pkt.flags |= NM_PKT_DELAYED;
@@ -619,8 +620,9 @@ static void coast_end_event(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	nm_network *net = ctx;
 	uint32_t port_id = (uint32_t)arg;
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 
+	note_hop(NULL, p);
 	p->coast_end = NM_EVENT_NONE;
 	settle(net, p);
 	port_freed(net, port_id);
@@ -638,22 +640,24 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 	if (slot->reserved_port != NO_INDEX) {
 		/* Pause mode: routed, and space set aside, when the upstream port started sending. */
 		egress_id = slot->reserved_port;
-		egress = port_at(net, egress_id);
+		egress = &net->ports[egress_id];
 		egress->reserved_bytes -= slot->pkt.bytes;
 		slot->reserved_port = NO_INDEX;
 	} else {
-		egress_id = route_at(net, port_at(net, slot->ingress_port)->node, &slot->pkt);
-		egress = port_at(net, egress_id);
+		egress_id = route_at(net, net->ports[slot->ingress_port].node, &slot->pkt);
+		egress = &net->ports[egress_id];
+		note_hop(NULL, &net->ports[slot->ingress_port]);
 		if (!has_room(net, egress, slot->pkt.bytes)) {
 			drop_packet(net, egress_id, index, NM_DROP_BUFFER);
 			return;
 		}
 	}
+	note_hop(slot, egress);
 	uint64_t ecn = net->cfg.sw.ecn_threshold_bytes;
 	if (ecn && queued_now(egress) >= ecn) {
 		slot->pkt.flags |= NM_PKT_ECN;
 		egress->stats.ecn_marked++;
-		part_at(net, egress->partition)->stats.ecn_marked++;
+		net->parts[egress->partition].stats.ecn_marked++;
 	}
 	TRACE(net, engine, NM_TRACE_ENQUEUE, 0, egress->node, egress_id, &slot->pkt);
 	port_enqueue(net, egress_id, index);
@@ -664,8 +668,9 @@ static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)
 	nm_network *net = ctx;
 	uint32_t index = (uint32_t)arg;
 	packet_slot *slot = packet_at(net, index);
+	note_hop(slot, NULL);
 	uint32_t here = host_partition(net, slot->pkt.dst);
-	part_at(net, here)->stats.delivered++;
+	net->parts[here].stats.delivered++;
 	TRACE(net, engine, NM_TRACE_DELIVER, 0, slot->pkt.dst, NO_INDEX, &slot->pkt);
 	if (net->deliver)
 		NM_CODE_AS(nm_deliver_fn, net->deliver)(net->deliver_ctx, &slot->pkt);
@@ -676,8 +681,9 @@ static void credit_event(nm_engine *engine, void *ctx, uint64_t arg)
 {
 	nm_network *net = ctx;
 	uint32_t port_id = (uint32_t)(arg >> 32);
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 
+	note_hop(NULL, p);
 	p->credits += (uint32_t)arg;
 	if (p->state == PORT_PAUSED) {
 		p->state = PORT_IDLE;
@@ -696,7 +702,7 @@ static void instant_event(nm_engine *engine, void *ctx, uint64_t arg)
 	uint32_t index = (uint32_t)arg;
 	packet_slot *slot = packet_at(net, index);
 	uint32_t port_id = net->topo.nodes[slot->pkt.src].first_port;
-	egress_port *p = port_at(net, port_id);
+	egress_port *p = &net->ports[port_id];
 
 	p->stats.tx_packets++;
 	p->stats.tx_bytes += slot->pkt.bytes;

@@ -389,6 +389,7 @@ int nm_network_inject(nm_network *net, const nm_packet *packet)
 	if (packet_alloc(net, p->partition, &index))
 		return -ENOMEM;
 	packet_slot *slot = packet_at(net, index);
+	note_hop(slot, p);
 	slot->pkt = *packet;
 	slot->pkt.injected_at = nm_engine_now(p->engine);
 	net->parts[p->partition].stats.injected++;
@@ -575,6 +576,11 @@ int nm_network_port_stats_get(const nm_network *net, uint32_t port_id, nm_port_s
 		return -EINVAL;
 	port_stats_now(net, port_id, out);
 	return 0;
+}
+
+void nm_network_note(const nm_network *net)
+{
+	fs_touch_span(net->parts, net->part_count * sizeof(*net->parts));
 }
 
 size_t nm_network_memory_bytes(const nm_network *net)

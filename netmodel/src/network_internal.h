@@ -154,29 +154,19 @@ struct nm_network {
 	bool instant;
 };
 
-/* Both note what they return in the working set (arena/working_set.h). */
 static inline packet_slot *packet_at(const nm_network *net, uint32_t index)
 {
-	packet_slot *slot = &net->chunks[index >> PACKET_CHUNK_BITS][index & (PACKET_CHUNK_SIZE - 1)];
-
-	fs_touch_span(slot, sizeof(*slot));
-	return slot;
+	return &net->chunks[index >> PACKET_CHUNK_BITS][index & (PACKET_CHUNK_SIZE - 1)];
 }
 
-static inline network_part *part_at(const nm_network *net, uint32_t part_index)
+/* What an event of the network touches, noted once per event in a shared
+ * model's working set (arena/working_set.h): the packet, and the port. */
+static inline void note_hop(const packet_slot *slot, const egress_port *p)
 {
-	network_part *part = &net->parts[part_index];
-
-	fs_touch_span(part, sizeof(*part));
-	return part;
-}
-
-static inline egress_port *port_at(const nm_network *net, uint32_t port_id)
-{
-	egress_port *p = &net->ports[port_id];
-
-	fs_touch_span(p, sizeof(*p));
-	return p;
+	if (slot)
+		fs_touch_span(slot, sizeof(*slot));
+	if (p)
+		fs_touch_span(p, sizeof(*p));
 }
 
 /* The partition where host `host`'s events run. */

@@ -86,7 +86,6 @@ static inline void *fs_cache_get(fs_cache *cache, fs_depot *depot, size_t link)
 	if (!cache->loaded && !fs_cache_refill(cache, depot))
 		return NULL;
 	void *obj = cache->loaded;
-	fs_touch(cache);
 	fs_touch((char *)obj + link);
 	cache->loaded = *fs_cache_link(obj, link);
 	cache->loaded_count--;
@@ -97,7 +96,6 @@ static inline void fs_cache_put(fs_cache *cache, fs_depot *depot, size_t link, v
 {
 	if (depot && cache->loaded_count >= FS_CACHE_BATCH)
 		fs_cache_spill(cache, depot);
-	fs_touch(cache);
 	*fs_cache_link(obj, link) = cache->loaded;
 	cache->loaded = obj;
 	cache->loaded_count++;

@@ -142,6 +142,11 @@ bool nm_engine_next_time(nm_engine *engine, nm_time_ns *time_out);
 /* Total events run since creation (the benchmark's numerator). */
 uint64_t nm_engine_events_run(const nm_engine *engine);
 
+/* Notes in the calling thread's working set (arena/working_set.h) what
+ * every run touches: the engine and the top levels of its queue. Each
+ * event run notes its own record and context. */
+void nm_engine_note(const nm_engine *engine);
+
 /* Bytes held by the engine's arrays (queue + records), for memory accounting. */
 size_t nm_engine_memory_bytes(const nm_engine *engine);
 

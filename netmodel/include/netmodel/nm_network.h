@@ -181,6 +181,11 @@ int nm_network_port_stats_get(const nm_network *net, uint32_t port, nm_port_stat
 /* Bytes held by the network's own arrays (packet pool, ports, flow tables), for accounting. */
 size_t nm_network_memory_bytes(const nm_network *net);
 
+/* Notes in the calling thread's working set (arena/working_set.h) what
+ * every run touches: the partitions' free lists and counters. Each event
+ * notes its packet and port. */
+void nm_network_note(const nm_network *net);
+
 #ifdef __cplusplus
 }
 #endif

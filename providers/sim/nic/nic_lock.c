@@ -86,14 +86,22 @@ static void begin_noting(struct nic_world *world)
 
 	if (!ws)
 		return;
-	if (world->last_holder != me()) {
-		world->last_holder = me();
-		fs_working_set_fetch(ws);
+	if (world->last_holder == me()) {
+		fs_working_set_resume(ws);
+		return;
 	}
+	world->last_holder = me();
+	fs_working_set_fetch(ws);
 	fs_working_set_resume(ws);
-	/* The world's fields that holds read and write (the lock's, the
-	 * scheduler's, the handles of the engine and the network). */
+	/* What every turn touches, for the next: the world's fields that
+	 * holds read and write (the lock's, the scheduler's, the handles),
+	 * this process's entry, the engine, the network's and the NIC's
+	 * free records and counters. */
 	fs_touch_span(world, offsetof(struct nic_world, cfg));
+	fs_touch_span(nic_proc_self(world), sizeof(struct nic_proc));
+	nm_engine_note(world->engine);
+	nm_network_note(world->net);
+	fs_touch_span(world->parts, world->part_count * sizeof(*world->parts));
 }
 
 static bool take_free(struct nic_world *world)

@@ -131,8 +131,6 @@ struct nic_proc *nic_proc_self(struct nic_world *world)
 	pid_t me = nic_self_pid();
 	struct nic_proc *p = world->procs;
 
-	if (p)
-		fs_touch_span(p, sizeof(*p));
 	/* A single process: the first entry is it. */
 	if (p && p->pid == me && !p->gone)
 		return p;

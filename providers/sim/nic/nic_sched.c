@@ -158,10 +158,8 @@ static struct nic_thread *thread_self(struct nic_world *world)
 	 * entry must be this process's. */
 	if (mine && mine_in == world->version.identity &&
 	    mine_gen == __atomic_load_n(&entries_freed, __ATOMIC_RELAXED) &&
-	    is_me(mine, nic_self_pid(), pthread_self())) {
-		fs_touch_span(mine, sizeof(*mine));
+	    is_me(mine, nic_self_pid(), pthread_self()))
 		return mine;
-	}
 	mine = lookup(world);
 	mine_in = world->version.identity;
 	mine_gen = __atomic_load_n(&entries_freed, __ATOMIC_RELAXED);

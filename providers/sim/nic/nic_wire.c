@@ -115,7 +115,6 @@ struct nic_pkt *nic_pkt_alloc(struct nic_part *part, bool owns_payload)
 		part->all_pkts = pkt;
 	}
 	fs_touch_span(pkt, offsetof(struct nic_pkt, owned));
-	fs_touch_span(part, sizeof(*part));
 	struct nic_pkt *keep = pkt->alloc_next;
 
 	zero_record(pkt, sizeof(*pkt));

@@ -195,18 +195,6 @@ static inline void nic_cpu_relax(void)
 #endif
 }
 
-/* Asks for a cache line this thread is about to write (PREFETCHW, which
- * the compiler emits only when told the CPU has it: Intel's since
- * Broadwell and AMD's have it, older Intel ones take it for a NOP). */
-static inline void nic_prefetch_for_write(const void *p)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-#else
-	__builtin_prefetch(p, 1, 3);
-#endif
-}
-
 /* This process (cached; forks are followed). */
 extern pid_t nic_cached_pid;
 pid_t nic_find_self_pid(void);

@@ -504,19 +504,10 @@ bool nic_world_poll_lock(struct nic_world *world)
 		poller.misses = 0;
 		return true;
 	}
-	if (unchanged(world)) {
-		missed(world);
-		return false;
-	}
-	/* Something moved: the lock's line and this process's calls are
-	 * what the looks below read, each written by the last holder; asked
-	 * for together, they cross from its CPU at once. */
-	nic_prefetch_for_write(&world->holder);
-	if (poller.proc)
-		__builtin_prefetch(&poller.proc->calls, 0, 3);
 	/* Held: what the holder is changing is not worth a look yet, and
 	 * reading it would only slow the holder down. */
-	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED) ||
+	if (unchanged(world) ||
+	    __atomic_load_n(&world->locked, __ATOMIC_RELAXED) ||
 	    nothing_for_me(world) || !trylock(world)) {
 		missed(world);
 		return false;

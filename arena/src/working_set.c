@@ -6,24 +6,36 @@
 
 #include "arena/working_set.h"
 
-struct fs_noting fs_noting;
+_Static_assert(FS_WORKING_SET_OBJECTS < FS_WORKING_SET_UNKEPT, "an object's place fits a byte");
+
+fs_working_set *fs_working_set_current;
 
 /* Made on a thread's first turn, not kept in thread-local storage: every
- * thread of a program would carry its 5 KiB, fabric or not. */
+ * thread of a program would carry its 6 KiB, fabric or not. */
 static __thread fs_working_set *mine;
 static pthread_key_t mine_key;
 static pthread_once_t mine_once = PTHREAD_ONCE_INIT;
 
+/* At the thread's end. Another key's destructor may still take a lock:
+ * it then makes a new set, freed in a later round. */
 static void forget_mine(void *ws)
 {
-	if (fs_working_set_noting() == ws)
-		fs_working_set_pause();
+	fs_working_set_pause();
+	mine = NULL;
 	free(ws);
+}
+
+/* A forked child has one thread: the set being noted into may be another
+ * thread's of the parent, whose TCB a new thread of the child may reuse. */
+static void child_notes_nothing(void)
+{
+	fs_working_set_current = NULL;
 }
 
 static void make_key(void)
 {
 	(void)pthread_key_create(&mine_key, forget_mine);
+	(void)pthread_atfork(NULL, NULL, child_notes_nothing);
 }
 
 fs_working_set *fs_working_set_mine(void)
@@ -34,9 +46,10 @@ fs_working_set *fs_working_set_mine(void)
 	mine = calloc(1, sizeof(*mine));
 	if (!mine)
 		return NULL;
+	mine->owner = fs_self_thread();
 	mine->tag = 1;
-	/* Freed when the thread ends (a set made before the key failed to
-	 * exist is kept: a hint's memory, once per thread). */
+	/* Freed when the thread ends (kept if the key could not be made:
+	 * a few KiB per thread). */
 	(void)pthread_setspecific(mine_key, mine);
 	return mine;
 }

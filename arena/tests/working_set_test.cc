@@ -2,6 +2,7 @@
 // what the next turn fetches.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -82,6 +83,19 @@ TEST_F(WorkingSet, ASpanCoversEveryLineItStartsOrEndsIn)
 				     {line_of(&r[0]), 4}, {line_of(&r[1]), 2}, {line_of(r[1].bytes + 128), 1}}));
 }
 
+// A line noted first (an event's context) may be the start of an object
+// touched as a whole later in the turn: the note grows, it is not lost.
+TEST_F(WorkingSet, AnObjectTouchedMoreWidelyLaterIsWidened)
+{
+	Record r[2];
+	fs_working_set_resume(ws);
+	fs_touch(&r[0]);
+	fs_touch(&r[1]);
+	fs_touch_span(&r[0], sizeof(r[0]));
+	fs_touch(&r[0]); // narrower again: stays wide
+	EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&r[0]), 4}, {line_of(&r[1]), 1}}));
+}
+
 TEST_F(WorkingSet, AHugeObjectIsFetchedUpToTheSpanLimit)
 {
 	std::vector<char> big(FS_LINE * (FS_WORKING_SET_SPAN + 10));
@@ -131,6 +145,47 @@ TEST_F(WorkingSet, ATurnKeepsItsFirstObjectsWhenTooManyAreTouched)
 		fs_touch(&x);
 	ASSERT_EQ(ws->count, uint32_t{FS_WORKING_SET_OBJECTS});
 	EXPECT_EQ(noted(ws).back().first, line_of(&r[FS_WORKING_SET_OBJECTS - 1]));
+}
+
+// Another thread that resumed its own set since keeps noting when this one
+// pauses.
+TEST_F(WorkingSet, APauseLeavesAnotherThreadsSetAlone)
+{
+	Record mine_only, theirs;
+	fs_working_set_resume(ws);
+	fs_touch(&mine_only);
+	uint32_t before = 0, after = 0;
+	std::thread t([&] {
+		fs_working_set *other = fs_working_set_mine();
+		fs_working_set_resume(other);
+		fs_touch(&theirs);
+		before = other->count;
+		std::thread([] { fs_working_set_pause(); }).join(); // not the noter: no effect
+		fs_touch(reinterpret_cast<const char *>(&theirs) + FS_LINE);
+		after = other->count;
+		fs_working_set_pause();
+	});
+	t.join();
+	EXPECT_EQ(before, 1u);
+	EXPECT_EQ(after, 2u);
+	fs_touch(&theirs); // this thread's set is no longer the one noted into
+	EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&mine_only), 1}}));
+}
+
+TEST_F(WorkingSet, AForkedChildNotesNothingUntilItResumes)
+{
+	Record r;
+	fs_working_set_resume(ws);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		uint32_t count = ws->count;
+		fs_touch(&r);
+		_exit(ws->count == count && fs_working_set_noting() == nullptr ? 0 : 1);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 // A note is a hint: memory freed since (even unmapped) is fetched without

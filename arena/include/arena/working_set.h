@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
- * A thread's working set in shared memory: the objects its last turn
- * touched, fetched all at once when its next turn begins.
+ * A thread's working set in shared memory: the objects of a shared model
+ * that its last turn touched, fetched all at once when its next turn
+ * begins (the set itself is the thread's own memory).
  *
  * Processes that share a model in an arena take turns at it (the sim NIC's
  * world lock). Much of what a turn touches was written last by the other
@@ -24,6 +25,7 @@
 #define FABSIM_ARENA_WORKING_SET_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,34 +37,35 @@ extern "C" {
 /* Objects a turn notes at most (a turn of fi_pingpong's notes ~60); the
  * objects beyond are fetched as they are touched. */
 #define FS_WORKING_SET_OBJECTS 192
-/* Lines of one object fetched at most: a note keeps its count below the
- * address of its first line. */
+/* Lines of one object fetched at most: a note keeps its number of lines,
+ * less one, in the low 6 bits of its first line's address. */
 #define FS_WORKING_SET_SPAN 64
 /* A direct-mapped table of the objects noted this turn, so that an object
- * touched again is not noted again: its first line, with the turn's tag in
- * the bits below. Two objects that share a slot may each be noted twice. */
+ * touched again is not noted again (only widened, if touched more widely):
+ * its first line, with the turn's tag in the low bits, and where it is in
+ * `objects`. Two objects that share a slot may each be noted twice. */
 #define FS_WORKING_SET_SEEN 512
 #define FS_WORKING_SET_TAGS 64 /* tags 1..63 */
+#define FS_WORKING_SET_UNKEPT UINT8_MAX /* seen, but past FS_WORKING_SET_OBJECTS */
 
 typedef struct fs_working_set {
-	uint32_t count; /* objects noted this turn */
-	uint32_t tag;   /* this turn's */
+	uintptr_t owner; /* fs_self_thread() of the thread whose set it is */
+	uint32_t count;  /* objects noted this turn */
+	uint32_t tag;    /* this turn's */
 	/* An object's first line, with its number of lines less one. */
 	uintptr_t objects[FS_WORKING_SET_OBJECTS];
 	uintptr_t seen[FS_WORKING_SET_SEEN];
+	uint8_t seen_at[FS_WORKING_SET_SEEN];
 } fs_working_set;
 
-/* Who notes, and into which set: the thread that holds a shared model's
- * lock. A process-wide pair rather than a thread-local pointer: a library
- * that a program loads with dlopen (Open MPI's transports) may find no
- * static TLS left for initial-exec variables, and any other thread-local
- * costs a call per note. Another thread that runs model code meanwhile (a
- * world of its own) reads a thread that is not its own and notes nothing. */
-struct fs_noting {
-	fs_working_set *ws; /* NULL: nobody notes */
-	uintptr_t thread;   /* fs_self_thread() of the one that does */
-};
-extern struct fs_noting fs_noting;
+/* The set being noted into, by its owner (the thread that holds a shared
+ * model's lock), or NULL. Process-wide rather than a thread-local pointer:
+ * a library that a program loads with dlopen (Open MPI's transports) may
+ * find no static TLS left for initial-exec variables, and any other
+ * thread-local costs a call per note. Another thread that runs model code
+ * meanwhile (a world of its own) finds a set that is not its own and notes
+ * nothing. */
+extern fs_working_set *fs_working_set_current;
 
 /* The calling thread's pointer (its TCB), read without a call. */
 static inline uintptr_t fs_self_thread(void)
@@ -86,29 +89,32 @@ fs_working_set *fs_working_set_mine(void);
  * then forgets them. */
 void fs_working_set_fetch(fs_working_set *ws);
 
-/* The calling thread notes into `ws` from now on, until
- * fs_working_set_pause. Only one thread of a process notes at a time (the
- * holder of the model's lock). */
+/* Notes into `ws`, the calling thread's own set, from now on. One set is
+ * noted into at a time in a process: the last resumed. */
 static inline void fs_working_set_resume(fs_working_set *ws)
 {
-	__atomic_store_n(&fs_noting.thread, fs_self_thread(), __ATOMIC_RELAXED);
-	__atomic_store_n(&fs_noting.ws, ws, __ATOMIC_RELEASE);
-}
-
-static inline void fs_working_set_pause(void)
-{
-	__atomic_store_n(&fs_noting.ws, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&fs_working_set_current, ws, __ATOMIC_RELEASE);
 }
 
 /* The set the calling thread notes into, or NULL. */
 static inline fs_working_set *fs_working_set_noting(void)
 {
-	fs_working_set *ws = __atomic_load_n(&fs_noting.ws, __ATOMIC_ACQUIRE);
+	fs_working_set *ws = __atomic_load_n(&fs_working_set_current, __ATOMIC_ACQUIRE);
 
-	if (__builtin_expect(ws == NULL, 1) ||
-	    __atomic_load_n(&fs_noting.thread, __ATOMIC_RELAXED) != fs_self_thread())
+	if (__builtin_expect(ws == NULL, 1) || ws->owner != fs_self_thread())
 		return NULL;
 	return ws;
+}
+
+/* The calling thread stops noting (another thread's set, resumed since,
+ * stays). */
+static inline void fs_working_set_pause(void)
+{
+	fs_working_set *ws = fs_working_set_noting();
+
+	if (ws)
+		__atomic_compare_exchange_n(&fs_working_set_current, &ws, NULL, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /* Notes the object at [p, p + len) (len 0 counts as 1), once a turn: an
@@ -120,16 +126,23 @@ static inline void fs_touch_span(const void *p, size_t len)
 	if (!ws)
 		return;
 	uintptr_t first = (uintptr_t)p & ~(uintptr_t)(FS_LINE - 1);
-	uintptr_t *seen = &ws->seen[first / FS_LINE % FS_WORKING_SET_SEEN];
+	size_t slot = first / FS_LINE % FS_WORKING_SET_SEEN;
+	size_t lines = ((uintptr_t)p + (len ? len : 1) - 1 - first) / FS_LINE + 1;
+	uintptr_t kept = first | (lines < FS_WORKING_SET_SPAN ? lines - 1 : FS_WORKING_SET_SPAN - 1);
 
-	if (*seen == (first | ws->tag))
+	if (ws->seen[slot] == (first | ws->tag)) {
+		uint8_t at = ws->seen_at[slot];
+
+		if (at != FS_WORKING_SET_UNKEPT && ws->objects[at] < kept)
+			ws->objects[at] = kept;
 		return;
-	*seen = first | ws->tag;
+	}
+	ws->seen[slot] = first | ws->tag;
 	if (ws->count < FS_WORKING_SET_OBJECTS) {
-		size_t lines = ((uintptr_t)p + (len ? len : 1) - 1 - first) / FS_LINE + 1;
-
-		ws->objects[ws->count++] =
-			first | (lines < FS_WORKING_SET_SPAN ? lines - 1 : FS_WORKING_SET_SPAN - 1);
+		ws->seen_at[slot] = (uint8_t)ws->count;
+		ws->objects[ws->count++] = kept;
+	} else {
+		ws->seen_at[slot] = FS_WORKING_SET_UNKEPT;
 	}
 }
 

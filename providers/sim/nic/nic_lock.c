@@ -32,7 +32,8 @@
 static void begin_noting(struct nic_world *world);
 
 /* The lock is ours: pollers may look (and see on which CPU we run: one on
- * the same CPU had better give it to us). */
+ * the same CPU had better give it to us), and this thread's turn may
+ * begin (begin_noting). */
 void nic_world_held(struct nic_world *world)
 {
 	if (!world->version.shared)
@@ -95,13 +96,15 @@ static void begin_noting(struct nic_world *world)
 	fs_working_set_resume(ws);
 	/* What every turn touches, for the next: the world's fields that
 	 * holds read and write (the lock's, the scheduler's, the handles),
-	 * this process's entry, the engine, the network's and the NIC's
-	 * free records and counters. */
+	 * the engine, the network's free records and counters, and the
+	 * NIC's when they are the world's one part (a part per host is
+	 * noted by its host's packets). Processes' entries are noted where
+	 * they are used (nic_proc_self may make one). */
 	fs_touch_span(world, offsetof(struct nic_world, cfg));
-	fs_touch_span(nic_proc_self(world), sizeof(struct nic_proc));
 	nm_engine_note(world->engine);
 	nm_network_note(world->net);
-	fs_touch_span(world->parts, world->part_count * sizeof(*world->parts));
+	if (world->part_count == 1)
+		fs_touch_span(world->parts, sizeof(*world->parts));
 }
 
 static bool take_free(struct nic_world *world)

@@ -415,6 +415,7 @@ void nic_proc_drain(struct nic_world *world)
 {
 	struct nic_proc *self = nic_proc_self(world);
 
+	fs_touch_span(self, sizeof(*self));
 	while (self->calls) {
 		struct nic_call *call = self->calls;
 

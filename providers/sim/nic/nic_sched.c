@@ -349,6 +349,7 @@ static void news_for_spinners(struct nic_world *world, struct nic_proc *proc)
 
 void nic_sched_posted_to(struct nic_world *world, struct nic_proc *proc)
 {
+	fs_touch_span(proc, sizeof(*proc));
 	world->signals++;
 	/* Spinning pollers of the process read it without the lock. */
 	__atomic_store_n(&proc->signals.value, proc->signals.value + 1,

@@ -23,7 +23,11 @@ class NicExit : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		name = "/fabsim-nic-exit-" + std::to_string(getpid());
+		// A name of its own per test: the worlds are left mapped (see
+		// TearDown), and a name's candidate addresses are few.
+		static int tests;
+		name = "/fabsim-nic-exit-" + std::to_string(getpid()) + "-" +
+		       std::to_string(++tests);
 		char msg[256] = "";
 		fs_arena_unlink(name.c_str());
 		ASSERT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena,
@@ -177,6 +181,45 @@ TEST_F(NicExit, AThreadOfAProcessThatLeftOnItsWayOutDoesNotRunTheWorld)
 	ASSERT_EQ(waitpid(child, &status, 0), child);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	StillUsable();
+}
+
+// A process that has left stays gone for the others, whatever its other
+// threads do on their way out: one that takes the lock then (and parks
+// there) must not bring its process back. Taking the lock once did, by
+// way of nic_proc_self (it revives a process's entry), until the process
+// ended: a process that left last took itself for not the last.
+TEST_F(NicExit, AProcessThatLeftStaysGoneWhenAnotherOfItsThreadsTakesTheLock)
+{
+	int go_on[2];
+	ASSERT_EQ(pipe(go_on), 0);
+	pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		nic_world_lock(world);
+		nic_world_leave(world);
+		nic_world_depart(world);
+		nic_world_unlock(world);
+		nic_world *w = world;
+		std::thread([w] { nic_world_lock(w); }).detach();
+		usleep(100000);
+		char r = 'l';
+		char c;
+		if (write(report[1], &r, 1) != 1 || read(go_on[0], &c, 1) != 1)
+			_exit(2);
+		_exit(0); // the thread, parked, ends with the process
+	}
+	char c = 0;
+	ASSERT_EQ(read(report[0], &c, 1), 1);
+	nic_world_lock(world);
+	bool present = nic_world_others_present(world);
+	nic_world_unlock(world);
+	EXPECT_FALSE(present) << "a process that left came back when its thread took the lock";
+	ASSERT_EQ(write(go_on[1], "x", 1), 1);
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(go_on[0]);
+	close(go_on[1]);
 }
 
 // A process dies holding the world's lock (in the middle of a long run):

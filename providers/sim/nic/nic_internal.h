@@ -560,7 +560,8 @@ enum nic_status nic_mr_check_remote(const struct nic_qp *qp, uint64_t key,
 
 struct nic_pending;  /* a scheduled callback into the glue */
 
-/* Send requests: a zeroed record with `extra` bytes for atomic values, and
+/* Send requests: a record whose own state is zeroed (its wr is the
+ * caller's to fill), with `extra` bytes for atomic values, and
  * its return (lock held). */
 struct nic_swqe *nic_wqe_get(struct nic_part *part, size_t extra);
 void nic_wqe_put(struct nic_part *part, struct nic_swqe *w);

@@ -295,11 +295,11 @@ struct nic_rmatch *nic_match_incoming(struct nic_qp *qp, struct nic_peer src,
 	struct nic_rmatch_list *list = posted_list(qp, tagged);
 	struct nic_rmatch *m;
 
-	for (m = list->head; m; m = m->next) {
-		fs_touch_span(m, sizeof(*m));
+	for (m = list->head; m; m = m->next)
 		if (!m->released && accepts(&m->recv, src, tagged, tag))
 			break;
-	}
+	if (m)
+		fs_touch_span(m, sizeof(*m));
 	if (m && !(m->recv.flags & NIC_RECV_MULTI)) {
 		list_remove(list, m);
 	} else {

@@ -152,9 +152,12 @@ struct nic_qp *nic_find_qp(struct nic *nic, uint32_t qpn)
 
 	if (qpn < NIC_QPN_BASE || i >= nic->qps.count)
 		return NULL;
+	struct nic_qp *qp = nic->qps.slots[i];
+
 	fs_touch(&nic->qps.slots[i]);
-	fs_touch_span(nic->qps.slots[i], sizeof(struct nic_qp));
-	return nic->qps.slots[i];
+	if (qp)
+		fs_touch_span(qp, sizeof(*qp));
+	return qp;
 }
 
 void nic_set_mad_handler(struct nic *nic, nic_mad_fn fn, void *ctx)

@@ -152,7 +152,7 @@ static void mr_hold(struct nic_swqe *w, int delta)
 			fs_touch(w->wr.sge[i].mr);
 			w->wr.sge[i].mr->busy += delta;
 		}
-	for (size_t i = 0; i < w->wr.atomic.result_count; i++)
+	for (size_t i = 0; is_atomic(w) && i < w->wr.atomic.result_count; i++)
 		if (w->wr.atomic.result[i].mr)
 			w->wr.atomic.result[i].mr->busy += delta;
 }

@@ -17,6 +17,7 @@ void nic_transport_defaults(struct nic_transport_params *p)
 	p->unexpected_bytes = 64u << 20;
 }
 
+/* Bytes of a packet's payload noted in the working set. */
 #define PAYLOAD_NOTED 256
 
 static void deliver(void *ctx, const nm_packet *np)
@@ -28,9 +29,8 @@ static void deliver(void *ctx, const nm_packet *np)
 	struct nic_part *part = nic_part_of_host(world, np->dst);
 
 	/* The working set (arena/working_set.h): what a packet's arrival
-	 * reads and writes, and the start of its payload (a small send's is
-	 * in the sender's request; a long one's is read in order, which the
-	 * CPU's own prefetchers follow). */
+	 * reads and writes, and the start of its payload (a long one's is
+	 * read in order, which the CPU's own prefetchers follow). */
 	fs_touch_span(pkt, offsetof(struct nic_pkt, owned));
 	if (pkt->payload_len)
 		fs_touch_span(pkt->payload, pkt->payload_len < PAYLOAD_NOTED ? pkt->payload_len

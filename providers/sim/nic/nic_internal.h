@@ -112,6 +112,13 @@ struct nic_pkt {
 	uint8_t          owned[];     /* NIC_PKT_OWNS_PAYLOAD: mtu bytes */
 };
 
+/* pkt, its headers noted in the working set (arena/working_set.h). */
+static inline struct nic_pkt *nic_pkt_touched(struct nic_pkt *pkt)
+{
+	fs_touch_span(pkt, offsetof(struct nic_pkt, owned));
+	return pkt;
+}
+
 /* Records come from and go to the part of the partition running: the NIC's
  * whose event or post it is, or the network's where a packet is dropped. */
 struct nic_part;

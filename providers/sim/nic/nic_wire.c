@@ -114,7 +114,7 @@ struct nic_pkt *nic_pkt_alloc(struct nic_part *part, bool owns_payload)
 		pkt->alloc_next = part->all_pkts;
 		part->all_pkts = pkt;
 	}
-	fs_touch_span(pkt, offsetof(struct nic_pkt, owned));
+	nic_pkt_touched(pkt);
 	struct nic_pkt *keep = pkt->alloc_next;
 
 	zero_record(pkt, sizeof(*pkt));

@@ -31,7 +31,7 @@ static void deliver(void *ctx, const nm_packet *np)
 	/* The working set (arena/working_set.h): what a packet's arrival
 	 * reads and writes, and the start of its payload (a long one's is
 	 * read in order, which the CPU's own prefetchers follow). */
-	fs_touch_span(pkt, offsetof(struct nic_pkt, owned));
+	nic_pkt_touched(pkt);
 	if (pkt->payload_len)
 		fs_touch_span(pkt->payload, pkt->payload_len < PAYLOAD_NOTED ? pkt->payload_len
 									   : PAYLOAD_NOTED);

@@ -96,15 +96,12 @@ static void begin_noting(struct nic_world *world)
 	fs_working_set_resume(ws);
 	/* What every turn touches, for the next: the world's fields that
 	 * holds read and write (the lock's, the scheduler's, the handles),
-	 * the engine, the network's free records and counters, and the
-	 * NIC's when they are the world's one part (a part per host is
-	 * noted by its host's packets). Processes' entries are noted where
-	 * they are used (nic_proc_self may make one). */
+	 * the engine, the network's free records and counters. The NIC's
+	 * parts and the processes' entries are noted where they are used
+	 * (nic_proc_self may make an entry). */
 	fs_touch_span(world, offsetof(struct nic_world, cfg));
 	nm_engine_note(world->engine);
 	nm_network_note(world->net);
-	if (world->part_count == 1)
-		fs_touch_span(world->parts, sizeof(*world->parts));
 }
 
 static bool take_free(struct nic_world *world)

@@ -115,6 +115,7 @@ struct nic_pkt *nic_pkt_alloc(struct nic_part *part, bool owns_payload)
 		part->all_pkts = pkt;
 	}
 	nic_pkt_touched(pkt);
+	fs_touch_span(part, sizeof(*part));
 	struct nic_pkt *keep = pkt->alloc_next;
 
 	zero_record(pkt, sizeof(*pkt));

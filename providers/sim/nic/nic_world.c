@@ -37,6 +37,7 @@ static void deliver(void *ctx, const nm_packet *np)
 									   : PAYLOAD_NOTED);
 	if (nic)
 		fs_touch_span(nic, sizeof(*nic));
+	fs_touch_span(part, sizeof(*part));
 	if (np->flags & NM_PKT_CORRUPTED) {
 		part->stats.packets_corrupted++;
 	} else if (nic && !nic->dead) {

@@ -106,15 +106,16 @@ static inline fs_working_set *fs_working_set_noting(void)
 	return ws;
 }
 
-/* The calling thread stops noting (another thread's set, resumed since,
- * stays). */
+/* The calling thread stops noting (another thread's set, resumed before
+ * this looks, stays). A plain store, not a compare-and-swap: a locked
+ * instruction waits for every store of the turn that missed the cache
+ * (~4% of a ping-pong's time, BENCHMARKS.md), and the pause comes at every
+ * release. A set resumed by another thread between the look and the store
+ * only loses that turn's notes: they are hints. */
 static inline void fs_working_set_pause(void)
 {
-	fs_working_set *ws = fs_working_set_noting();
-
-	if (ws)
-		__atomic_compare_exchange_n(&fs_working_set_current, &ws, NULL, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (fs_working_set_noting())
+		__atomic_store_n(&fs_working_set_current, NULL, __ATOMIC_RELAXED);
 }
 
 /* Notes the object at [p, p + len) (len 0 counts as 1), once a turn: an

@@ -246,6 +246,15 @@ void nic_world_held(struct nic_world *world);
 /* Before the lock is let go (unlocked, or left for a condition variable's
  * wait): on a shared world, tells spinning pollers whether to look. */
 void nic_world_letting_go(struct nic_world *world);
+struct nic_thread;
+/* A thread became idle without the lock since the calling thread's hold
+ * began (nic_sched_idle_unlocked): what that hold found may be stale. */
+bool nic_world_idled_since_hold(const struct nic_world *world);
+/* The poll that makes thread `t`, one short of idle (world->short_of_idle
+ * at its last hold), idle, without the lock: the calling thread is `t`.
+ * The world's version.idled its bump made. */
+uint64_t nic_sched_idle_unlocked(struct nic_world *world,
+				 struct nic_thread *t);
 /* In a forked child: forgets what the parent's thread last saw of any
  * world (nic_lock.c). */
 void nic_world_forget_poller(void);
@@ -327,6 +336,9 @@ struct nic_world {
 		/* No event is scheduled (as of the last hold): a poller
 		 * with nothing of its own to take in has nothing to run. */
 		bool     nothing_scheduled;
+		/* Bumped (atomically: no lock is held) by a thread that
+		 * becomes idle without the lock (nic_sched_idle_unlocked). */
+		uint64_t idled;
 		/* A whole line: arena allocations are aligned to less than
 		 * a line, so the fields above may straddle two. */
 		char     after[64];
@@ -337,10 +349,16 @@ struct nic_world {
 	bool              stir;
 	uint64_t          published_changes; /* sched_changes at the last */
 	/* The holder need not look again until the version moves: its poll
-	 * found nothing to do. */
+	 * found nothing to do (found_nothing: it got nowhere), or left
+	 * another process's poller busy (nic_sched.c, leave_poll). */
 	bool              look_later;
+	bool              found_nothing;
 	bool              left_polling; /* it leaves as a poller with nothing
 					 * to read */
+	/* It leaves one poll short of idle, and that poll could find
+	 * nothing: it may make itself idle without the lock (nic_sched.c,
+	 * leave_poll). */
+	struct nic_thread *short_of_idle;
 	/* The holder's poll looks because real time moved (nic_lock.c): the
 	 * rules of real time are worth a look at once. */
 	bool              timed_look;

@@ -31,6 +31,34 @@
 
 static void begin_noting(struct nic_world *world);
 
+/* What this thread's last hold left it knowing, and how long it has spun. */
+static __thread struct {
+	uint64_t        identity; /* of the world to look at later (0: none) */
+	uint64_t        version;
+	const struct nic_proc *proc; /* its process's entry (set with
+				      * identity or idle_in) ... */
+	uint64_t        signals;     /* ... and its signals then */
+	uint64_t        idle_in;  /* the world it left as an idle poller */
+	uint64_t        idled;    /* the world's, when its last hold began */
+	/* Its entry, when its last hold left it one poll short of idle
+	 * (world->short_of_idle), in world `short_in`. */
+	struct nic_thread *short_of_idle;
+	uint64_t        short_in;
+	unsigned        skips;    /* polls that did not look */
+	unsigned        misses;   /* polls in a row that did not lock */
+	/* Real time since its polls got nowhere: they did not lock, or
+	 * locked and found nothing they could run ({0}: they got somewhere
+	 * last time). */
+	struct timespec fruitless_since;
+	/* Real time of its last look ({0}: it got somewhere since), and
+	 * whether the next poll must look whatever changed: rules of real
+	 * time (a thread silent for so long is taken out of time) move
+	 * nothing a poller watches. */
+	struct timespec looked_at;
+	bool            look_now;
+	bool            yield_due; /* once the lock it holds is let go */
+} poller;
+
 /* The lock is ours: pollers may look (and see on which CPU we run: one on
  * the same CPU had better give it to us), and this thread's turn may
  * begin (begin_noting). */
@@ -38,6 +66,7 @@ void nic_world_held(struct nic_world *world)
 {
 	if (!world->version.shared)
 		return; /* no pollers that spin around the lock */
+	poller.idled = __atomic_load_n(&world->version.idled, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
 	begin_noting(world);
@@ -306,28 +335,6 @@ void nic_world_owner_died(struct nic_world *world)
 	world->broken = true;
 }
 
-/* What this thread's last hold left it knowing, and how long it has spun. */
-static __thread struct {
-	uint64_t        identity; /* of the world to look at later (0: none) */
-	uint64_t        version;
-	const struct nic_proc *proc; /* its process's entry (set with
-				      * identity or idle_in) ... */
-	uint64_t        signals;     /* ... and its signals then */
-	uint64_t        idle_in;  /* the world it left as an idle poller */
-	unsigned        skips;    /* polls that did not look */
-	unsigned        misses;   /* polls in a row that did not lock */
-	/* Real time since its polls got nowhere: they did not lock, or
-	 * locked and found nothing they could run ({0}: they got somewhere
-	 * last time). */
-	struct timespec fruitless_since;
-	/* Real time of its last look ({0}: it got somewhere since), and
-	 * whether the next poll must look whatever changed: rules of real
-	 * time (a thread silent for so long is taken out of time) move
-	 * nothing a poller watches. */
-	struct timespec looked_at;
-	bool            look_now;
-	bool            yield_due; /* once the lock it holds is let go */
-} poller;
 
 /* Polls skipped in a row before one looks anyway. */
 #define NIC_QUIET_SKIPS 256
@@ -356,12 +363,12 @@ static void publish(struct nic_world *world)
 				 __ATOMIC_RELAXED);
 	bool changes = world->sched_changes != world->published_changes;
 
-	/* A poll that found nothing it could run (look_later) got nowhere:
+	/* A poll that found nothing it could run got nowhere:
 	 * with more processes than CPUs, one that locks every few
 	 * microseconds must still give its CPU away to the thread the clock
 	 * waits for (runnable, but behind this one), not only one that
 	 * spins on a held lock. */
-	if (world->look_later) {
+	if (world->found_nothing) {
 		poller.yield_due = still_fruitless(true);
 	} else {
 		poller.fruitless_since = (struct timespec){ 0 };
@@ -371,20 +378,25 @@ static void publish(struct nic_world *world)
 		world->timed_look = false;
 	poller.identity = world->look_later ? world->version.identity : 0;
 	poller.idle_in = world->left_polling ? world->version.identity : 0;
+	poller.short_of_idle = world->short_of_idle;
+	poller.short_in = world->short_of_idle ? world->version.identity : 0;
 	if (world->stir || changes)
 		__atomic_store_n(&world->version.value,
 				 world->version.value + 1, __ATOMIC_RELEASE);
 	if (changes)
 		world->published_changes = world->sched_changes;
 	poller.version = world->version.value;
-	if (poller.identity || poller.idle_in) {
+	if (poller.identity || poller.idle_in || poller.short_in) {
 		poller.proc = nic_proc_self(world);
 		poller.signals = poller.proc->signals.value;
 	}
 	/* Written only when set: holds that change nothing leave the
 	 * line alone. */
 	if (world->stir || world->look_later || world->left_polling)
-		world->stir = world->look_later = world->left_polling = false;
+		world->stir = world->look_later = world->found_nothing =
+			world->left_polling = false;
+	if (world->short_of_idle)
+		world->short_of_idle = NULL;
 }
 
 void nic_world_letting_go(struct nic_world *world)
@@ -420,9 +432,42 @@ static bool unchanged(const struct nic_world *world)
 	return !poller.look_now && poller.identity == world->version.identity &&
 	       __atomic_load_n(&world->version.value, __ATOMIC_ACQUIRE) ==
 		       poller.version &&
+	       !nic_world_idled_since_hold(world) &&
 	       __atomic_load_n(&poller.proc->signals.value, __ATOMIC_RELAXED) ==
 		       poller.signals &&
 	       ++poller.skips % NIC_QUIET_SKIPS != 0;
+}
+
+bool nic_world_idled_since_hold(const struct nic_world *world)
+{
+	return __atomic_load_n(&world->version.idled, __ATOMIC_ACQUIRE) !=
+	       poller.idled;
+}
+
+/* This thread's last hold left it one poll short of idle, with nothing
+ * that poll could find (nic_sched.c, leave_poll), and nothing has moved
+ * since: no hold that may let it go on (the version), nothing for its
+ * process. The poll is made without the lock (nic_sched_idle_unlocked),
+ * and the thread then looks again only when something moves. */
+static bool idle_without_lock(struct nic_world *world)
+{
+	struct nic_thread *t = poller.short_of_idle;
+
+	if (!t || poller.short_in != world->version.identity)
+		return false;
+	poller.short_of_idle = NULL;
+	if (__atomic_load_n(&world->version.value, __ATOMIC_ACQUIRE) !=
+		    poller.version ||
+	    __atomic_load_n(&poller.proc->signals.value, __ATOMIC_RELAXED) !=
+		    poller.signals ||
+	    __atomic_load_n(&poller.proc->calls, __ATOMIC_ACQUIRE))
+		return false;
+	/* Its own bump is no news for it; one made by another thread that
+	 * became idle at the same moment is (whichever comes last, the
+	 * other looks again). */
+	poller.idled = nic_sched_idle_unlocked(world, t);
+	poller.identity = poller.idle_in = world->version.identity;
+	return true;
 }
 
 /* This thread is an idle poller (its last hold left it one: a thread
@@ -506,7 +551,7 @@ bool nic_world_poll_lock(struct nic_world *world)
 	}
 	/* Held: what the holder is changing is not worth a look yet, and
 	 * reading it would only slow the holder down. */
-	if (unchanged(world) ||
+	if (idle_without_lock(world) || unchanged(world) ||
 	    __atomic_load_n(&world->locked, __ATOMIC_RELAXED) ||
 	    nothing_for_me(world) || !trylock(world)) {
 		missed(world);

@@ -80,8 +80,11 @@ static void drain_calls(struct nic_world *world);
 /* A poller that has seen everything for its process, in a polling loop. */
 static bool idle_poller(const struct nic_thread *t)
 {
+	/* The streak may be written by its thread without the lock
+	 * (nic_sched_idle_unlocked). */
 	return t->state == NIC_THREAD_POLLING &&
-	       t->poll_streak >= NIC_IDLE_STREAK &&
+	       __atomic_load_n(&t->poll_streak, __ATOMIC_RELAXED) >=
+		       NIC_IDLE_STREAK &&
 	       t->acked == t->proc->signals.value;
 }
 
@@ -241,6 +244,10 @@ void nic_sched_enter(struct nic_world *world)
 {
 	struct nic_thread *t = thread_self(world);
 
+	/* A call after a poll in the same hold: that poll was not the last
+	 * thing the hold did (leave_poll). */
+	if (world->short_of_idle)
+		world->short_of_idle = NULL;
 	t->calls++;
 	t->was_polling = t->state == NIC_THREAD_POLLING;
 	t->entered_idle = idle_poller(t) && !nic_proc_has_calls(t->proc);
@@ -403,7 +410,8 @@ static bool spin_for_activity(const struct nic_world *world, uint32_t seen)
 		return false; /* one process: the waker is a thread of ours */
 	real_now(&from);
 	for (unsigned i = 1;; i++) {
-		if (__atomic_load_n(&world->activity, __ATOMIC_ACQUIRE) != seen)
+		if (__atomic_load_n(&world->activity, __ATOMIC_ACQUIRE) != seen ||
+		    nic_world_idled_since_hold(world))
 			return true;
 		nic_cpu_relax();
 		if (i % 64)
@@ -1183,18 +1191,70 @@ static bool another_drives(struct nic_world *world, struct nic_thread *self)
 
 /* A poller that leaves idle, having entered busy, may let others move
  * time; what its run signalled to them stirs them itself. An idle poller
- * whose poll found nothing to run need not look again before the world's
- * version or its process's signals move, whether it became idle in this
- * poll or before (a thread that is not yet idle must, to become idle). */
+ * need not look again before the world's version or its process's signals
+ * move, whether it became idle in this poll or before (a thread that is
+ * not yet idle must, to become idle), when its poll found nothing to run,
+ * or ran the model until a poller of another process had news: that one
+ * is busy until it polls again, and its next poll that leaves it idle, or
+ * its run, moves the version. Looking before would only take the lock
+ * from it (a ping-pong's receiver found the lock held by the sender's
+ * look, ~400 ns per transfer). */
 static void leave_poll(struct nic_world *world, struct nic_thread *self,
-		       bool found_nothing)
+		       bool found_nothing, bool others_busy)
 {
 	bool idle = idle_poller(self);
 
 	if (idle && !self->entered_idle)
 		world->stir = true;
-	world->look_later = found_nothing && idle;
+	world->found_nothing = found_nothing && idle;
+	world->look_later = (found_nothing || others_busy) && idle;
 	world->left_polling = idle;
+	/* Its next poll, if nothing moves before, would only make it idle:
+	 * it may do that without the lock (nic_lock.c). */
+	if (!idle && (found_nothing || others_busy) && world->arena &&
+	    self->poll_streak == NIC_IDLE_STREAK - 1 &&
+	    self->acked == self->proc->signals.value &&
+	    !nic_proc_has_calls(self->proc))
+		world->short_of_idle = self;
+}
+
+/* The second poll in a row of a thread whose first found nothing it could
+ * run, or ran the model until another process's poller had news, with
+ * nothing moved since (nic_lock.c checks: the version, its process's
+ * signals and calls): under the lock it would only count the poll and
+ * move the version, and take the lock from the process that has the news
+ * (a ping-pong's receiver waited ~400 ns per transfer for it). The streak
+ * is its own to write; the other fields idle_poller reads are as its last
+ * hold left them. `idled` moves, not the version: a holder bumps that
+ * without an atomic instruction, and would lose this bump. Holders read
+ * `idled` when their hold begins, so one that looked at this thread
+ * before it became idle looks again (nic_lock.c, unchanged), and a waiter
+ * about to sleep is woken (spin_for_activity, or the futex below). */
+uint64_t nic_sched_idle_unlocked(struct nic_world *world,
+				 struct nic_thread *t)
+{
+	uint64_t idled;
+
+	__atomic_store_n(&t->poll_streak, NIC_IDLE_STREAK, __ATOMIC_RELAXED);
+	idled = __atomic_add_fetch(&world->version.idled, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&world->sleepers, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&world->activity, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &world->activity,
+			activity_op(world, FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
+	}
+	return idled;
+}
+
+/* A poller of another process has news it has not seen: the run that
+ * brought it made it running (advance). */
+static bool news_for_another_poller(const struct nic_world *world,
+				    const struct nic_thread *self)
+{
+	for (const struct nic_thread *t = world->threads; t; t = t->next)
+		if (t->proc != self->proc && t->state == NIC_THREAD_RUNNING &&
+		    t->acked != t->proc->signals.value)
+			return true;
+	return false;
 }
 
 /* True when the poll ran the model (time may have moved). */
@@ -1216,13 +1276,13 @@ static bool poll_world(struct nic_world *world, bool blocking)
 	if (!others_idle(world, self, true) ||
 	    !nic_world_next_event(world, &next) ||
 	    another_drives(world, self) || unseen_thread_running(world)) {
-		leave_poll(world, self, true);
+		leave_poll(world, self, true, false);
 		return false;
 	}
 	world->driver = self;
 	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next, NULL,
 		NULL);
-	leave_poll(world, self, false);
+	leave_poll(world, self, false, news_for_another_poller(world, self));
 	return true;
 }
 

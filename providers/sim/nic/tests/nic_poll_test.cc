@@ -1,0 +1,173 @@
+// Pollers of a world that several processes share (nic_lock.c): a thread
+// whose last poll left it one poll short of idle, with nothing moved since,
+// makes that poll without the world's lock; and a poller that looked at it
+// before it became idle looks again.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+extern "C" {
+#include <netmodel/nm_preset.h>
+#include "providers/sim/nic/nic.h"
+#include "providers/sim/nic/tests/nic_poll_news.h"
+}
+
+namespace {
+
+class NicPoll : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		name = "/fabsim-nic-poll-" + std::to_string(getpid()) + "-" +
+		       ::testing::UnitTest::GetInstance()->current_test_info()->name();
+		char msg[256] = "";
+		fs_arena_unlink(name.c_str());
+		ASSERT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena,
+					  msg, sizeof(msg)), 0) << msg;
+		nm_config cfg;
+		nm_error err;
+		ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
+		nic_transport_params tp;
+		nic_transport_defaults(&tp);
+		ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
+		ASSERT_EQ(pipe(to_child), 0);
+		ASSERT_EQ(pipe(from_child), 0);
+		child = fork();
+		ASSERT_GE(child, 0);
+		if (child == 0)
+			Child();
+	}
+
+	void TearDown() override
+	{
+		Step('q');
+		int status = 0;
+		EXPECT_EQ(waitpid(child, &status, 0), child);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		fs_arena_unlink(name.c_str());
+	}
+
+	// The other process: a thread of the program that does what it is
+	// told, one step at a time, and answers each.
+	[[noreturn]] void Child()
+	{
+		char step;
+		while (read(to_child[0], &step, 1) == 1) {
+			char answer = 'k';
+			switch (step) {
+			case 'e': // calls in (a post, say): it runs
+				nic_world_lock(world);
+				nic_sched_enter(world);
+				nic_world_unlock(world);
+				break;
+			case 'p': // a poll that takes the lock
+				nic_world_lock(world);
+				nic_sched_enter(world);
+				nic_sched_poll(world);
+				nic_world_unlock(world);
+				break;
+			case 'l': // a poll as the provider makes it
+				if (nic_world_poll_lock(world)) {
+					nic_sched_enter(world);
+					nic_sched_poll(world);
+					nic_world_unlock(world);
+					answer = 'L'; // it took the lock
+				}
+				break;
+			case 'q':
+				nic_world_lock(world);
+				nic_world_leave(world);
+				nic_world_unlock(world);
+				(void)!write(from_child[1], &answer, 1);
+				_exit(0);
+			}
+			if (write(from_child[1], &answer, 1) != 1)
+				_exit(2);
+		}
+		_exit(3);
+	}
+
+	// Has the child take a step; its answer.
+	char Step(char step)
+	{
+		char answer = 0;
+		EXPECT_EQ(write(to_child[1], &step, 1), 1);
+		EXPECT_EQ(read(from_child[0], &answer, 1), 1);
+		return answer;
+	}
+
+	std::string name;
+	fs_arena *arena = nullptr;
+	nic_world *world = nullptr;
+	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1};
+	pid_t child = -1;
+};
+
+void Fire(nm_engine *, void *ctx, uint64_t)
+{
+	*static_cast<bool *>(ctx) = true;
+}
+
+// The child's first poll finds nothing (this thread runs); its second,
+// while this thread holds the lock, makes it idle all the same: this
+// thread's poll may then move time.
+TEST_F(NicPoll, APollOneShortOfIdleMakesThePollerIdleWithoutTheLock)
+{
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	nic_world_unlock(world);
+	Step('p');
+
+	nic_world_lock(world);
+	EXPECT_EQ(Step('l'), 'k') << "the lock is held: the poll cannot take it";
+	bool fired = false;
+	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, Fire, &fired,
+				     nullptr), 0);
+	nic_sched_enter(world);
+	EXPECT_TRUE(nic_sched_poll(world))
+		<< "the child's second poll did not make it idle";
+	EXPECT_TRUE(fired);
+	nic_world_unlock(world);
+}
+
+void Nothing(nm_engine *, void *, uint64_t) {}
+
+// The child's run brings this thread news, and leaves the child one poll
+// short of idle; this thread's poll, which takes the news in, finds the
+// child not idle and leaves this thread one short too. Both then become
+// idle without the lock and look again only when something moves: the one
+// that became idle first must see the other do so, or nobody would run
+// what is left to run.
+TEST_F(NicPoll, OfTwoPollersThatBecomeIdleWithoutTheLockTheFirstLooksAgain)
+{
+	Step('e');
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	static nic_poll_news news; // the same address in the child
+	nic_poll_news_for_me(&news, world);
+	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, nic_poll_news_tell, &news,
+				     nullptr), 0);
+	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_MS, Nothing, nullptr,
+				     nullptr), 0);
+	EXPECT_FALSE(nic_sched_poll(world)); // the child runs
+	nic_sched_enter(world);
+	EXPECT_FALSE(nic_sched_poll(world)); // a poll in a loop: idle now
+	nic_world_unlock(world);
+
+	EXPECT_EQ(Step('p'), 'k'); // runs Tell: news for this process
+	ASSERT_TRUE(nic_world_poll_lock(world)) << "this thread missed its news";
+	nic_sched_enter(world);
+	EXPECT_FALSE(nic_sched_poll(world)); // the child is not idle
+	nic_world_unlock(world);
+
+	EXPECT_EQ(Step('l'), 'k') << "the child's idle poll took the lock";
+	EXPECT_FALSE(nic_world_poll_lock(world))
+		<< "this thread's idle poll took the lock";
+	EXPECT_EQ(Step('l'), 'L')
+		<< "the child did not look again after this thread became idle";
+}
+
+} // namespace

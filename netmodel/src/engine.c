@@ -15,9 +15,11 @@
 _Static_assert(NM_ENGINE_PRIORITY_MAX == (UINT32_C(1) << (64 - 40)) - 1, "priority bits");
 #define NO_SLOT UINT32_MAX
 /* A sweep costs O(n) and comes once cancelled records outnumber live ones, so O(1) per cancel;
- * below this many they stay where they are. Few: each one left deepens every push and pop (a
- * ping-pong's far retransmission timers kept ~1000 in a heap of ~1000 at 1024). */
-#define SWEEP_MIN_CANCELLED 32
+ * below this many they stay where they are. Few: each one left deepens every push and pop, and
+ * its record and heap slot are more lines for the next process to take (a ping-pong's far
+ * retransmission timers kept ~1000 in a heap of ~1000 at 1024; at 32, ~16 dead among ~2 live,
+ * and transfers across processes took 2.25 us against 2.10 at 4, BENCHMARKS.md). */
+#define SWEEP_MIN_CANCELLED 4
 
 /* The ordering key is (time, order) with order = priority << SEQ_BITS | sequence (SEQ_BITS:
  * engine_internal.h), so that one

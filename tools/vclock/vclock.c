@@ -278,6 +278,12 @@ int gettimeofday(struct timeval *tv, void *tz)
 {
 	struct timespec ts;
 
+	/* glibc declares tv nonnull, but the kernel's call takes NULL, and
+	 * programs pass it (for the time zone alone): the compiler must not
+	 * take the check below out on the declaration's word (-O3 with
+	 * link-time optimisation did). */
+	__asm__("" : "+r"(tv));
+
 	/* The time zone is the kernel's (obsolete, but still filled in);
 	 * either argument may be NULL. */
 	if (tz && syscall(SYS_gettimeofday, NULL, tz))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bazel run //:install -- PREFIX
+# bazel run --config=release //:install -- PREFIX (./dev install PREFIX)
 # Lays out PREFIX/lib/libfabric.so.1 (+ libfabric.so), PREFIX/include/rdma,
 # PREFIX/bin, PREFIX/share/fabsim/fabsim.lua (the Wireshark dissector) and
 # PREFIX/lib/pkgconfig/libfabric.pc, the way a libfabric
@@ -9,7 +9,7 @@
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
-	echo "usage: bazel run //:install -- PREFIX" >&2
+	echo "usage: bazel run --config=release //:install -- PREFIX" >&2
 	exit 2
 fi
 prefix=$1

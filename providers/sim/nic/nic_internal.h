@@ -317,12 +317,17 @@ struct nic_thread {
 struct nic_world {
 	fs_arena         *arena;      /* where the model's state lives (NULL: malloc) */
 	pthread_mutex_t   lock;       /* a world of one process */
-	/* A shared world's lock (nic_lock.c): its holder as pid << 32 | tid,
-	 * 0 when free. */
-	uint64_t          holder;
-	uint64_t          last_holder; /* the holder before: whose turn it was */
-	bool              locked;     /* a hint for pollers: someone holds it */
-	int               holder_cpu; /* ... and the CPU it runs on */
+	/* A shared world's lock (nic_lock.c), in 16 bytes, which arena
+	 * allocations keep on one cache line: a poller that looks at it, then
+	 * takes it, then says where it runs, takes one line from the last
+	 * holder's CPU, not two. */
+	struct {
+		/* Its holder as pid << 32 | tid, 0 when free. */
+		_Alignas(16) uint64_t holder;
+		int32_t           holder_cpu; /* a hint: the CPU it runs on */
+		/* The holder before: whose turn it was (its tid). */
+		uint32_t          last_holder;
+	};
 	uint32_t          lock_waiters; /* threads asleep on the lock */
 	/* What a poller that found nothing reads while it spins, on a cache
 	 * line of its own that holds change only when they may let a

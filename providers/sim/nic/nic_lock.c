@@ -68,7 +68,6 @@ void nic_world_held(struct nic_world *world)
 		return; /* no pollers that spin around the lock */
 	poller.idled = __atomic_load_n(&world->version.idled, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
-	__atomic_store_n(&world->locked, true, __ATOMIC_RELAXED);
 	begin_noting(world);
 }
 
@@ -76,7 +75,7 @@ void nic_world_held(struct nic_world *world)
  * this thread spins. */
 static bool holder_here(const struct nic_world *world)
 {
-	return __atomic_load_n(&world->locked, __ATOMIC_RELAXED) &&
+	return __atomic_load_n(&world->holder, __ATOMIC_RELAXED) &&
 	       __atomic_load_n(&world->holder_cpu, __ATOMIC_RELAXED) ==
 		       sched_getcpu();
 }
@@ -116,11 +115,11 @@ static void begin_noting(struct nic_world *world)
 
 	if (!ws)
 		return;
-	if (world->last_holder == me()) {
+	if (world->last_holder == (uint32_t)me()) {
 		fs_working_set_resume(ws);
 		return;
 	}
-	world->last_holder = me();
+	world->last_holder = (uint32_t)me();
 	fs_working_set_fetch(ws);
 	fs_working_set_resume(ws);
 	/* What every turn touches, for the next: the world's fields that
@@ -166,8 +165,7 @@ static bool take_abandoned(struct nic_world *world)
 	return true;
 }
 
-/* The lock itself (a shared world's word, or the mutex), whatever `locked`
- * says: a holder that died left it set. */
+/* The lock itself (a shared world's word, or the mutex). */
 static bool try_take(struct nic_world *world)
 {
 	if (world->version.shared ? !take_free(world)
@@ -243,7 +241,7 @@ static bool trylock(struct nic_world *world)
 {
 	/* Look before trying: a failed try still claims the cache line
 	 * that the holder is using. */
-	if (__atomic_load_n(&world->locked, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&world->holder, __ATOMIC_RELAXED))
 		return false;
 	return try_take(world);
 }
@@ -269,7 +267,6 @@ static void unless_departed(struct nic_world *world)
 	if (__builtin_expect(__atomic_load_n(&departed, __ATOMIC_ACQUIRE) !=
 			     world, 1))
 		return;
-	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
 	release(world);
 	for (;;)
 		pause();
@@ -404,7 +401,6 @@ void nic_world_letting_go(struct nic_world *world)
 	if (!world->version.shared)
 		return;
 	publish(world);
-	__atomic_store_n(&world->locked, false, __ATOMIC_RELAXED);
 	fs_working_set_pause();
 }
 
@@ -543,7 +539,7 @@ bool nic_world_poll_lock(struct nic_world *world)
 		return true;
 	}
 	if (poller.misses % NIC_STALE_LOCK_MISSES == NIC_STALE_LOCK_MISSES - 1 &&
-	    __atomic_load_n(&world->locked, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&world->holder, __ATOMIC_RELAXED) &&
 	    trylock_or_take_abandoned(world)) {
 		unless_departed(world);
 		poller.misses = 0;
@@ -552,7 +548,7 @@ bool nic_world_poll_lock(struct nic_world *world)
 	/* Held: what the holder is changing is not worth a look yet, and
 	 * reading it would only slow the holder down. */
 	if (idle_without_lock(world) || unchanged(world) ||
-	    __atomic_load_n(&world->locked, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&world->holder, __ATOMIC_RELAXED) ||
 	    nothing_for_me(world) || !trylock(world)) {
 		missed(world);
 		return false;

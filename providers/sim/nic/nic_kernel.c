@@ -315,6 +315,20 @@ bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 	       nic_kernel_thread_state(pid, tid) == 'S';
 }
 
+bool nic_kernel_asleep_on_futex(pid_t pid, pid_t tid, uintptr_t *word)
+{
+	struct blocking_call call;
+	int cmd;
+
+	if (!blocking_call(pid, tid, &call) || call.nr != SYS_futex)
+		return false;
+	cmd = int_arg(call.arg[1]) & FUTEX_CMD_MASK;
+	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
+		return false;
+	*word = call.arg[0];
+	return nic_kernel_thread_state(pid, tid) == 'S';
+}
+
 /* Bytes of process `pid` at `addr` (false, errno set, when it cannot be
  * read). */
 static bool read_theirs(pid_t pid, uintptr_t addr, void *buf, size_t len)

@@ -581,17 +581,37 @@ static bool napping(const struct nic_thread *t)
 	return t->tid && nic_kernel_napping(t->pid, t->tid, NIC_NAP_US);
 }
 
+/* A futex word of the world's lock (a half of world->holder): a thread
+ * asleep on it is entering the fabric. The world is mapped at the same
+ * address in every process. */
+static bool world_lock_word(const struct nic_world *world, uintptr_t word)
+{
+	uintptr_t lock = (uintptr_t)&world->holder;
+
+	return word >= lock && word < lock + sizeof(world->holder);
+}
+
 static bool blocked_elsewhere(const struct nic_world *world,
 			      struct nic_thread *t)
 {
 	if (!t->tid ||
 	    !nic_kernel_blocked_on_another_party(t->pid, t->tid, &t->futex))
 		return false;
-	/* Waiting for the world's lock (on a half of world->holder) is
-	 * entering the fabric. */
-	uintptr_t lock = (uintptr_t)&world->holder;
+	return !world_lock_word(world, t->futex.word);
+}
 
-	return t->futex.word < lock || t->futex.word >= lock + sizeof(world->holder);
+/* Asleep on the world's lock: on its way in. Looked for only while some
+ * thread sleeps on the lock (a look at /proc). */
+static bool asleep_on_the_lock(const struct nic_world *world,
+			       const struct nic_thread *t)
+{
+	uintptr_t word;
+
+	/* It naps on the lock (nic_lock.c, wait_shared): a futex wait with a
+	 * time limit. */
+	return __atomic_load_n(&world->lock_waiters, __ATOMIC_RELAXED) &&
+	       nic_kernel_asleep_on_futex(t->pid, t->tid, &word) &&
+	       world_lock_word(world, word);
 }
 
 /* An absent thread of this process that was asleep on a futex and is
@@ -616,14 +636,19 @@ static bool futex_woken(struct nic_thread *t, bool polling)
 /* An absent thread the kernel has made runnable (what it waited for
  * outside the fabric happened, e.g. a peer wrote to its socket) is about to
  * call in: time waits for it, so that it comes back at the instant its
- * waker left the fabric, whatever the kernel's wake-up takes. Not for longer
- * than a thread that computes keeps its place. (Threads of this process that
- * a descriptor wakes are brought back by nic_sched_rouse().) */
-static bool waking(struct nic_thread *t, struct timespec *real)
+ * waker left the fabric, whatever the kernel's wake-up takes. So does one
+ * that has called in and sleeps on the world's lock, held by the thread
+ * that looks (fi_pingpong's server, back from its control socket under a
+ * busy machine's load, came back microseconds late). Not for longer than a
+ * thread that computes keeps its place. (Threads of this process that a
+ * descriptor wakes are brought back by nic_sched_rouse().) */
+static bool waking(const struct nic_world *world, struct nic_thread *t,
+		   struct timespec *real)
 {
 	if (!t->tid)
 		return false;
-	if (nic_kernel_thread_state(t->pid, t->tid) != 'R') {
+	if (nic_kernel_thread_state(t->pid, t->tid) != 'R' &&
+	    !asleep_on_the_lock(world, t)) {
 		t->woke_at.tv_sec = 0;
 		return false;
 	}
@@ -956,7 +981,7 @@ static bool others_idle(struct nic_world *world, struct nic_thread *self,
 				if (within_hold_of(&t->news_at, &real))
 					idle = false;
 			} else if (t->pid != nic_self_pid()) {
-				if (waking(t, &real))
+				if (waking(world, t, &real))
 					idle = false;
 			} else if (futex_woken(t, polling)) {
 				back_in_time(world, t, false);

@@ -259,40 +259,47 @@ uint64_t nic_sched_idle_unlocked(struct nic_world *world,
  * world (nic_lock.c). */
 void nic_world_forget_poller(void);
 
+/* A thread's entry. It begins a cache line (nic_sched.c, entry_new), and
+ * that first line holds what its own calls and the others' looks write
+ * at every turn of a ping-pong: the entries of two processes' threads
+ * cross between their CPUs as one line each, not three. */
 struct nic_thread {
+	_Alignas(64) enum nic_thread_state state;
+	/* Polls in a row, with no other call between them: one poll between
+	 * other calls (a provider's look at its queues in the middle of a
+	 * call) does not make a thread idle, a second one in a row does. */
+	uint32_t               poll_streak;
+	uint64_t               calls;      /* entries into the fabric */
+	uint64_t               calls_seen; /* ... when last looked at */
+	struct timespec        seen_at;    /* ... and when (real time) */
+	uint64_t               acked;      /* POLLING: proc->signals it saw */
+	uint64_t               driver_calls; /* the driver's, when last looked */
+	uint32_t               silent_looks; /* looks since, finding none
+					      * (ABSENT: looks at its futex) */
+	bool                   was_polling; /* at its last entry */
+	/* Entered as a poller that had seen everything for it: if it
+	 * leaves as one, its hold let no one else go on. */
+	bool                   entered_idle;
+	/* WAITING, and what it waits for holds: another thread of its
+	 * process took it in (nic_sched.c, drain_calls). */
+	bool                   ready_now;
+	bool                   exited;     /* its kernel task is gone */
+
 	pid_t                  pid;        /* its process */
 	pid_t                  tid;        /* the kernel's id of the thread */
 	struct nic_proc       *proc;
 	pthread_t              id;
-	enum nic_thread_state  state;
-	uint64_t               calls;      /* entries into the fabric */
-	uint64_t               calls_seen; /* ... when last looked at */
-	struct timespec        seen_at;    /* ... and when (real time) */
-	uint32_t               silent_looks; /* looks since, finding none
-					      * (ABSENT: looks at its futex) */
+	struct nic_thread     *next;
+	void                  *block;      /* what was allocated (entry_new) */
 	struct timespec        woke_at;    /* ABSENT: first seen runnable */
 	/* Asleep on a futex when last found blocked (whichever process
 	 * looked): the word, in its own process, and what it held
 	 * (nic_kernel.h); word 0 otherwise. Read when ABSENT. */
 	struct nic_futex_wait  futex;
-	uint64_t               acked;      /* POLLING: proc->signals it saw */
-	/* Polls in a row, with no other call between them: one poll between
-	 * other calls (a provider's look at its queues in the middle of a
-	 * call) does not make a thread idle, a second one in a row does. */
-	uint32_t               poll_streak;
-	bool                   was_polling; /* at its last entry */
-	/* Entered as a poller that had seen everything for it: if it
-	 * leaves as one, its hold let no one else go on. */
-	bool                   entered_idle;
-	uint64_t               driver_calls; /* the driver's, when last looked */
 	/* While waiting: what for, and until when. */
 	bool                 (*ready)(void *ctx);
 	void                  *ctx;
 	nm_time_ns             deadline;
-	/* WAITING, and what it waits for holds: another thread of its
-	 * process took it in (nic_sched.c, drain_calls). */
-	bool                   ready_now;
-	bool                   exited;     /* its kernel task is gone */
 	/* ABSENT: taken out while the kernel had it running (it computes, or
 	 * reads in a loop memory the NIC or another thread writes) or while
 	 * it napped in such a loop (NIC_NAP_US), and the
@@ -311,8 +318,9 @@ struct nic_thread {
 	/* ABSENT, and its AWAY was told: its return is told too (and only
 	 * then: a thread its own process took out of time, told nothing). */
 	bool                   away_told;
-	struct nic_thread     *next;
 };
+_Static_assert(offsetof(struct nic_thread, pid) <= 64,
+	       "what every turn writes fits the entry's first line");
 
 struct nic_world {
 	fs_arena         *arena;      /* where the model's state lives (NULL: malloc) */

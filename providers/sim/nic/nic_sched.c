@@ -60,13 +60,35 @@ void nic_sched_init(struct nic_world *world)
 	world->driver = NULL;
 }
 
+/* An entry on a cache line of its own (struct nic_thread): arena blocks
+ * are only 16-byte aligned. */
+static struct nic_thread *entry_new(struct nic_world *world)
+{
+	enum { LINE = _Alignof(struct nic_thread) };
+	void *block = fs_mem_calloc(world->arena, 1,
+				    sizeof(struct nic_thread) + LINE - 16);
+	struct nic_thread *t;
+
+	if (!block)
+		return NULL;
+	t = (struct nic_thread *)(((uintptr_t)block + LINE - 1) &
+				  ~(uintptr_t)(LINE - 1));
+	t->block = block;
+	return t;
+}
+
+static void entry_free(struct nic_world *world, struct nic_thread *t)
+{
+	fs_mem_free(world->arena, t->block);
+}
+
 void nic_sched_fini(struct nic_world *world)
 {
 	while (world->threads) {
 		struct nic_thread *t = world->threads;
 
 		world->threads = t->next;
-		fs_mem_free(world->arena, t);
+		entry_free(world, t);
 	}
 }
 
@@ -99,10 +121,12 @@ static void init_entry(struct nic_world *world, struct nic_thread *t,
 		       pid_t pid, pthread_t me)
 {
 	struct nic_thread *next = t->next;
+	void *block = t->block;
 
 	if (t->out_running)
 		world->out_running--;
 	memset(t, 0, sizeof(*t));
+	t->block = block;
 	t->pid = pid;
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->proc = nic_proc_self(world);
@@ -132,7 +156,7 @@ static struct nic_thread *lookup(struct nic_world *world)
 			}
 			return t;
 		}
-	t = fs_mem_calloc(world->arena, 1, sizeof(*t));
+	t = entry_new(world);
 	if (!t)
 		abort(); /* a thread the scheduler cannot see would break time */
 	init_entry(world, t, pid, me);
@@ -803,7 +827,7 @@ static void forget_threads(struct nic_world *world, pid_t pid)
 			world->out_running--;
 		if (world->driver == t)
 			world->driver = NULL;
-		fs_mem_free(world->arena, t);
+		entry_free(world, t);
 	}
 }
 

@@ -337,6 +337,7 @@ struct nic_world {
 		uint32_t          last_holder;
 	};
 	uint32_t          lock_waiters; /* threads asleep on the lock */
+	void             *block;      /* what was allocated (nic_world.c) */
 	/* What a poller that found nothing reads while it spins, on a cache
 	 * line of its own that holds change only when they may let a
 	 * thread of another process go on (nic_lock.c): reading a line the
@@ -356,41 +357,51 @@ struct nic_world {
 		 * a line, so the fields above may straddle two. */
 		char     after[64];
 	} version;
-	/* This hold may let a thread of another process go on: it queued
-	 * work or completions for that process, or a thread of the holder's
-	 * became idle, or one left. */
-	bool              stir;
+	/* What the holds of a ping-pong's turn write, on a line of their own
+	 * (the world begins a line: nic_world.c), so that a turn takes one
+	 * line of them from the other process's CPU, not three. */
+	struct {
+		/* This hold may let a thread of another process go on: it
+		 * queued work or completions for that process, or a thread of
+		 * the holder's became idle, or one left. */
+		_Alignas(64) bool stir;
+		/* The holder need not look again until the version moves:
+		 * its poll found nothing to do (found_nothing: it got
+		 * nowhere), or left another process's poller busy
+		 * (nic_sched.c, leave_poll). */
+		bool              look_later;
+		bool              found_nothing;
+		bool              left_polling; /* it leaves as a poller with
+						 * nothing to read */
+		/* The holder's poll looks because real time moved
+		 * (nic_lock.c): the rules of real time are worth a look at
+		 * once. */
+		bool              timed_look;
+		bool              landing_stop; /* a run stops: the NIC wrote
+						 * where such a thread may be
+						 * looking */
+		/* A futex word, bumped when a thread may now move time. Not
+		 * a condition variable: a process that exits or dies while
+		 * one of its threads waits on a process-shared one leaves it
+		 * waiting for that thread for ever, and every later
+		 * broadcast hangs. */
+		uint32_t          activity;
+		uint32_t          looks;     /* scheduler passes, to space checks */
+		/* It leaves one poll short of idle, and that poll could find
+		 * nothing: it may make itself idle without the lock
+		 * (nic_sched.c, leave_poll). */
+		struct nic_thread *short_of_idle;
+		uint64_t          signals;   /* bumped when work or completions
+					      * appear (for any process) */
+		struct nic_thread *driver;   /* the poller that last moved time */
+	};
 	uint64_t          published_changes; /* sched_changes at the last */
-	/* The holder need not look again until the version moves: its poll
-	 * found nothing to do (found_nothing: it got nowhere), or left
-	 * another process's poller busy (nic_sched.c, leave_poll). */
-	bool              look_later;
-	bool              found_nothing;
-	bool              left_polling; /* it leaves as a poller with nothing
-					 * to read */
-	/* It leaves one poll short of idle, and that poll could find
-	 * nothing: it may make itself idle without the lock (nic_sched.c,
-	 * leave_poll). */
-	struct nic_thread *short_of_idle;
-	/* The holder's poll looks because real time moved (nic_lock.c): the
-	 * rules of real time are worth a look at once. */
-	bool              timed_look;
 	uint64_t          sched_changes; /* threads taken out of time, buried */
 	/* The program's threads (nic_sched.c). */
-	/* A futex word, bumped when a thread may now move time. Not a
-	 * condition variable: a process that exits or dies while one of its
-	 * threads waits on a process-shared one leaves it waiting for that
-	 * thread for ever, and every later broadcast hangs. */
-	uint32_t          activity;
-	uint64_t          signals;     /* bumped when work or completions appear
-					* (for any process) */
 	struct nic_thread *threads;
-	struct nic_thread *driver;     /* the poller that last moved time */
 	bool              threads_exited; /* some found exited: forget them */
 	uint32_t          out_running;   /* threads ABSENT with out_running */
 	bool              unexpected_told; /* nic_match.c: once per world */
-	bool              landing_stop;  /* a run stops: the NIC wrote where
-					  * such a thread may be looking */
 	struct nic_proc  *procs;       /* nic_proc.c */
 	uint32_t          proc_count;
 	uint32_t          aways_unrecorded; /* the processes' sum */
@@ -398,7 +409,6 @@ struct nic_world {
 	 * fabric's start), for at most NIC_JOIN_WAIT_MS of real time. */
 	uint32_t          procs_expected;
 	struct timespec   join_wait_since;
-	uint32_t          looks;         /* scheduler passes, to space checks */
 	struct timespec   peers_checked; /* when processes were last checked */
 	/* Since when a thread not yet seen holds back the clock's jump from
 	 * `unseen_at` (nic_sched.c, unseen_thread_running). */

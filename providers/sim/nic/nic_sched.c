@@ -1189,7 +1189,8 @@ static nm_run_result advance(struct nic_world *world, nm_time_ns limit,
 				   .grace_for = grace_for };
 	nm_run_result r;
 
-	world->landing_stop = false; /* what a run before left is seen */
+	if (world->landing_stop) /* what a run before left is seen */
+		world->landing_stop = false;
 
 	for (struct nic_thread *t = world->threads; t; t = t->next) {
 		if (t->state == NIC_THREAD_WAITING && t->deadline < limit)
@@ -1328,7 +1329,8 @@ static bool poll_world(struct nic_world *world, bool blocking)
 		leave_poll(world, self, true, false);
 		return false;
 	}
-	world->driver = self;
+	if (world->driver != self)
+		world->driver = self;
 	advance(world, world->arena ? next + NIC_POLL_HORIZON_NS : next, NULL,
 		NULL);
 	leave_poll(world, self, false, news_for_another_poller(world, self));

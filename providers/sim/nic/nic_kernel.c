@@ -326,7 +326,7 @@ bool nic_kernel_asleep_on_futex(pid_t pid, pid_t tid, uintptr_t *word)
 	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
 		return false;
 	*word = call.arg[0];
-	return nic_kernel_thread_state(pid, tid) == 'S';
+	return true;
 }
 
 /* Bytes of process `pid` at `addr` (false, errno set, when it cannot be

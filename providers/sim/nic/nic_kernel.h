@@ -43,8 +43,9 @@ struct nic_futex_wait {
 bool nic_kernel_blocked_on_another_party(pid_t pid, pid_t tid,
 					 struct nic_futex_wait *futex);
 
-/* The thread is asleep in a futex wait, with or without a time limit, on
- * the word at *word (an address in process `pid`). */
+/* The thread is in a futex wait (asleep, or about to be: the call is
+ * read, not the state), with or without a time limit, on the word at
+ * *word (an address in process `pid`). */
 bool nic_kernel_asleep_on_futex(pid_t pid, pid_t tid, uintptr_t *word);
 
 /* The thread is asleep in an out-of-band exchange that waits for another

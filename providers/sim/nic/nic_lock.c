@@ -452,16 +452,21 @@ static bool idle_without_lock(struct nic_world *world)
 	if (!t || poller.short_in != world->version.identity)
 		return false;
 	poller.short_of_idle = NULL;
+	/* What its last poll saw (t->acked, its own to write) is still all
+	 * there is for its process: holders check the same. */
 	if (__atomic_load_n(&world->version.value, __ATOMIC_ACQUIRE) !=
 		    poller.version ||
-	    __atomic_load_n(&poller.proc->signals.value, __ATOMIC_RELAXED) !=
-		    poller.signals ||
+	    __atomic_load_n(&t->proc->signals.value, __ATOMIC_RELAXED) !=
+		    t->acked ||
 	    __atomic_load_n(&poller.proc->calls, __ATOMIC_ACQUIRE))
 		return false;
-	/* Its own bump is no news for it; one made by another thread that
-	 * became idle at the same moment is (whichever comes last, the
-	 * other looks again). */
-	poller.idled = nic_sched_idle_unlocked(world, t);
+	/* Its own bump is no news for it; one made by another thread since
+	 * its hold began is (that thread may be the driver, waiting for it:
+	 * whichever became idle last, the other looks again). */
+	uint64_t idled = nic_sched_idle_unlocked(world, t);
+
+	if (idled == poller.idled + 1)
+		poller.idled = idled;
 	poller.identity = poller.idle_in = world->version.identity;
 	return true;
 }

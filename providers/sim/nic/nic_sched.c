@@ -348,8 +348,9 @@ static void wake_all(struct nic_world *world)
 {
 	if (!world->sleepers)
 		return;
-	__atomic_store_n(&world->activity, world->activity + 1,
-			 __ATOMIC_RELEASE);
+	/* Atomic: a thread that becomes idle without the lock bumps it too
+	 * (nic_sched_idle_unlocked). */
+	__atomic_add_fetch(&world->activity, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &world->activity,
 		activity_op(world, FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
 }
@@ -460,11 +461,12 @@ static bool sleep_real(struct nic_world *world, int ms)
 	uint32_t seen = world->activity;
 	long ret;
 
-	world->sleepers++;
+	/* Read without the lock (nic_sched_idle_unlocked). */
+	__atomic_add_fetch(&world->sleepers, 1, __ATOMIC_SEQ_CST);
 	nic_world_unlock(world);
 	if (spin_for_activity(world, seen)) {
 		nic_world_lock(world);
-		world->sleepers--;
+		__atomic_sub_fetch(&world->sleepers, 1, __ATOMIC_RELAXED);
 		return true;
 	}
 	ret = syscall(SYS_futex, &world->activity,
@@ -472,7 +474,7 @@ static bool sleep_real(struct nic_world *world, int ms)
 	bool timed_out = ret == -1 && errno == ETIMEDOUT;
 
 	nic_world_lock(world);
-	world->sleepers--;
+	__atomic_sub_fetch(&world->sleepers, 1, __ATOMIC_RELAXED);
 	return !timed_out;
 }
 
@@ -624,18 +626,19 @@ static bool blocked_elsewhere(const struct nic_world *world,
 	return !world_lock_word(world, t->futex.word);
 }
 
-/* Asleep on the world's lock: on its way in. Looked for only while some
- * thread sleeps on the lock (a look at /proc). */
-static bool asleep_on_the_lock(const struct nic_world *world,
-			       const struct nic_thread *t)
+/* Running, or asleep on the world's lock: on its way in. It naps on the
+ * lock (nic_lock.c, wait_shared: a futex wait with a time limit) and runs
+ * between naps, so the call is read before the state: a nap that ends
+ * between the two reads leaves it running. */
+static bool on_its_way_in(const struct nic_world *world,
+			  const struct nic_thread *t)
 {
 	uintptr_t word;
 
-	/* It naps on the lock (nic_lock.c, wait_shared): a futex wait with a
-	 * time limit. */
-	return __atomic_load_n(&world->lock_waiters, __ATOMIC_RELAXED) &&
-	       nic_kernel_asleep_on_futex(t->pid, t->tid, &word) &&
-	       world_lock_word(world, word);
+	if (nic_kernel_asleep_on_futex(t->pid, t->tid, &word) &&
+	    world_lock_word(world, word))
+		return true;
+	return nic_kernel_thread_state(t->pid, t->tid) == 'R';
 }
 
 /* An absent thread of this process that was asleep on a futex and is
@@ -671,8 +674,7 @@ static bool waking(const struct nic_world *world, struct nic_thread *t,
 {
 	if (!t->tid)
 		return false;
-	if (nic_kernel_thread_state(t->pid, t->tid) != 'R' &&
-	    !asleep_on_the_lock(world, t)) {
+	if (!on_its_way_in(world, t)) {
 		t->woke_at.tv_sec = 0;
 		return false;
 	}

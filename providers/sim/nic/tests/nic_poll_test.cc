@@ -4,6 +4,7 @@
 // before it became idle looks again.
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,6 +125,19 @@ protected:
 	pid_t child = -1;
 };
 
+// The world's lock, held until the end of the scope: a failed ASSERT
+// returns with it let go, and the child's last step can still take it.
+class Held {
+public:
+	explicit Held(nic_world *world) : world_(world) { nic_world_lock(world_); }
+	~Held() { nic_world_unlock(world_); }
+	Held(const Held &) = delete;
+	Held &operator=(const Held &) = delete;
+
+private:
+	nic_world *world_;
+};
+
 void Fire(nm_engine *, void *ctx, uint64_t)
 {
 	*static_cast<bool *>(ctx) = true;
@@ -139,7 +153,7 @@ TEST_F(NicPoll, APollOneShortOfIdleMakesThePollerIdleWithoutTheLock)
 	nic_world_unlock(world);
 	Step('p');
 
-	nic_world_lock(world);
+	Held held(world);
 	EXPECT_EQ(Step('l'), 'k') << "the lock is held: the poll cannot take it";
 	bool fired = false;
 	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, Fire, &fired,
@@ -148,7 +162,6 @@ TEST_F(NicPoll, APollOneShortOfIdleMakesThePollerIdleWithoutTheLock)
 	EXPECT_TRUE(nic_sched_poll(world))
 		<< "the child's second poll did not make it idle";
 	EXPECT_TRUE(fired);
-	nic_world_unlock(world);
 }
 
 void Nothing(nm_engine *, void *, uint64_t) {}
@@ -162,18 +175,21 @@ void Nothing(nm_engine *, void *, uint64_t) {}
 TEST_F(NicPoll, OfTwoPollersThatBecomeIdleWithoutTheLockTheFirstLooksAgain)
 {
 	Step('e');
-	nic_world_lock(world);
-	nic_sched_enter(world);
-	static nic_poll_news news; // the same address in the child
-	nic_poll_news_for_me(&news, world);
-	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, nic_poll_news_tell, &news,
-				     nullptr), 0);
-	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_MS, Nothing, nullptr,
-				     nullptr), 0);
-	EXPECT_FALSE(nic_sched_poll(world)); // the child runs
-	nic_sched_enter(world);
-	EXPECT_FALSE(nic_sched_poll(world)); // a poll in a loop: idle now
-	nic_world_unlock(world);
+	{
+		Held held(world);
+		nic_sched_enter(world);
+		static nic_poll_news news; // the same address in the child
+		nic_poll_news_for_me(&news, world);
+		ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US,
+					     nic_poll_news_tell, &news, nullptr),
+			  0);
+		ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_MS, Nothing,
+					     nullptr, nullptr),
+			  0);
+		EXPECT_FALSE(nic_sched_poll(world)); // the child runs
+		nic_sched_enter(world);
+		EXPECT_FALSE(nic_sched_poll(world)); // a poll in a loop: idle now
+	}
 
 	EXPECT_EQ(Step('p'), 'k'); // runs Tell: news for this process
 	ASSERT_TRUE(nic_world_poll_lock(world)) << "this thread missed its news";
@@ -199,35 +215,52 @@ TEST_F(NicPoll, AThreadAsleepOnTheLockOnItsWayBackHoldsTheClock)
 	Step('e');
 	char b = 'b';
 	ASSERT_EQ(write(to_child[1], &b, 1), 1);
-	nic_world_lock(world);
-	nic_sched_enter(world);
-	nic_sched_sleep(world, NM_NS_PER_US); // time moves: the child is out
-	ASSERT_GT(nic_world_now(world), 0u);
-	ASSERT_EQ(write(wake[1], &b, 1), 1);
-	// Until the child sleeps in the kernel on the lock this thread holds.
-	std::string syscall_file = "/proc/" + std::to_string(child) + "/syscall";
-	auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-	for (;;) {
-		std::ifstream f(syscall_file);
-		std::string call;
-		f >> call;
-		if (call == "202") // futex
-			break;
-		ASSERT_LT(std::chrono::steady_clock::now(), give_up)
-			<< "the child never slept on the lock";
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	// On any failure below, the child is let go (it reads `wake`, then
+	// takes the lock) and answers 'b' before TearDown's step.
+	struct LetGo {
+		int fd, answer;
+		bool woken = false;
+		~LetGo()
+		{
+			nm_time_ns ignored;
+			char c = 'w';
+			if (!woken && write(fd, &c, 1) != 1)
+				return;
+			(void)!read(answer, &ignored, sizeof(ignored));
+		}
+	} let_go{wake[1], from_child[0]};
+	nm_time_ns now, back = 0;
+	{
+		Held held(world);
+		nic_sched_enter(world);
+		nic_sched_sleep(world, NM_NS_PER_US); // time moves: the child is out
+		ASSERT_GT(nic_world_now(world), 0u);
+		ASSERT_EQ(write(wake[1], &b, 1), 1);
+		let_go.woken = true;
+		// Until the child sleeps in the kernel on the lock this thread holds.
+		std::string syscall_file = "/proc/" + std::to_string(child) + "/syscall";
+		auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		for (;;) {
+			std::ifstream f(syscall_file);
+			std::string call;
+			f >> call;
+			if (call == std::to_string(SYS_futex))
+				break;
+			ASSERT_LT(std::chrono::steady_clock::now(), give_up)
+				<< "the child never slept on the lock";
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		now = nic_world_now(world);
+		bool fired = false;
+		ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, Fire, &fired,
+					     nullptr), 0);
+		nic_sched_enter(world);
+		EXPECT_FALSE(nic_sched_poll(world))
+			<< "time moved while the child was on its way back";
+		EXPECT_EQ(nic_world_now(world), now);
 	}
-	nm_time_ns now = nic_world_now(world);
-	bool fired = false;
-	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, Fire, &fired,
-				     nullptr), 0);
-	nic_sched_enter(world);
-	EXPECT_FALSE(nic_sched_poll(world))
-		<< "time moved while the child was on its way back";
-	EXPECT_EQ(nic_world_now(world), now);
-	nic_world_unlock(world);
-	nm_time_ns back = 0;
 	ASSERT_EQ(read(from_child[0], &back, sizeof(back)), (ssize_t)sizeof(back));
+	let_go.answer = -1; // answered
 	EXPECT_EQ(back, now) << "the child came back late";
 }
 

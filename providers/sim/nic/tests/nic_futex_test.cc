@@ -19,10 +19,7 @@
 #include <string>
 #include <thread>
 
-extern "C" {
-#include <netmodel/nm_preset.h>
-#include "providers/sim/nic/nic.h"
-}
+#include "providers/sim/nic/tests/shared_world.h"
 
 namespace {
 
@@ -85,20 +82,7 @@ TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 // is unlinked at the end of the test.
 nic_world *SharedWorld(const std::string &name)
 {
-	char msg[256] = "";
-	fs_arena *arena = nullptr;
-	fs_arena_unlink(name.c_str());
-	EXPECT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena, msg,
-				  sizeof(msg)), 0) << msg;
-	nm_config cfg;
-	nm_error err;
-	nic_transport_params tp;
-	nic_world *world = nullptr;
-	if (!arena || nm_preset_load(&cfg, "roce-25g", &err))
-		return nullptr;
-	nic_transport_defaults(&tp);
-	EXPECT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err), 0);
-	return world;
+	return MakeSharedWorld(name);
 }
 
 // Another process: once `start` has a byte, a thread that sleeps in the

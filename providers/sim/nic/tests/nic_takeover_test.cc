@@ -12,10 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
-extern "C" {
-#include <netmodel/nm_preset.h>
-#include "providers/sim/nic/nic.h"
-}
+#include "providers/sim/nic/tests/shared_world.h"
 
 namespace {
 
@@ -37,16 +34,8 @@ protected:
 
 	void SetUp() override
 	{
-		char msg[256] = "";
-		fs_arena_unlink(name.c_str());
-		ASSERT_EQ(fs_arena_create(name.c_str(), size_t(1) << 28, &arena,
-					  msg, sizeof(msg)), 0) << msg;
-		nm_config cfg;
-		ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
-		nic_transport_params tp;
-		nic_transport_defaults(&tp);
-		ASSERT_EQ(nic_world_create_in(arena, &cfg, &tp, &world, &err),
-			  0);
+		world = MakeSharedWorld(name, &arena);
+		ASSERT_NE(world, nullptr);
 	}
 	void TearDown() override
 	{

@@ -332,7 +332,6 @@ void nic_world_owner_died(struct nic_world *world)
 	world->broken = true;
 }
 
-
 /* Polls skipped in a row before one looks anyway. */
 #define NIC_QUIET_SKIPS 256
 /* Real time after which a poller that gets nowhere looks again: the clock

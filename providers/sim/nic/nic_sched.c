@@ -343,14 +343,13 @@ static int activity_op(const struct nic_world *world, int op)
 	return world->arena ? op : op | FUTEX_PRIVATE_FLAG;
 }
 
-/* Lock held. */
+/* Lock held, or by a thread that becomes idle without it
+ * (nic_sched_idle_unlocked): the count and the word are atomic. */
 static void wake_all(struct nic_world *world)
 {
-	if (!world->sleepers)
+	if (!__atomic_load_n(&world->sleepers, __ATOMIC_SEQ_CST))
 		return;
-	/* Atomic: a thread that becomes idle without the lock bumps it too
-	 * (nic_sched_idle_unlocked). */
-	__atomic_add_fetch(&world->activity, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&world->activity, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &world->activity,
 		activity_op(world, FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
 }
@@ -1281,7 +1280,7 @@ static void leave_poll(struct nic_world *world, struct nic_thread *self,
  * without an atomic instruction, and would lose this bump. Holders read
  * `idled` when their hold begins, so one that looked at this thread
  * before it became idle looks again (nic_lock.c, unchanged), and a waiter
- * about to sleep is woken (spin_for_activity, or the futex below). */
+ * about to sleep is woken (spin_for_activity, or wake_all). */
 uint64_t nic_sched_idle_unlocked(struct nic_world *world,
 				 struct nic_thread *t)
 {
@@ -1289,11 +1288,7 @@ uint64_t nic_sched_idle_unlocked(struct nic_world *world,
 
 	__atomic_store_n(&t->poll_streak, NIC_IDLE_STREAK, __ATOMIC_RELAXED);
 	idled = __atomic_add_fetch(&world->version.idled, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&world->sleepers, __ATOMIC_RELAXED)) {
-		__atomic_add_fetch(&world->activity, 1, __ATOMIC_SEQ_CST);
-		syscall(SYS_futex, &world->activity,
-			activity_op(world, FUTEX_WAKE), INT_MAX, NULL, NULL, 0);
-	}
+	wake_all(world);
 	return idled;
 }
 

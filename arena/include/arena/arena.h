@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,6 +118,14 @@ static inline void *fs_mem_alloc(fs_arena *arena, size_t size);
 static inline void *fs_mem_calloc(fs_arena *arena, size_t count, size_t size);
 static inline void *fs_mem_realloc(fs_arena *arena, void *ptr, size_t size);
 static inline void fs_mem_free(fs_arena *arena, void *ptr);
+/* Zeroed memory for an object that begins a cache line (FS_MEM_LINE
+ * bytes): state that processes write in turn, whose fields every turn
+ * writes are laid out to share one line. Blocks are only 16-byte aligned:
+ * the object sits inside a larger one, which fs_mem_free_line finds from
+ * the word before it. NULL when there is no memory. */
+#define FS_MEM_LINE 64
+static inline void *fs_mem_calloc_line(fs_arena *arena, size_t size);
+static inline void fs_mem_free_line(fs_arena *arena, void *obj);
 
 #ifdef __cplusplus
 }
@@ -145,6 +154,30 @@ static inline void fs_mem_free(fs_arena *arena, void *ptr)
 		fs_arena_free(arena, ptr);
 	else
 		free(ptr);
+}
+
+static inline void *fs_mem_calloc_line(fs_arena *arena, size_t size)
+{
+	char *block;
+	uintptr_t obj;
+
+	if (size > SIZE_MAX - FS_MEM_LINE)
+		return NULL;
+	block = (char *)fs_mem_calloc(arena, 1, size + FS_MEM_LINE);
+	if (!block)
+		return NULL;
+	/* At least a word past the block's start (it is 16-byte aligned,
+	 * so at most FS_MEM_LINE past it): room for its address. */
+	obj = ((uintptr_t)block + sizeof(void *) + FS_MEM_LINE - 1) &
+	      ~(uintptr_t)(FS_MEM_LINE - 1);
+	((void **)obj)[-1] = block;
+	return (void *)obj;
+}
+
+static inline void fs_mem_free_line(fs_arena *arena, void *obj)
+{
+	if (obj)
+		fs_mem_free(arena, ((void **)obj)[-1]);
 }
 
 #endif

@@ -259,7 +259,7 @@ uint64_t nic_sched_idle_unlocked(struct nic_world *world,
  * world (nic_lock.c). */
 void nic_world_forget_poller(void);
 
-/* A thread's entry. It begins a cache line (nic_sched.c, entry_new), and
+/* A thread's entry. It begins a cache line (fs_mem_calloc_line), and
  * that first line holds what its own calls and the others' looks write
  * at every turn of a ping-pong: the entries of two processes' threads
  * cross between their CPUs as one line each, not three. */
@@ -290,7 +290,6 @@ struct nic_thread {
 	struct nic_proc       *proc;
 	pthread_t              id;
 	struct nic_thread     *next;
-	void                  *block;      /* what was allocated (entry_new) */
 	struct timespec        woke_at;    /* ABSENT: first seen runnable */
 	/* Asleep on a futex when last found blocked (whichever process
 	 * looked): the word, in its own process, and what it held
@@ -337,7 +336,6 @@ struct nic_world {
 		uint32_t          last_holder;
 	};
 	uint32_t          lock_waiters; /* threads asleep on the lock */
-	void             *block;      /* what was allocated (nic_world.c) */
 	/* What a poller that found nothing reads while it spins, on a cache
 	 * line of its own that holds change only when they may let a
 	 * thread of another process go on (nic_lock.c): reading a line the

@@ -60,26 +60,12 @@ void nic_sched_init(struct nic_world *world)
 	world->driver = NULL;
 }
 
-/* An entry on a cache line of its own (struct nic_thread): arena blocks
- * are only 16-byte aligned. */
-static struct nic_thread *entry_new(struct nic_world *world)
-{
-	enum { LINE = _Alignof(struct nic_thread) };
-	void *block = fs_mem_calloc(world->arena, 1,
-				    sizeof(struct nic_thread) + LINE - 16);
-	struct nic_thread *t;
-
-	if (!block)
-		return NULL;
-	t = (struct nic_thread *)(((uintptr_t)block + LINE - 1) &
-				  ~(uintptr_t)(LINE - 1));
-	t->block = block;
-	return t;
-}
+_Static_assert(_Alignof(struct nic_thread) == FS_MEM_LINE,
+	       "entries begin a line (fs_mem_calloc_line)");
 
 static void entry_free(struct nic_world *world, struct nic_thread *t)
 {
-	fs_mem_free(world->arena, t->block);
+	fs_mem_free_line(world->arena, t);
 }
 
 void nic_sched_fini(struct nic_world *world)
@@ -121,12 +107,10 @@ static void init_entry(struct nic_world *world, struct nic_thread *t,
 		       pid_t pid, pthread_t me)
 {
 	struct nic_thread *next = t->next;
-	void *block = t->block;
 
 	if (t->out_running)
 		world->out_running--;
 	memset(t, 0, sizeof(*t));
-	t->block = block;
 	t->pid = pid;
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->proc = nic_proc_self(world);
@@ -156,7 +140,7 @@ static struct nic_thread *lookup(struct nic_world *world)
 			}
 			return t;
 		}
-	t = entry_new(world);
+	t = fs_mem_calloc_line(world->arena, sizeof(*t));
 	if (!t)
 		abort(); /* a thread the scheduler cannot see would break time */
 	init_entry(world, t, pid, me);
@@ -1257,12 +1241,14 @@ static void leave_poll(struct nic_world *world, struct nic_thread *self,
 
 	if (idle && !self->entered_idle)
 		world->stir = true;
+	bool nothing_to_find = found_nothing || others_busy;
+
 	world->found_nothing = found_nothing && idle;
-	world->look_later = (found_nothing || others_busy) && idle;
+	world->look_later = nothing_to_find && idle;
 	world->left_polling = idle;
 	/* Its next poll, if nothing moves before, would only make it idle:
 	 * it may do that without the lock (nic_lock.c). */
-	if (!idle && (found_nothing || others_busy) && world->arena &&
+	if (!idle && nothing_to_find && world->arena &&
 	    self->poll_streak == NIC_IDLE_STREAK - 1 &&
 	    self->acked == self->proc->signals.value &&
 	    !nic_proc_has_calls(self->proc))

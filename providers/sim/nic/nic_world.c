@@ -160,17 +160,13 @@ int nic_world_create_parts(fs_arena *arena, const nm_config *cfg,
 		return nm_error_set(err, -EINVAL,
 				    "nic world: no such way to keep parts (%d)",
 				    (int)parts);
-	/* On a line of its own (arena blocks are 16-byte aligned): its
-	 * fields that every hold writes share as few lines as they can. */
-	void *block = fs_mem_calloc(arena, 1, sizeof(*world) +
-					      _Alignof(struct nic_world) - 16);
-
-	if (!block)
+	/* On a line of its own: its fields that every hold writes share as
+	 * few lines as they can (struct nic_world). */
+	_Static_assert(_Alignof(struct nic_world) == FS_MEM_LINE,
+		       "the world begins a line");
+	world = fs_mem_calloc_line(arena, sizeof(*world));
+	if (!world)
 		return -ENOMEM;
-	world = (struct nic_world *)(((uintptr_t)block +
-				      _Alignof(struct nic_world) - 1) &
-				     ~(uintptr_t)(_Alignof(struct nic_world) - 1));
-	world->block = block;
 	world->arena = arena;
 	world->version.shared = arena != NULL;
 	world->cfg = *cfg;
@@ -243,7 +239,7 @@ void nic_world_destroy(struct nic_world *world)
 	nic_sched_fini(world);
 	if (!world->version.shared)
 		pthread_mutex_destroy(&world->lock);
-	fs_mem_free(world->arena, world->block);
+	fs_mem_free_line(world->arena, world);
 }
 
 void nic_world_leave(struct nic_world *world)

@@ -457,7 +457,7 @@ static bool idle_without_lock(struct nic_world *world)
 		    poller.version ||
 	    __atomic_load_n(&t->proc->signals.value, __ATOMIC_RELAXED) !=
 		    t->acked ||
-	    __atomic_load_n(&poller.proc->calls, __ATOMIC_ACQUIRE))
+	    __atomic_load_n(&t->proc->calls, __ATOMIC_ACQUIRE))
 		return false;
 	/* Its own bump is no news for it; one made by another thread since
 	 * its hold began is (that thread may be the driver, waiting for it:

@@ -32,13 +32,22 @@ uintptr_t line_of(const void *p)
 	return reinterpret_cast<uintptr_t>(p) & ~uintptr_t{FS_LINE - 1};
 }
 
+// Begins turns until one notes anew; returns how many it began.
+int next_noting_turn(fs_working_set *ws)
+{
+	int turns = 1;
+	while (!fs_working_set_fetch(ws))
+		turns++;
+	return turns;
+}
+
 class WorkingSet : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
 		ws = fs_working_set_mine();
 		ASSERT_NE(ws, nullptr);
-		fs_working_set_fetch(ws); // whatever an earlier test left
+		next_noting_turn(ws); // whatever an earlier test left
 	}
 	void TearDown() override { fs_working_set_pause(); }
 	fs_working_set *ws = nullptr;
@@ -105,16 +114,36 @@ TEST_F(WorkingSet, AHugeObjectIsFetchedUpToTheSpanLimit)
 	EXPECT_EQ(noted(ws)[0].second, unsigned{FS_WORKING_SET_SPAN});
 }
 
-TEST_F(WorkingSet, AFetchEmptiesTheSetAndTheNextTurnNotesAgain)
+// A set serves FS_WORKING_SET_REFRESH turns: the turns after the one that
+// noted it fetch it as it is, then a turn empties it and notes anew.
+TEST_F(WorkingSet, ASetServesRefreshTurnsThenIsNotedAnew)
 {
-	Record r;
+	Record r, later;
+	EXPECT_TRUE(ws->notes);
 	fs_working_set_resume(ws);
 	fs_touch(&r);
-	fs_working_set_fetch(ws);
+	fs_working_set_pause();
+	for (int turn = 1; turn < FS_WORKING_SET_REFRESH; turn++) {
+		ASSERT_FALSE(fs_working_set_fetch(ws)) << "turn " << turn;
+		EXPECT_FALSE(ws->notes);
+		EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&r), 1}}))
+			<< "turn " << turn;
+	}
+	ASSERT_TRUE(fs_working_set_fetch(ws));
+	EXPECT_TRUE(ws->notes);
 	EXPECT_EQ(ws->count, 0u);
-	fs_touch(&r);
-	fs_touch(&r);
-	EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&r), 1}}));
+	fs_working_set_resume(ws);
+	fs_touch(&later);
+	fs_touch(&later);
+	EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&later), 1}}));
+}
+
+// A turn that noted nothing leaves nothing to serve: the next notes.
+TEST_F(WorkingSet, AnEmptySetIsNotedAtTheNextTurn)
+{
+	ASSERT_EQ(ws->count, 0u);
+	EXPECT_TRUE(fs_working_set_fetch(ws));
+	EXPECT_EQ(next_noting_turn(ws), 1);
 }
 
 // A turn's tag comes back after FS_WORKING_SET_TAGS - 1 turns: what the
@@ -125,7 +154,7 @@ TEST_F(WorkingSet, TurnsManyTurnsApartDoNotShareNotes)
 	fs_working_set_resume(ws);
 	fs_touch(&once);
 	for (int turn = 0; turn < 3 * FS_WORKING_SET_TAGS; turn++) {
-		fs_working_set_fetch(ws);
+		next_noting_turn(ws);
 		fs_touch(&every);
 		if (turn % (FS_WORKING_SET_TAGS - 1) == FS_WORKING_SET_TAGS - 2)
 			fs_touch(&once);
@@ -198,7 +227,9 @@ TEST_F(WorkingSet, FetchingMemoryThatIsGoneIsHarmless)
 	fs_working_set_resume(ws);
 	fs_touch_span(p, page);
 	ASSERT_EQ(munmap(p, page), 0);
-	fs_working_set_fetch(ws);
+	EXPECT_FALSE(fs_working_set_fetch(ws)); // fetches the page
+	EXPECT_EQ(ws->count, 1u);
+	next_noting_turn(ws);
 	EXPECT_EQ(ws->count, 0u);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  * A thread's working set in shared memory: the objects of a shared model
- * that its last turn touched, fetched all at once when its next turn
+ * that a recent turn of it touched, fetched all at once when its next turn
  * begins (the set itself is the thread's own memory).
  *
  * Processes that share a model in an arena take turns at it (the sim NIC's
@@ -12,7 +12,10 @@
  * pairs and ports, the engine's first slots, records taken from the same
  * free lists), so the thread notes the objects it touches, and when its
  * next turn begins it asks for all of their lines before it reads any: the
- * fetches overlap (BENCHMARKS.md, "Working sets").
+ * fetches overlap (BENCHMARKS.md, "Working sets"). Noting costs more than
+ * fetching (a hash look per touch: ~2,000 instructions of a ping-pong's
+ * turn of ~14,000), and turns touch much the same objects, so one turn in
+ * FS_WORKING_SET_REFRESH notes and the turns after it fetch what it noted.
  *
  * Notes are hints. An object noted by mistake costs prefetches that fetch
  * nothing useful (a prefetch never faults); one not noted is fetched when
@@ -48,10 +51,17 @@ extern "C" {
 #define FS_WORKING_SET_TAGS 64 /* tags 1..63 */
 #define FS_WORKING_SET_UNKEPT UINT8_MAX /* seen, but past FS_WORKING_SET_OBJECTS */
 
+/* Turns a set serves: it is noted anew on the first of them. A set noted
+ * in an unusual turn (a look that found nothing) serves that long all the
+ * same: the objects it lacks are fetched when touched. */
+#define FS_WORKING_SET_REFRESH 16
+
 typedef struct fs_working_set {
 	uintptr_t owner; /* fs_self_thread() of the thread whose set it is */
-	uint32_t count;  /* objects noted this turn */
-	uint32_t tag;    /* this turn's */
+	uint32_t count;  /* objects noted */
+	uint32_t tag;    /* the turn that notes */
+	uint32_t served; /* turns since it was noted */
+	bool notes;      /* this turn notes anew */
 	/* An object's first line, with its number of lines less one. */
 	uintptr_t objects[FS_WORKING_SET_OBJECTS];
 	uintptr_t seen[FS_WORKING_SET_SEEN];
@@ -85,9 +95,11 @@ static inline uintptr_t fs_self_thread(void)
  * for it; the thread then notes nothing). */
 fs_working_set *fs_working_set_mine(void);
 
-/* Begins a turn: asks for every line of the objects the last turn noted,
- * then forgets them. */
-void fs_working_set_fetch(fs_working_set *ws);
+/* Begins a turn: asks for every line of the objects noted. On the set's
+ * first turn, and every FS_WORKING_SET_REFRESH turns, the set is then
+ * emptied, to be noted anew (ws->notes; returns true): the turn resumes
+ * noting. Otherwise the turn notes nothing (returns false). */
+bool fs_working_set_fetch(fs_working_set *ws);
 
 /* Notes into `ws`, the calling thread's own set, from now on. One set is
  * noted into at a time in a process: the last resumed. */

@@ -108,7 +108,8 @@ static uint32_t *holder_tid_word(struct nic_world *world)
 
 /* A thread's holds since another thread or process last held the lock are
  * its turn: much of what it touches then was written on another CPU. The
- * objects of its last turn are fetched at once (arena/working_set.h). */
+ * objects a recent turn noted are fetched at once, and now and then a turn
+ * notes them anew (arena/working_set.h). */
 static void begin_noting(struct nic_world *world)
 {
 	fs_working_set *ws = fs_working_set_mine();
@@ -116,11 +117,13 @@ static void begin_noting(struct nic_world *world)
 	if (!ws)
 		return;
 	if (world->last_holder == (uint32_t)me()) {
-		fs_working_set_resume(ws);
+		if (ws->notes)
+			fs_working_set_resume(ws);
 		return;
 	}
 	world->last_holder = (uint32_t)me();
-	fs_working_set_fetch(ws);
+	if (!fs_working_set_fetch(ws))
+		return;
 	fs_working_set_resume(ws);
 	/* What every turn touches, for the next: the world's fields that
 	 * holds read and write (the lock's, the scheduler's, the handles),

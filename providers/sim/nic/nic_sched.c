@@ -590,14 +590,19 @@ static bool napping(const struct nic_thread *t)
 	return t->tid && nic_kernel_napping(t->pid, t->tid, NIC_NAP_US);
 }
 
-/* A futex word of the world's lock (a half of world->holder): a thread
- * asleep on it is entering the fabric. The world is mapped at the same
- * address in every process. */
+static bool within(uintptr_t word, const void *p, size_t len)
+{
+	return word >= (uintptr_t)p && word < (uintptr_t)p + len;
+}
+
+/* A futex word of the world's lock: a half of world->holder (a shared
+ * world's, mapped at the same address in every process), or one inside
+ * world->lock (a world of one process: a pthread mutex, whose waiters
+ * sleep on a word of it). A thread asleep on it is entering the fabric. */
 static bool world_lock_word(const struct nic_world *world, uintptr_t word)
 {
-	uintptr_t lock = (uintptr_t)&world->holder;
-
-	return word >= lock && word < lock + sizeof(world->holder);
+	return within(word, &world->holder, sizeof(world->holder)) ||
+	       within(word, &world->lock, sizeof(world->lock));
 }
 
 static bool blocked_elsewhere(const struct nic_world *world,

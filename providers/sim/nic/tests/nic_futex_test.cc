@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "providers/sim/nic/nic_kernel.h"
 #include "providers/sim/nic/tests/shared_world.h"
 
 namespace {
@@ -75,6 +76,66 @@ TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 	sleeper.join();
 	EXPECT_EQ(seen.load(), posted);
 	sem_destroy(&go);
+	nic_world_destroy(world);
+}
+
+// A thread of a world of one process that comes back from outside the
+// fabric (a sleep between two posts) and finds the world's lock held
+// sleeps on it (a pthread mutex there): it is on its way in, and holds the
+// clock, as a thread asleep on a shared world's lock does. Before, a
+// waiting sibling that looked at it then took it for one blocked on
+// another party, out of time, and the clock jumped (sleep_test, now and
+// then under load: "the clock ran on while the sender slept").
+TEST(NicFutex, AThreadAsleepOnTheLockOfAWorldOfOneProcessHoldsTheClock)
+{
+	nm_config cfg;
+	nm_error err;
+	nic_transport_params tp;
+	nic_world *world = nullptr;
+	ASSERT_EQ(nm_preset_load(&cfg, "roce-25g", &err), 0);
+	nic_transport_defaults(&tp);
+	ASSERT_EQ(nic_world_create_in(nullptr, &cfg, &tp, &world, &err), 0);
+
+	std::atomic<bool> entered{false}, go{false};
+	std::atomic<pid_t> tid{0};
+	std::atomic<nm_time_ns> seen{0};
+	std::thread late([&] {
+		tid = pid_t(syscall(SYS_gettid));
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		nic_world_unlock(world);
+		entered = true;
+		while (!go) // computing: it keeps its place
+			std::this_thread::yield();
+		nic_world_lock(world);
+		nic_sched_enter(world);
+		seen = nic_world_now(world);
+		nic_sched_sleep(world, NM_NS_PER_S);
+		nic_world_unlock(world);
+	});
+	while (!entered)
+		std::this_thread::yield();
+
+	nic_world_lock(world);
+	nic_sched_enter(world);
+	// Looks at the computing thread until its silence is timed (a poller
+	// reads the clock every 64 looks), then lets it be silent for longer
+	// than a thread asleep on a futex keeps its place (NIC_BLOCKED_US).
+	for (int i = 0; i < 200; i++)
+		nic_sched_poll(world);
+	std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	go = true;
+	uintptr_t word = 0;
+	auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+	while (!nic_kernel_asleep_on_futex(getpid(), tid, &word) &&
+	       std::chrono::steady_clock::now() < limit)
+		std::this_thread::yield();
+	ASSERT_NE(word, 0u) << "the thread never slept on the lock";
+	nm_time_ns before = nic_world_now(world);
+	nic_sched_sleep(world, NM_NS_PER_S);
+	nic_world_unlock(world);
+	late.join();
+	EXPECT_EQ(seen.load(), before) << "the clock moved while it slept on the lock";
 	nic_world_destroy(world);
 }
 

@@ -54,7 +54,7 @@ fs_working_set *fs_working_set_mine(void)
 	return mine;
 }
 
-bool fs_working_set_fetch(fs_working_set *ws)
+bool fs_working_set_begin_turn(fs_working_set *ws)
 {
 	/* Read prefetches, not write ones: a line the other process only
 	 * reads stays in its cache as well, instead of being taken from it. */
@@ -65,8 +65,8 @@ bool fs_working_set_fetch(fs_working_set *ws)
 		for (; line < end; line += FS_LINE)
 			__builtin_prefetch((const void *)line, 0, 3);
 	}
-	ws->notes = ws->count == 0 || ++ws->served == FS_WORKING_SET_REFRESH;
-	if (!ws->notes)
+	ws->noting_turn = ws->count == 0 || ++ws->served >= FS_WORKING_SET_REFRESH;
+	if (!ws->noting_turn)
 		return false;
 	ws->served = 0;
 	ws->count = 0;

@@ -32,13 +32,14 @@ uintptr_t line_of(const void *p)
 	return reinterpret_cast<uintptr_t>(p) & ~uintptr_t{FS_LINE - 1};
 }
 
-// Begins turns until one notes anew; returns how many it began.
+// Begins turns until one notes anew (at most FS_WORKING_SET_REFRESH);
+// returns how many it began, 0 if none noted.
 int next_noting_turn(fs_working_set *ws)
 {
-	int turns = 1;
-	while (!fs_working_set_fetch(ws))
-		turns++;
-	return turns;
+	for (int turns = 1; turns <= FS_WORKING_SET_REFRESH; turns++)
+		if (fs_working_set_begin_turn(ws))
+			return turns;
+	return 0;
 }
 
 class WorkingSet : public ::testing::Test {
@@ -47,7 +48,8 @@ protected:
 	{
 		ws = fs_working_set_mine();
 		ASSERT_NE(ws, nullptr);
-		next_noting_turn(ws); // whatever an earlier test left
+		// Whatever an earlier test left.
+		ASSERT_NE(next_noting_turn(ws), 0) << "the set is never noted anew";
 	}
 	void TearDown() override { fs_working_set_pause(); }
 	fs_working_set *ws = nullptr;
@@ -115,35 +117,42 @@ TEST_F(WorkingSet, AHugeObjectIsFetchedUpToTheSpanLimit)
 }
 
 // A set serves FS_WORKING_SET_REFRESH turns: the turns after the one that
-// noted it fetch it as it is, then a turn empties it and notes anew.
+// noted it fetch it as it is, then a turn empties it and notes anew, the
+// objects of the last set among others.
 TEST_F(WorkingSet, ASetServesRefreshTurnsThenIsNotedAnew)
 {
 	Record r, later;
-	EXPECT_TRUE(ws->notes);
+	EXPECT_TRUE(ws->noting_turn);
 	fs_working_set_resume(ws);
 	fs_touch(&r);
 	fs_working_set_pause();
 	for (int turn = 1; turn < FS_WORKING_SET_REFRESH; turn++) {
-		ASSERT_FALSE(fs_working_set_fetch(ws)) << "turn " << turn;
-		EXPECT_FALSE(ws->notes);
+		ASSERT_FALSE(fs_working_set_begin_turn(ws)) << "turn " << turn;
+		EXPECT_FALSE(ws->noting_turn);
 		EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&r), 1}}))
 			<< "turn " << turn;
 	}
-	ASSERT_TRUE(fs_working_set_fetch(ws));
-	EXPECT_TRUE(ws->notes);
+	ASSERT_TRUE(fs_working_set_begin_turn(ws));
+	EXPECT_TRUE(ws->noting_turn);
 	EXPECT_EQ(ws->count, 0u);
 	fs_working_set_resume(ws);
 	fs_touch(&later);
+	fs_touch(&r);
 	fs_touch(&later);
-	EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&later), 1}}));
+	EXPECT_EQ(noted(ws), (std::vector<std::pair<uintptr_t, unsigned>>{{line_of(&later), 1}, {line_of(&r), 1}}));
 }
 
-// A turn that noted nothing leaves nothing to serve: the next notes.
+// A turn that noted nothing leaves nothing to serve: the next notes; one
+// that noted something is served by the next.
 TEST_F(WorkingSet, AnEmptySetIsNotedAtTheNextTurn)
 {
+	Record r;
 	ASSERT_EQ(ws->count, 0u);
-	EXPECT_TRUE(fs_working_set_fetch(ws));
-	EXPECT_EQ(next_noting_turn(ws), 1);
+	EXPECT_TRUE(fs_working_set_begin_turn(ws));
+	fs_working_set_resume(ws);
+	fs_touch(&r);
+	fs_working_set_pause();
+	EXPECT_FALSE(fs_working_set_begin_turn(ws));
 }
 
 // A turn's tag comes back after FS_WORKING_SET_TAGS - 1 turns: what the
@@ -154,7 +163,7 @@ TEST_F(WorkingSet, TurnsManyTurnsApartDoNotShareNotes)
 	fs_working_set_resume(ws);
 	fs_touch(&once);
 	for (int turn = 0; turn < 3 * FS_WORKING_SET_TAGS; turn++) {
-		next_noting_turn(ws);
+		ASSERT_NE(next_noting_turn(ws), 0);
 		fs_touch(&every);
 		if (turn % (FS_WORKING_SET_TAGS - 1) == FS_WORKING_SET_TAGS - 2)
 			fs_touch(&once);
@@ -227,9 +236,9 @@ TEST_F(WorkingSet, FetchingMemoryThatIsGoneIsHarmless)
 	fs_working_set_resume(ws);
 	fs_touch_span(p, page);
 	ASSERT_EQ(munmap(p, page), 0);
-	EXPECT_FALSE(fs_working_set_fetch(ws)); // fetches the page
+	EXPECT_FALSE(fs_working_set_begin_turn(ws)); // fetches the page
 	EXPECT_EQ(ws->count, 1u);
-	next_noting_turn(ws);
+	ASSERT_NE(next_noting_turn(ws), 0);
 	EXPECT_EQ(ws->count, 0u);
 }
 

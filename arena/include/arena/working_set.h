@@ -37,31 +37,32 @@ extern "C" {
 #endif
 
 #define FS_LINE 64
-/* Objects a turn notes at most (a turn of fi_pingpong's notes ~60); the
+/* Objects a set holds at most (a turn of fi_pingpong's notes ~60); the
  * objects beyond are fetched as they are touched. */
 #define FS_WORKING_SET_OBJECTS 192
 /* Lines of one object fetched at most: a note keeps its number of lines,
  * less one, in the low 6 bits of its first line's address. */
 #define FS_WORKING_SET_SPAN 64
-/* A direct-mapped table of the objects noted this turn, so that an object
+/* A direct-mapped table of the objects in the set, so that an object
  * touched again is not noted again (only widened, if touched more widely):
- * its first line, with the turn's tag in the low bits, and where it is in
- * `objects`. Two objects that share a slot may each be noted twice. */
+ * its first line, with the noting turn's tag in the low bits, and where it
+ * is in `objects`. Two objects that share a slot may each be noted twice. */
 #define FS_WORKING_SET_SEEN 512
 #define FS_WORKING_SET_TAGS 64 /* tags 1..63 */
 #define FS_WORKING_SET_UNKEPT UINT8_MAX /* seen, but past FS_WORKING_SET_OBJECTS */
 
-/* Turns a set serves: it is noted anew on the first of them. A set noted
- * in an unusual turn (a look that found nothing) serves that long all the
- * same: the objects it lacks are fetched when touched. */
-#define FS_WORKING_SET_REFRESH 16
+/* One turn in this many notes the set anew; the turns after it fetch what
+ * it noted. Odd, so that a thread whose turns alternate between two kinds
+ * does not always note in the same kind. A set noted in a turn unlike the
+ * others serves as long: what it lacks is fetched when touched. */
+#define FS_WORKING_SET_REFRESH 17
 
 typedef struct fs_working_set {
 	uintptr_t owner; /* fs_self_thread() of the thread whose set it is */
-	uint32_t count;  /* objects noted */
-	uint32_t tag;    /* the turn that notes */
-	uint32_t served; /* turns since it was noted */
-	bool notes;      /* this turn notes anew */
+	uint32_t count;  /* objects in the set */
+	uint32_t tag;    /* the noting turn's */
+	uint32_t served; /* turns that fetched it since it was noted */
+	bool noting_turn; /* this turn notes the set anew */
 	/* An object's first line, with its number of lines less one. */
 	uintptr_t objects[FS_WORKING_SET_OBJECTS];
 	uintptr_t seen[FS_WORKING_SET_SEEN];
@@ -95,11 +96,12 @@ static inline uintptr_t fs_self_thread(void)
  * for it; the thread then notes nothing). */
 fs_working_set *fs_working_set_mine(void);
 
-/* Begins a turn: asks for every line of the objects noted. On the set's
- * first turn, and every FS_WORKING_SET_REFRESH turns, the set is then
- * emptied, to be noted anew (ws->notes; returns true): the turn resumes
- * noting. Otherwise the turn notes nothing (returns false). */
-bool fs_working_set_fetch(fs_working_set *ws);
+/* Begins a turn of the calling thread: asks for every line of the objects
+ * in its set. When the set is empty, or has served FS_WORKING_SET_REFRESH
+ * turns, empties it and returns true: this turn notes it anew
+ * (ws->noting_turn; the caller resumes noting). Otherwise returns false and
+ * the set stays as it is: the caller notes nothing this turn. */
+__attribute__((warn_unused_result)) bool fs_working_set_begin_turn(fs_working_set *ws);
 
 /* Notes into `ws`, the calling thread's own set, from now on. One set is
  * noted into at a time in a process: the last resumed. */

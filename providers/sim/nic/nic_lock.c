@@ -29,7 +29,7 @@
 #include "nic_internal.h"
 #include "nic_kernel.h"
 
-static void begin_noting(struct nic_world *world);
+static void begin_turn(struct nic_world *world);
 
 /* What this thread's last hold left it knowing, and how long it has spun. */
 static __thread struct {
@@ -61,14 +61,14 @@ static __thread struct {
 
 /* The lock is ours: pollers may look (and see on which CPU we run: one on
  * the same CPU had better give it to us), and this thread's turn may
- * begin (begin_noting). */
+ * begin (begin_turn). */
 void nic_world_held(struct nic_world *world)
 {
 	if (!world->version.shared)
 		return; /* no pollers that spin around the lock */
 	poller.idled = __atomic_load_n(&world->version.idled, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&world->holder_cpu, sched_getcpu(), __ATOMIC_RELAXED);
-	begin_noting(world);
+	begin_turn(world);
 }
 
 /* A hint: the holder runs on this thread's CPU, so it cannot go on while
@@ -110,26 +110,26 @@ static uint32_t *holder_tid_word(struct nic_world *world)
  * its turn: much of what it touches then was written on another CPU. The
  * objects a recent turn noted are fetched at once, and now and then a turn
  * notes them anew (arena/working_set.h). */
-static void begin_noting(struct nic_world *world)
+static void begin_turn(struct nic_world *world)
 {
 	fs_working_set *ws = fs_working_set_mine();
 
 	if (!ws)
 		return;
 	if (world->last_holder == (uint32_t)me()) {
-		if (ws->notes)
+		if (ws->noting_turn)
 			fs_working_set_resume(ws);
 		return;
 	}
 	world->last_holder = (uint32_t)me();
-	if (!fs_working_set_fetch(ws))
+	if (!fs_working_set_begin_turn(ws))
 		return;
 	fs_working_set_resume(ws);
-	/* What every turn touches, for the next: the world's fields that
-	 * holds read and write (the lock's, the scheduler's, the handles),
-	 * the engine, the network's free records and counters. The NIC's
-	 * parts and the processes' entries are noted where they are used
-	 * (nic_proc_self may make an entry). */
+	/* What every turn touches, for the turns the set serves: the world's
+	 * fields that holds read and write (the lock's, the scheduler's, the
+	 * handles), the engine, the network's free records and counters. The
+	 * NIC's parts and the processes' entries are noted where they are
+	 * used (nic_proc_self may make an entry). */
 	fs_touch_span(world, offsetof(struct nic_world, cfg));
 	nm_engine_note(world->engine);
 	nm_network_note(world->net);

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "arena/working_set.h"
 #include "providers/sim/nic/tests/shared_world.h"
 
 extern "C" {
@@ -254,6 +255,46 @@ TEST_F(NicPoll, AThreadAsleepOnTheLockOnItsWayBackHoldsTheClock)
 	ASSERT_EQ(read(from_child[0], &back, sizeof(back)), (ssize_t)sizeof(back));
 	let_go.answer = -1; // answered
 	EXPECT_EQ(back, now) << "the child came back late";
+}
+
+// A thread's turn (its holds since another thread held the lock) notes
+// what it touches only when its working set is renewed, one turn in
+// FS_WORKING_SET_REFRESH, in each of its holds; the other turns only fetch
+// the set and note nothing, in any hold (nic_lock.c, begin_turn).
+TEST(NicTurn, ATurnNotesOnlyWhenItsSetIsRenewed)
+{
+	std::string name = "/fabsim-nic-turn-" + std::to_string(getpid());
+	nic_world *world = MakeSharedWorld(name);
+	ASSERT_NE(world, nullptr);
+	fs_working_set *ws = fs_working_set_mine();
+	ASSERT_NE(ws, nullptr);
+	// One turn of this thread, two holds; whether it noted.
+	auto turn = [world, ws](int n) {
+		bool noted = false;
+		for (int hold = 0; hold < 2; hold++) {
+			nic_world_lock(world);
+			if (hold == 0)
+				noted = ws->noting_turn;
+			EXPECT_EQ(fs_working_set_noting(), noted ? ws : nullptr)
+				<< "turn " << n << ", hold " << hold;
+			nic_world_unlock(world);
+		}
+		// Another thread's hold ends the turn.
+		std::thread([world] {
+			nic_world_lock(world);
+			nic_world_unlock(world);
+		}).join();
+		return noted;
+	};
+	// Where the set's count of turns stands is up to the tests before.
+	int first = 0;
+	while (!turn(first) && first <= FS_WORKING_SET_REFRESH)
+		first++;
+	ASSERT_LE(first, FS_WORKING_SET_REFRESH) << "no turn noted";
+	for (int n = 1; n <= 2 * FS_WORKING_SET_REFRESH; n++)
+		EXPECT_EQ(turn(n), n % FS_WORKING_SET_REFRESH == 0) << "turn " << n;
+	nic_world_destroy(world);
+	fs_arena_unlink(name.c_str());
 }
 
 } // namespace

@@ -55,7 +55,7 @@ int nm_engine_create(nm_engine **out)
 
 int nm_engine_create_in(fs_arena *arena, nm_engine **out)
 {
-	nm_engine *engine = fs_mem_calloc(arena, 1, sizeof(*engine));
+	nm_engine *engine = fs_mem_calloc_line(arena, sizeof(*engine));
 	if (!engine)
 		return -ENOMEM;
 	engine->arena = arena;
@@ -75,7 +75,7 @@ void nm_engine_destroy(nm_engine *engine)
 
 	fs_mem_free(arena, engine->heap);
 	fs_mem_free(arena, engine->records);
-	fs_mem_free(arena, engine);
+	fs_mem_free_line(arena, engine);
 }
 
 fs_arena *nm_engine_arena(const nm_engine *engine)

@@ -3,6 +3,8 @@
 #ifndef NM_ENGINE_INTERNAL_H
 #define NM_ENGINE_INTERNAL_H
 
+#include <stddef.h>
+
 #include "netmodel/nm_code.h"
 #include "netmodel/nm_engine.h"
 
@@ -33,27 +35,28 @@ typedef struct event_record {
 } event_record;
 
 struct nm_engine {
-	fs_arena *arena;
-	nm_time_ns now;
+	/* What events write, on the engine's first line (it begins one): the processes of a shared
+	 * model take that line from each other at every turn (arena/working_set.h). */
+	_Alignas(64) nm_time_ns now;
 	/* The highest place (order) run at `now`; UINT64_MAX once every event due by `now` has run
 	 * (a run that ended past them, or the clock set to a deadline). */
 	uint64_t reached;
 	uint64_t next_seq;
-	uint64_t seq_stride; /* 1, or the engine count of a parallel simulation (nm_parallel.h) */
 	uint64_t events_run;
-
-	heap_entry *heap;
 	size_t heap_len;
-	size_t heap_cap;
+	size_t cancelled; /* cancelled records still in the heap */
+	uint32_t free_head;
+	uint32_t record_cap;
+	heap_entry *heap;
 
 	event_record *records;
-	uint32_t record_cap;
-	uint32_t free_head;
-	size_t cancelled; /* cancelled records still in the heap */
-
+	size_t heap_cap;
+	uint64_t seq_stride; /* 1, or the engine count of a parallel simulation (nm_parallel.h) */
+	fs_arena *arena;
 	nm_code observer; /* nm_engine_observer_fn */
 	void *observer_ctx;
 };
+_Static_assert(offsetof(struct nm_engine, heap) < 64, "what events write shares the first line");
 
 static inline nm_time_ns engine_now(const nm_engine *engine)
 {

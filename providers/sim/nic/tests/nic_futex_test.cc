@@ -141,7 +141,8 @@ TEST(NicFutex, AThreadAsleepOnTheLockOfAWorldOfOneProcessHoldsTheClock)
 	while (!nic_kernel_asleep_on_futex(getpid(), tid, &word) &&
 	       std::chrono::steady_clock::now() < limit)
 		std::this_thread::yield();
-	ASSERT_NE(word, 0u) << "the thread never slept on the lock";
+	// Not an ASSERT: the thread must still get the lock and end.
+	EXPECT_NE(word, 0u) << "the thread never slept on the lock";
 	nm_time_ns before = nic_world_now(world);
 	nic_sched_sleep(world, NM_NS_PER_S);
 	nic_world_unlock(world);

@@ -45,30 +45,9 @@ void Sleep(nic_world *world, sem_t *go, std::atomic<bool> *entered,
 	nic_world_unlock(world);
 }
 
-// A world of this process alone, on the roce-25g preset (NULL, the test
-// failed, when it cannot be made).
-nic_world *PrivateWorld()
-{
-	nm_config cfg;
-	nm_error err;
-	nic_transport_params tp;
-	nic_world *world = nullptr;
-
-	if (nm_preset_load(&cfg, "roce-25g", &err) != 0) {
-		ADD_FAILURE() << "preset roce-25g: " << err.msg;
-		return nullptr;
-	}
-	nic_transport_defaults(&tp);
-	if (nic_world_create_in(nullptr, &cfg, &tp, &world, &err) != 0) {
-		ADD_FAILURE() << "world: " << err.msg;
-		return nullptr;
-	}
-	return world;
-}
-
 TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 {
-	nic_world *world = PrivateWorld();
+	nic_world *world = MakeWorldIn(nullptr);
 	ASSERT_NE(world, nullptr);
 
 	sem_t go;
@@ -104,7 +83,7 @@ TEST(NicFutex, ASleeperWokenByASiblingActsAtTheInstantOfItsWakeUp)
 // then under load: "the clock ran on while the sender slept").
 TEST(NicFutex, AThreadAsleepOnTheLockOfAWorldOfOneProcessHoldsTheClock)
 {
-	nic_world *world = PrivateWorld();
+	nic_world *world = MakeWorldIn(nullptr);
 	ASSERT_NE(world, nullptr);
 
 	std::atomic<bool> entered{false}, go{false};

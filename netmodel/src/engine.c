@@ -327,6 +327,7 @@ static void run_top(nm_engine *engine)
 	engine->now = top.time;
 	if (top.order > engine->reached)
 		engine->reached = top.order;
+	engine->running = top.order;
 	engine->events_run++;
 	if (engine->observer) {
 		nm_engine_observer_fn observer = NM_CODE_AS(nm_engine_observer_fn, engine->observer);

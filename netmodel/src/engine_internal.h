@@ -41,10 +41,13 @@ struct nm_engine {
 	/* The highest place (order) run at `now`; UINT64_MAX once every event due by `now` has run
 	 * (a run that ended past them, or the clock set to a deadline). */
 	uint64_t reached;
+	/* The place (order) of the event running, or of the last one run. */
+	uint64_t running;
 	uint64_t next_seq;
 	uint64_t events_run;
-	size_t heap_len;
-	size_t cancelled; /* cancelled records still in the heap */
+	/* No more than records: each entry has its own (uint32_t slots). */
+	uint32_t heap_len;
+	uint32_t cancelled; /* cancelled records still in the heap */
 	uint32_t free_head;
 	uint32_t record_cap;
 	heap_entry *heap;
@@ -61,6 +64,13 @@ _Static_assert(offsetof(struct nm_engine, heap) < 64, "what events write shares 
 static inline nm_time_ns engine_now(const nm_engine *engine)
 {
 	return engine->now;
+}
+
+/* The place of the event running: its handler may give what it starts that place (the network
+ * does, for a packet that finds its egress port idle, forward.c). */
+static inline uint64_t engine_running_order(const nm_engine *engine)
+{
+	return engine->running;
 }
 
 /* nm_engine_reached, inline. */

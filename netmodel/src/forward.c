@@ -4,7 +4,11 @@
  * its host's, and an arrival at a switch with the id of the port that sent it, so that the
  * arrivals of one instant at a switch are taken in the order of their senders however their
  * events were scheduled (at the start of a coasting packet, at the tx_done of another): the
- * numbering makes that the order of the sending nodes' ids, hosts first. */
+ * numbering makes that the order of the sending nodes' ids, hosts first. A packet that finds the
+ * port it leaves a switch by idle keeps its arrival's place, priority and sequence, for its end
+ * there and its arrival beyond (end_place): that place is known before it arrives, which lets it
+ * pass through with no event at the switch ("Passing through"), and it comes from the sender's
+ * sequence space alone, so a partitioned network orders it as one engine does. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -42,14 +46,17 @@ bool credit_mode(const nm_network *net)
 	return net->cfg.sw.flow_control == NM_FLOW_CONTROL_CREDIT && net->cfg.sw.buffer_bytes;
 }
 
-static bool traced(const nm_network *net, nm_trace_kind kind)
+/* Whether the callback wants records of `kind` at `node` (a host, or a switch). */
+static bool traced(const nm_network *net, nm_trace_kind kind, uint32_t node)
 {
-	return net->trace && (net->trace_mask >> kind & 1u);
+	uint32_t mask = node < net->topo.params.hosts ? net->trace_mask : net->switch_trace_mask;
+
+	return net->trace && (mask >> kind & 1u);
 }
 
 #define TRACE(net, engine, kind, reason, node, port, pkt)                                 \
 	do {                                                                               \
-		if (traced((net), (kind)))                                                 \
+		if (traced((net), (kind), (node)))                                         \
 			emit_trace((net), (engine), (kind), (reason), (node), (port), (pkt)); \
 	} while (0)
 
@@ -182,7 +189,8 @@ static bool may_coast(const nm_network *net, const egress_port *p, const nm_pack
 {
 	return p->arrive_delay_ns > 0 && p->queue_head == NO_INDEX &&
 	       p->waiter_head == NO_INDEX && !p->impair && p->up &&
-	       !traced(net, NM_TRACE_TX_END) && arrival_partition(net, p, pkt) == p->partition;
+	       !traced(net, NM_TRACE_TX_END, p->node) &&
+	       arrival_partition(net, p, pkt) == p->partition;
 }
 
 /* The coasting packet's tx_done would have run by now. */
@@ -191,14 +199,32 @@ static bool coast_over(const egress_port *p)
 	return p->coast_ready && engine_reached(p->engine, p->busy_until, p->end_order);
 }
 
-/* A coasting port whose packet's end has come is idle, as after its tx_done. */
-static void settle(nm_network *net, egress_port *p)
+static void ahead_arrived(egress_port *p);
+static bool ahead_due(const egress_port *p);
+static void recall_ahead(nm_network *net, egress_port *p);
+static void recall_launch(nm_network *net, egress_port *p);
+
+/* The port as it is now, for what looks at it without changing it: a packet it waits for that
+ * has arrived is there (passing through, below); a coasting port whose packet's end has come is
+ * idle, as after its tx_done. */
+static void look(egress_port *p)
 {
+	if (p->state == PORT_AHEAD && ahead_due(p))
+		ahead_arrived(p);
 	if (p->state != PORT_COASTING || !coast_over(p))
 		return;
 	p->queued_bytes -= p->in_service_bytes;
 	p->in_service = NO_INDEX;
 	p->state = PORT_IDLE;
+}
+
+/* The port as it is now, for what changes it: a packet it waits for that has not arrived yet
+ * arrives as an event of its own instead. */
+static void settle(nm_network *net, egress_port *p)
+{
+	look(p);
+	if (p->state == PORT_AHEAD)
+		recall_ahead(net, p);
 }
 
 static void schedule_coast_end(nm_network *net, uint32_t port_id)
@@ -233,7 +259,7 @@ void port_stop_coasting(nm_network *net, uint32_t port_id)
 	p->state = PORT_BUSY;
 	if (!p->coast_ready)
 		return; /* its start (port_try_start) schedules the tx_done */
-	nm_engine_cancel(p->engine, p->coast_arrival);
+	recall_launch(net, p);
 	if (p->coast_end != NM_EVENT_NONE) {
 		nm_engine_cancel(p->engine, p->coast_end);
 		p->coast_end = NM_EVENT_NONE;
@@ -260,6 +286,13 @@ static uint64_t queued_now(const egress_port *p)
 void port_stats_now(const nm_network *net, uint32_t port_id, nm_port_stats *out)
 {
 	const egress_port *p = &net->ports[port_id];
+	egress_port arrived;
+
+	if (p->state == PORT_AHEAD && ahead_due(p)) {
+		arrived = *p;
+		ahead_arrived(&arrived);
+		p = &arrived;
+	}
 	*out = p->stats;
 	out->queued_bytes = queued_now(p);
 	/* A transmission counts once complete; a coasting one was counted when it started. */
@@ -280,9 +313,10 @@ static uint64_t buffer_limit(const nm_network *net, const egress_port *p)
 	return p->owner_is_switch && !credit_mode(net) ? net->cfg.sw.buffer_bytes : 0;
 }
 
-static bool has_room(const nm_network *net, const egress_port *p, uint64_t bytes)
+static bool has_room(const nm_network *net, egress_port *p, uint64_t bytes)
 {
 	uint64_t limit = buffer_limit(net, p);
+	look(p);
 	return limit == 0 || queued_now(p) + p->reserved_bytes + bytes <= limit;
 }
 
@@ -373,6 +407,8 @@ static nm_time_ns port_serialization(egress_port *p, uint32_t bytes)
 
 static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns left,
 			  nm_time_ns extra_delay, uint64_t end_order);
+static bool pass_through(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns at,
+			 uint64_t order, nm_event_id *delivery);
 
 static void coast(egress_port *p)
 {
@@ -384,19 +420,181 @@ static void coast(egress_port *p)
 	p->stats.tx_bytes += p->in_service_bytes;
 }
 
+/* The place of the end of a packet that starts on p now: the place of the arrival that brought
+ * it, when it starts at that arrival (it keeps it: see "Passing through"); else one taken now,
+ * with p's priority. Cannot fail once the engine's arrays hold the peak number of events; if
+ * memory runs out the packet would be stuck, so abort loudly rather than corrupt the run. */
+static uint64_t end_place(egress_port *p, uint64_t arrival)
+{
+	uint64_t order;
+
+	if (arrival != NO_ORDER)
+		return arrival;
+	if (nm_engine_reserve_order(p->engine, p->priority, &order))
+		abort();
+	return order;
+}
+
+/* The place of the arrival downstream of a packet whose transmission on p ended in place
+ * end_order: that place with the arrival's priority, unless the packet kept the place of its
+ * arrival at p's switch (end_place), which it keeps further. */
+static uint64_t arrival_place(const egress_port *p, uint64_t end_order, uint32_t priority)
+{
+	if (end_order >> SEQ_BITS != p->priority)
+		return end_order;
+	return order_with_priority(end_order, priority);
+}
+
 /* After the packet's start was traced: its arrival, and its end's place. */
-static void coast_on(nm_network *net, uint32_t port_id, uint32_t index)
+static void coast_on(nm_network *net, uint32_t port_id, uint32_t index, uint64_t arrival)
 {
 	egress_port *p = &net->ports[port_id];
-	if (nm_engine_reserve_order(p->engine, p->priority, &p->end_order))
-		abort();
+	p->end_order = end_place(p, arrival);
 	p->coast_arrival = launch(net, p, index, p->busy_until, 0, p->end_order);
 	p->coast_ready = true;
 	if (p->end_wanted)
 		schedule_coast_end(net, port_id);
 }
 
-void port_try_start(nm_network *net, uint32_t port_id)
+/* ---- Passing through ----
+ * A packet on its way to a switch may find the port it leaves through, towards its host, idle
+ * and with nothing else on its way there, with nothing to decide or record at the switch (no
+ * impairment on that port, its link up, no record of the switch's wanted: only a network on one
+ * engine, without credits). It would then coast from its arrival on, so its arrival needs no
+ * event: when it is launched towards the switch, its delivery is scheduled, and the port waits
+ * for it (AHEAD), keeping its arrival's place. Whoever looks at the port once that place is
+ * reached finds it as the arrival would have left it; whoever needs it before (another arrival
+ * first, a change of its link, impairments or traced kinds, a port waiting for room there) takes
+ * the delivery back, and the arrival runs as an event, in its place. A port that stops coasting
+ * the packet takes it back too: its tx_done launches the packet again. The end of a packet that
+ * starts at its arrival takes the arrival's place (end_place), with or without an event for the
+ * arrival, so passing through changes nothing in what happens or when (coasting_random_test
+ * compares it with the event-per-step machine). Half the events of a packet crossing a quiet
+ * switch. */
+
+/* The switch port a packet that p sends (to a switch) leaves that switch by. */
+static uint32_t next_egress(const nm_network *net, const egress_port *p, const packet_slot *slot)
+{
+	return slot->reserved_port != NO_INDEX ? slot->reserved_port
+					       : route_at(net, p->peer_node, &slot->pkt);
+}
+
+/* The packet the AHEAD port waits for has arrived by now. */
+static bool ahead_due(const egress_port *p)
+{
+	return engine_reached(p->engine, p->ahead_at, p->ahead_order);
+}
+
+static void wait_no_more(egress_port *p)
+{
+	p->state = PORT_IDLE;
+	p->in_service = NO_INDEX;
+	p->coast_arrival = NM_EVENT_NONE;
+}
+
+/* The port as the arrival of the packet it waited for left it: queued, and coasting. */
+static void ahead_arrived(egress_port *p)
+{
+	if (p->ahead_reserved)
+		p->reserved_bytes -= p->in_service_bytes;
+	p->queued_bytes += p->in_service_bytes;
+	if (p->in_service_bytes > p->stats.peak_queued_bytes)
+		p->stats.peak_queued_bytes = p->in_service_bytes;
+	coast(p);
+	p->coast_ready = true;
+}
+
+/* Needed before the packet it waits for arrives: that arrival runs as an event, in its place. */
+static void recall_ahead(nm_network *net, egress_port *p)
+{
+	uint32_t index = p->in_service;
+	packet_slot *slot = packet_at(net, index);
+	egress_port *sender = &net->ports[net->ports[slot->ingress_port].peer_port];
+	nm_event_id arrival;
+
+	nm_engine_cancel(p->engine, p->coast_arrival);
+	if (p->ahead_reserved)
+		slot->reserved_port = (uint32_t)(p - net->ports);
+	wait_no_more(p);
+	p->inbound++;
+	if (nm_engine_schedule_ordered(p->engine, p->ahead_at, p->ahead_order, arrive_switch_event,
+				       net, index, &arrival))
+		abort();
+	/* What the sender takes back if it stops coasting the packet. */
+	if (sender->state == PORT_COASTING && sender->in_service == index)
+		sender->coast_arrival = arrival;
+}
+
+/* Port p stops coasting its packet before the end: its arrival, or its delivery through the
+ * port that waits for it, is taken back. */
+static void recall_launch(nm_network *net, egress_port *p)
+{
+	if (p->peer_is_switch && !net->par) {
+		packet_slot *slot = packet_at(net, p->in_service);
+		uint32_t egress_id = next_egress(net, p, slot);
+		egress_port *e = &net->ports[egress_id];
+
+		if (e->state == PORT_AHEAD && e->in_service == p->in_service) {
+			nm_engine_cancel(e->engine, e->coast_arrival);
+			if (e->ahead_reserved)
+				slot->reserved_port = egress_id;
+			wait_no_more(e);
+			return;
+		}
+		e->inbound--;
+	}
+	nm_engine_cancel(p->engine, p->coast_arrival);
+}
+
+/* Packet `index`, which p launches to arrive at its switch at `at` in place `order`, passes
+ * through if it may: true, with its delivery's event. */
+static bool pass_through(nm_network *net, const egress_port *p, uint32_t index, nm_time_ns at,
+			 uint64_t order, nm_event_id *delivery)
+{
+	packet_slot *slot = packet_at(net, index);
+	uint32_t egress_id = next_egress(net, p, slot);
+	egress_port *e = &net->ports[egress_id];
+	uint32_t bytes = slot->pkt.bytes;
+	bool reserved = slot->reserved_port == egress_id;
+
+	look(e);
+	if (e->state != PORT_IDLE || e->inbound || e->peer_is_switch || credit_mode(net) ||
+	    !may_coast(net, e, &slot->pkt) || traced(net, NM_TRACE_ENQUEUE, e->node) ||
+	    traced(net, NM_TRACE_TX_START, e->node) || (!reserved && !has_room(net, e, bytes)))
+		return false;
+	/* Idle and empty when it arrives: below any ECN threshold, and it starts at once. */
+	nm_time_ns done = at + port_serialization(e, bytes);
+	if (done == at)
+		return false; /* a zero-time transmission does not coast */
+	note_hop(NULL, e);
+	e->end_order = order; /* kept, and by its delivery too (arrival_place) */
+	if (nm_engine_schedule_ordered(e->engine, done + e->arrive_delay_ns, order, deliver_event,
+				       net, index, delivery))
+		abort();
+	e->state = PORT_AHEAD;
+	e->in_service = index;
+	e->in_service_bytes = bytes;
+	e->busy_until = done;
+	e->coast_arrival = *delivery;
+	e->coast_end = NM_EVENT_NONE;
+	e->ahead_at = at;
+	e->ahead_order = order;
+	e->ahead_reserved = reserved;
+	if (reserved)
+		slot->reserved_port = NO_INDEX; /* on the port's books until it arrives */
+	return true;
+}
+
+void ports_settle_ahead(nm_network *net)
+{
+	for (uint32_t id = 0; id < net->topo.port_count; id++)
+		if (net->ports[id].state == PORT_AHEAD)
+			settle(net, &net->ports[id]);
+}
+
+/* Starts the port's next packet if it may. `arrival`: the place of the arrival that queued that
+ * packet on an idle port, at this instant (NO_ORDER otherwise). */
+static void start(nm_network *net, uint32_t port_id, uint64_t arrival)
 {
 	egress_port *p = &net->ports[port_id];
 	settle(net, p);
@@ -455,14 +653,11 @@ void port_try_start(nm_network *net, uint32_t port_id)
 	TRACE(net, p->engine, NM_TRACE_TX_START, 0, p->node, port_id, &slot->pkt);
 	/* Unless the trace changed what decides its end (port_stop_coasting). */
 	if (p->state == PORT_COASTING) {
-		coast_on(net, port_id, index);
+		coast_on(net, port_id, index, arrival);
 		return;
 	}
-	/* Cannot fail once the engine's arrays hold the peak number of events; if memory runs out
-	 * the packet would be stuck, so abort loudly rather than corrupt the run. (A zero-time
-	 * transmission's place may count as reached already: it gets a plain one.) */
-	if (nm_engine_reserve_order(p->engine, p->priority, &p->end_order))
-		abort();
+	/* (A zero-time transmission's place may count as reached already: it gets a plain one.) */
+	p->end_order = end_place(p, arrival);
 	if (engine_reached(p->engine, done, p->end_order) ?
 		    nm_engine_schedule(p->engine, done, p->priority, tx_done_event, net, port_id, NULL) :
 		    nm_engine_schedule_ordered(p->engine, done, p->end_order, tx_done_event, net,
@@ -470,10 +665,20 @@ void port_try_start(nm_network *net, uint32_t port_id)
 		abort();
 }
 
-void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
+void port_try_start(nm_network *net, uint32_t port_id)
+{
+	start(net, port_id, NO_ORDER);
+}
+
+/* Queues packet `index` at the port; `arrival`: the place of its arrival there (NO_ORDER for a
+ * packet sent by a host). */
+static void enqueue(nm_network *net, uint32_t port_id, uint32_t index, uint64_t arrival)
 {
 	egress_port *p = &net->ports[port_id];
 	packet_slot *slot = packet_at(net, index);
+	settle(net, p);
+	if (p->state != PORT_IDLE || p->queue_head != NO_INDEX)
+		arrival = NO_ORDER; /* it will not start at its arrival */
 	slot->next = NO_INDEX;
 	if (p->queue_tail == NO_INDEX)
 		p->queue_head = index;
@@ -484,7 +689,12 @@ void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
 	uint64_t queued = queued_now(p);
 	if (queued > p->stats.peak_queued_bytes)
 		p->stats.peak_queued_bytes = queued;
-	port_try_start(net, port_id);
+	start(net, port_id, arrival);
+}
+
+void port_enqueue(nm_network *net, uint32_t port_id, uint32_t index)
+{
+	enqueue(net, port_id, index, NO_ORDER);
 }
 
 static void drop_packet(nm_network *net, uint32_t port_id, uint32_t index, nm_drop_reason reason)
@@ -511,9 +721,15 @@ static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index,
 	nm_time_ns at = left + p->arrive_delay_ns + extra_delay;
 	uint32_t priority = p->peer_is_switch ? p->priority : p->peer_node;
 	nm_event_fn fn = p->peer_is_switch ? arrive_switch_event : deliver_event;
-	uint64_t order = end_order == NO_ORDER ? 0 : order_with_priority(end_order, priority);
+	uint64_t order = end_order == NO_ORDER ? 0 : arrival_place(p, end_order, priority);
 	uint32_t there = arrival_partition(net, p, &slot->pkt);
 	nm_event_id id = NM_EVENT_NONE;
+	if (p->peer_is_switch && !net->par) {
+		if (end_order != NO_ORDER && !engine_reached(p->engine, at, order) &&
+		    pass_through(net, p, index, at, order, &id))
+			return id;
+		net->ports[next_egress(net, p, slot)].inbound++;
+	}
 	if (there != p->partition) {
 		/* The network's latency is the lookahead: this cannot come too soon. */
 		if (end_order == NO_ORDER ?
@@ -532,8 +748,10 @@ static nm_event_id launch(nm_network *net, const egress_port *p, uint32_t index,
 }
 
 /* A copy made by the duplication impairment. In pause mode it needs space of its own at the
- * next switch; when there is none it is lost to the buffer, as the original would have been. */
-static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slot *original)
+ * next switch (`reserved`: where the original had its own when it left, else NO_INDEX); when
+ * there is none it is lost to the buffer, as the original would have been. */
+static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slot *original,
+			     uint32_t reserved)
 {
 	egress_port *p = &net->ports[port_id];
 	uint32_t index;
@@ -551,14 +769,14 @@ static void launch_duplicate(nm_network *net, uint32_t port_id, const packet_slo
 		}
 		p->credits -= copy->pkt.bytes;
 	}
-	if (original->reserved_port != NO_INDEX) {
-		egress_port *target = &net->ports[original->reserved_port];
+	if (reserved != NO_INDEX) {
+		egress_port *target = &net->ports[reserved];
 		if (!has_room(net, target, copy->pkt.bytes)) {
 			drop_packet(net, port_id, index, NM_DROP_BUFFER);
 			return;
 		}
 		target->reserved_bytes += copy->pkt.bytes;
-		copy->reserved_port = original->reserved_port;
+		copy->reserved_port = reserved;
 	}
 	launch(net, p, index, engine_now(p->engine), 0, NO_ORDER);
 }
@@ -609,9 +827,11 @@ static void tx_done_event(nm_engine *engine, void *ctx, uint64_t arg)
 		if (verdict.extra_delay)
 			slot->pkt.flags |= NM_PKT_DELAYED;
 		TRACE(net, engine, NM_TRACE_TX_END, 0, p->node, port_id, &slot->pkt);
+		/* Its own launch may pass its space over to the port it is bound for (pass_through). */
+		uint32_t reserved = slot->reserved_port;
 		launch(net, p, index, engine_now(engine), verdict.extra_delay, end_order);
 		if (verdict.duplicate)
-			launch_duplicate(net, port_id, slot);
+			launch_duplicate(net, port_id, slot, reserved);
 	}
 	port_freed(net, port_id);
 }
@@ -641,12 +861,18 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 		/* Pause mode: routed, and space set aside, when the upstream port started sending. */
 		egress_id = slot->reserved_port;
 		egress = &net->ports[egress_id];
+		if (!net->par)
+			egress->inbound--;
+		settle(net, egress);
 		egress->reserved_bytes -= slot->pkt.bytes;
 		slot->reserved_port = NO_INDEX;
 	} else {
 		egress_id = route_at(net, net->ports[slot->ingress_port].node, &slot->pkt);
 		egress = &net->ports[egress_id];
 		note_hop(NULL, &net->ports[slot->ingress_port]);
+		if (!net->par)
+			egress->inbound--;
+		settle(net, egress);
 		if (!has_room(net, egress, slot->pkt.bytes)) {
 			drop_packet(net, egress_id, index, NM_DROP_BUFFER);
 			return;
@@ -660,7 +886,7 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 		net->parts[egress->partition].stats.ecn_marked++;
 	}
 	TRACE(net, engine, NM_TRACE_ENQUEUE, 0, egress->node, egress_id, &slot->pkt);
-	port_enqueue(net, egress_id, index);
+	enqueue(net, egress_id, index, engine_running_order(engine));
 }
 
 static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)

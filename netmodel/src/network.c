@@ -335,10 +335,13 @@ void nm_network_set_deliver(nm_network *net, nm_deliver_fn fn, void *ctx)
 	net->deliver_ctx = ctx;
 }
 
-/* A packet that coasts has no end of its own to trace (forward.c). */
-static void stop_coasting_if_traced(nm_network *net)
+/* The kinds traced changed: a packet that passes through a switch has no records there, and one
+ * that coasts no end of its own to trace (forward.c). */
+static void traces_changed(nm_network *net)
 {
-	if (!net->trace || !(net->trace_mask >> NM_TRACE_TX_END & 1u))
+	ports_settle_ahead(net);
+	if (!net->trace ||
+	    !((net->trace_mask | net->switch_trace_mask) >> NM_TRACE_TX_END & 1u))
 		return;
 	for (uint32_t id = 0; id < net->topo.port_count; id++)
 		port_stop_coasting(net, id);
@@ -348,8 +351,8 @@ void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx)
 {
 	net->trace = NM_CODE(fn);
 	net->trace_ctx = ctx;
-	net->trace_mask = UINT32_MAX;
-	stop_coasting_if_traced(net);
+	net->trace_mask = net->switch_trace_mask = UINT32_MAX;
+	traces_changed(net);
 }
 
 nm_engine *nm_network_engine(const nm_network *net)
@@ -600,6 +603,12 @@ size_t nm_network_memory_bytes(const nm_network *net)
 
 void nm_network_set_trace_mask(nm_network *net, uint32_t mask)
 {
-	net->trace_mask = mask;
-	stop_coasting_if_traced(net);
+	net->trace_mask = net->switch_trace_mask = mask;
+	traces_changed(net);
+}
+
+void nm_network_set_switch_trace_mask(nm_network *net, uint32_t mask)
+{
+	net->switch_trace_mask = mask;
+	traces_changed(net);
 }

@@ -47,12 +47,21 @@ typedef struct packet_slot {
  *   COASTING --needed then (a packet queued behind, a port waiting for room)-->
  *              COASTING with coast_end scheduled in that place, which does what tx_done does
  *   COASTING --its link, link parameters, impairments or the traced kinds change before-->
- *              BUSY (tx_done scheduled in that place). */
+ *              BUSY (tx_done scheduled in that place).
+ * A switch's port towards a host that a packet on its way will find idle, with nothing else on
+ * its way here, waits for it (forward.c, "Passing through"):
+ *   IDLE   --such a packet is launched towards the switch-->
+ *              AHEAD (its delivery scheduled; the place of its arrival kept)
+ *   AHEAD  --looked at once that place is reached-->       COASTING, as the arrival left it
+ *   AHEAD  --needed before-->                              IDLE, the arrival scheduled there
+ *   AHEAD  --the port sending the packet stops coasting it--> IDLE (its tx_done launches it
+ *              again). */
 typedef enum port_state {
 	PORT_IDLE = 0,
 	PORT_BUSY = 1,
 	PORT_PAUSED = 2,
 	PORT_COASTING = 3,
+	PORT_AHEAD = 4,
 } port_state;
 
 typedef struct port {
@@ -98,17 +107,26 @@ typedef struct port {
 	uint32_t waiter_tail;
 	uint32_t next_waiter;
 
-	/* BUSY, COASTING: the packet in service, its size and when its last bit leaves. */
+	/* BUSY, COASTING, AHEAD: the packet in service, its size and when its last bit leaves. */
 	uint32_t in_service_bytes;
 	nm_time_ns busy_until;
-	/* COASTING: the place its tx_done would have had, its arrival downstream, and the event
-	 * that ends its service when one is needed (else NM_EVENT_NONE). Until its start has been
-	 * traced (coast_ready), none of them is there yet; end_wanted: the end event is needed. */
+	/* COASTING, AHEAD: the place its tx_done would have had, its arrival downstream, and the
+	 * event that ends its service when one is needed (else NM_EVENT_NONE). Until its start has
+	 * been traced (coast_ready), none of them is there yet; end_wanted: the end event is
+	 * needed. */
 	uint64_t end_order;
 	nm_event_id coast_arrival;
 	nm_event_id coast_end;
 	bool coast_ready;
 	bool end_wanted;
+	/* AHEAD: whether the packet's bytes are held here for it (pause mode), and when and in
+	 * what place it arrives. */
+	bool ahead_reserved;
+	nm_time_ns ahead_at;
+	uint64_t ahead_order;
+	/* Arrivals scheduled that will leave through this port (a network on one engine): it
+	 * may wait for a packet only when none is. */
+	uint32_t inbound;
 
 	impair_state *impair; /* NULL when this direction has no impairment */
 	nm_port_stats stats;
@@ -148,6 +166,7 @@ struct nm_network {
 	nm_code trace; /* nm_trace_fn */
 	void *trace_ctx;
 	uint32_t trace_mask; /* bit per nm_trace_kind the callback wants */
+	uint32_t switch_trace_mask; /* the same, of records at a switch */
 
 	/* Every port infinitely fast, no latency, no impairment, every link
 	 * up: a packet arrives the instant it is sent (forward.c). */
@@ -191,6 +210,8 @@ void port_state_event(nm_engine *engine, void *ctx, uint64_t arg);
 /* The port's coasting packet (if any) goes back to ending with tx_done: what decides its fate
  * then (the link, the impairments, the traced kinds) is changing. */
 void port_stop_coasting(nm_network *net, uint32_t port_id);
+/* Ports that wait for a packet taken back or brought up to now (the kinds traced change). */
+void ports_settle_ahead(nm_network *net);
 /* What the port's counters say now (a coasting packet counts once its last bit has left). */
 void port_stats_now(const nm_network *net, uint32_t port_id, nm_port_stats *out);
 void instant_send(nm_network *net, uint32_t index);

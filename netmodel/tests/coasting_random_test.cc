@@ -196,7 +196,15 @@ struct Rig {
   std::vector<nmtest::Arrival> arrivals;
   std::vector<bool> link_state;
   uint64_t changes_made = 0;
+  // No record of the switches' queueing or starts: packets pass through quiet switches.
+  bool narrow_switches = false;
   uint32_t Mask() const { return base_mask | (per_step ? 1u << NM_TRACE_TX_END : 0); }
+  void SetMasks(uint32_t extra = 0) const {
+    nm_network_set_trace_mask(sim->net, Mask() | extra);
+    if (narrow_switches)
+      nm_network_set_switch_trace_mask(
+          sim->net, (Mask() | extra) & ~(1u << NM_TRACE_ENQUEUE | 1u << NM_TRACE_TX_START));
+  }
 };
 
 void Change(Rig* r, uint64_t h);
@@ -255,12 +263,12 @@ void Change(Rig* r, uint64_t h) {
       break;
     case 5:  // the trace callback set again (traces everything; then back to the mask)
       nm_network_set_trace(net, RigTrace, r);
-      nm_network_set_trace_mask(net, r->Mask());
+      r->SetMasks();
       break;
     case 6:  // TX_END traced for a while: no coasting... then not again
       if (!r->per_step) {
-        nm_network_set_trace_mask(net, r->Mask() | 1u << NM_TRACE_TX_END);
-        nm_network_set_trace_mask(net, r->Mask());
+        r->SetMasks(1u << NM_TRACE_TX_END);
+        r->SetMasks();
       }
       break;
   }
@@ -329,6 +337,7 @@ struct RigOpts {
   bool plan_changes = true;
   bool stepped = false;  // run in pieces, with injections from outside between them
   int variant = 0;
+  bool narrow_switches = false;
 };
 
 void ExpectSameOut(const Out& c, const Out& e) {
@@ -439,9 +448,10 @@ void RandomDiff(uint64_t seed, const RigOpts& o) {
     nmtest::Sim sim(cfg);
     Rig rig{&sim, per_step, pause, seed, base_mask, o.trace_changes, o.replies, ports, links,
             hosts, cfg.link, {}, std::vector<bool>(links, true)};
+    rig.narrow_switches = o.narrow_switches;
     nm_network_set_deliver(sim.net, RigDeliver, &rig);
     nm_network_set_trace(sim.net, RigTrace, &rig);
-    nm_network_set_trace_mask(sim.net, rig.Mask());
+    rig.SetMasks();
     for (uint32_t id = 0; id < ports; id++) {
       int kind = port_kinds[id];
       nm_error err;
@@ -543,5 +553,13 @@ DIFF_TEST(Stepped, 0, false, true, true)
 DIFF_TEST(Everything, 20, true, true, true)
 DIFF_TEST(Dynamic, 0, false, true, false, 1)
 DIFF_TEST(DynamicEverything, 20, true, true, true, 1)
+// The same with packets that pass through switches.
+DIFF_TEST(PassingPlanOnly, 0, false, true, false, 0, true)
+DIFF_TEST(PassingTraceChanges, 20, false, true, false, 0, true)
+DIFF_TEST(PassingTraceChangesOften, 5, false, false, false, 0, true)
+DIFF_TEST(PassingReplies, 0, true, true, false, 0, true)
+DIFF_TEST(PassingStepped, 0, false, true, true, 0, true)
+DIFF_TEST(PassingEverything, 20, true, true, true, 0, true)
+DIFF_TEST(PassingDynamicEverything, 20, true, true, true, 1, true)
 
 }  // namespace

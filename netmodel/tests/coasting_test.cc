@@ -150,14 +150,22 @@ std::vector<std::pair<nm_time_ns, nm_packet>> OnePacket() {
   return {{0, Packet(0, 1, 1, 1000, 7)}};
 }
 
-TEST(Coasting, AlonePacketArrivesOnTimeWithTwoEventsFewer) {
+// Coasting takes the ends of both transmissions out; with no record of the switch wanted, the
+// packet also passes through the switch with no event for its arrival there.
+TEST(Coasting, AlonePacketArrivesOnTimeWithTwoEventsFewerAndThreeWhenItPassesThrough) {
   nm_config cfg = Config(NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE);
-  Outcome coasting = RunScenario(cfg, OnePacket(), false);
+  Outcome passing = RunScenario(cfg, OnePacket(), false);
+  Outcome coasting = RunScenario(cfg, OnePacket(), false, [](nmtest::Sim& sim) {
+    nm_network_set_trace(sim.net, NoTrace, nullptr);
+    nm_network_set_trace_mask(sim.net, 1u << NM_TRACE_ENQUEUE);
+  });
   Outcome per_step = RunScenario(cfg, OnePacket(), true);
   ExpectSame(coasting, per_step);
+  ExpectSame(passing, per_step);
   ASSERT_EQ(1u, coasting.arrivals.size());
   EXPECT_EQ(2130u, coasting.arrivals[0].time);
   EXPECT_EQ(per_step.events - 2, coasting.events);
+  EXPECT_EQ(per_step.events - 3, passing.events);
 }
 
 // The link goes down, or down and up again, while the packet is being sent on either hop: it
@@ -249,6 +257,46 @@ TEST(Coasting, CountersReadDuringTheTransmissionAreThoseOfTheEventPath) {
     EXPECT_EQ(1u, ps.tx_packets);
     EXPECT_EQ(1000u, ps.tx_bytes);
   }
+}
+
+// The same at the switch, where the packet passes through with no event of its own: before it
+// has arrived (at 1080) the port towards host 1 is idle, then it is queued, then sent (at 2080).
+TEST(Coasting, CountersOfTheSwitchReadWhileAPacketPassesThroughAreThoseOfTheEventPath) {
+  nm_config cfg = Config(NM_TOPO_STAR, NM_FLOW_CONTROL_PAUSE);
+  const nm_time_ns reads[] = {500, 1079, 1080, 1500, 2079, 2080, 2200};
+  std::vector<nm_port_stats> seen[2];
+  for (bool per_step : {false, true}) {
+    nmtest::Sim sim(cfg);
+    if (per_step) {
+      nm_network_set_trace(sim.net, NoTrace, nullptr);
+      nm_network_set_trace_mask(sim.net, 1u << NM_TRACE_TX_END);
+    }
+    nm_packet pkt = Packet(0, 1, 1, 1000);
+    nm_path path;
+    ASSERT_EQ(0, nm_network_path(sim.net, 0, 1, pkt.flow, &path));
+    ASSERT_EQ(2u, path.hop_count);
+    ASSERT_EQ(0, nm_network_inject(sim.net, &pkt));
+    for (nm_time_ns t : reads) {
+      nm_port_stats ps;
+      nm_engine_run_until(sim.engine, t);
+      ASSERT_EQ(0, nm_network_port_stats_get(sim.net, path.hops[1].port, &ps));
+      seen[per_step].push_back(ps);
+    }
+    nm_engine_run_until(sim.engine, NM_TIME_NEVER);
+    EXPECT_EQ(per_step ? 4u : 1u, nm_engine_events_run(sim.engine));  // the delivery alone
+  }
+  for (size_t i = 0; i < std::size(reads); i++) {
+    SCOPED_TRACE("at " + std::to_string(reads[i]));
+    EXPECT_EQ(seen[1][i].queued_bytes, seen[0][i].queued_bytes);
+    EXPECT_EQ(seen[1][i].peak_queued_bytes, seen[0][i].peak_queued_bytes);
+    EXPECT_EQ(seen[1][i].tx_packets, seen[0][i].tx_packets);
+    EXPECT_EQ(seen[1][i].tx_bytes, seen[0][i].tx_bytes);
+  }
+  EXPECT_EQ(0u, seen[0][1].queued_bytes);
+  EXPECT_EQ(1000u, seen[0][2].queued_bytes);
+  EXPECT_EQ(0u, seen[0][4].tx_packets);
+  EXPECT_EQ(1u, seen[0][5].tx_packets);
+  EXPECT_EQ(0u, seen[0][5].queued_bytes);
 }
 
 // ---- A trace callback, and changes at the instant a packet's last bit leaves ----

@@ -118,6 +118,11 @@ void nm_network_set_trace(nm_network *net, nm_trace_fn fn, void *ctx);
 /* Which records the trace callback gets: bit (1u << kind) per nm_trace_kind (all by default,
  * and again after each nm_network_set_trace). Skipping unwanted kinds saves a call per event. */
 void nm_network_set_trace_mask(nm_network *net, uint32_t mask);
+/* The same for records at switches (node: a switch), after nm_network_set_trace_mask, which
+ * sets both. A packet that crosses a switch where neither its queueing nor its start is wanted
+ * (NM_TRACE_ENQUEUE, NM_TRACE_TX_START), and finds the port it leaves through idle, crosses it
+ * with no event there: what happens, and when, is the same. */
+void nm_network_set_switch_trace_mask(nm_network *net, uint32_t mask);
 
 /* Copies *packet into the network at its src host, now. -EINVAL: src/dst not distinct hosts;
  * -EMSGSIZE: bytes above the source link's mtu + header_bytes +

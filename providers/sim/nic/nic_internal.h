@@ -533,6 +533,8 @@ void nic_world_owner_died(struct nic_world *world);
 
 /* The engine host `host`'s events run on. */
 nm_engine *nic_world_engine_of(const struct nic_world *world, uint32_t host);
+/* Tells the network which of its records the world wants (nic_world.c, track). */
+void nic_world_trace_kinds(struct nic_world *world);
 /* Schedules fn at now + delay, ordered by the host where it happens. */
 int nic_schedule(struct nic *nic, nm_time_ns delay, nm_event_fn fn, void *ctx,
 		 uint64_t arg, nm_event_id *id);

@@ -1102,10 +1102,7 @@ int nic_world_record(struct nic_world *world,
 		}
 	}
 	world->rec = rec;
-	nm_network_set_trace_mask(world->net, 1u << NM_TRACE_TX_START |
-						1u << NM_TRACE_DROP |
-						1u << NM_TRACE_DUPLICATE |
-						1u << NM_TRACE_DELIVER);
+	nic_world_trace_kinds(world);
 	return 0;
 }
 
@@ -1230,9 +1227,7 @@ int nic_world_record_stop(struct nic_world *world, nm_error *err)
 	if (!rec)
 		return 0;
 	world->rec = NULL;
-	nm_network_set_trace_mask(world->net, 1u << NM_TRACE_TX_START |
-						1u << NM_TRACE_DROP |
-						1u << NM_TRACE_DUPLICATE);
+	nic_world_trace_kinds(world);
 	return nic_record_close(rec, err);
 }
 

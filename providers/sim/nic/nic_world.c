@@ -78,6 +78,18 @@ static void track(void *ctx, const nm_trace_record *rec)
 	}
 }
 
+/* The network's records track wants: its hosts' packets leaving (the next may go), losses and
+ * copies anywhere (the NIC's packet records), and deliveries while recording. None of the
+ * switches' queueing or starts: a packet crosses a quiet switch with no event there. */
+void nic_world_trace_kinds(struct nic_world *world)
+{
+	uint32_t anywhere = 1u << NM_TRACE_DROP | 1u << NM_TRACE_DUPLICATE;
+
+	nm_network_set_trace_mask(world->net, anywhere | 1u << NM_TRACE_TX_START |
+					      (world->rec ? 1u << NM_TRACE_DELIVER : 0));
+	nm_network_set_switch_trace_mask(world->net, anywhere);
+}
+
 int nic_world_create(const nm_config *cfg,
 		     const struct nic_transport_params *transport,
 		     struct nic_world **out, nm_error *err)
@@ -197,9 +209,7 @@ int nic_world_create_parts(fs_arena *arena, const nm_config *cfg,
 	world->recv_overhead_ns = nm_nic_recv_overhead_ns(&cfg->nic);
 	nm_network_set_deliver(world->net, deliver, world);
 	nm_network_set_trace(world->net, track, world);
-	nm_network_set_trace_mask(world->net, 1u << NM_TRACE_TX_START |
-						1u << NM_TRACE_DROP |
-						1u << NM_TRACE_DUPLICATE);
+	nic_world_trace_kinds(world);
 	*out = world;
 	return 0;
 fail:

@@ -161,6 +161,8 @@ struct nic_stats {
 				    * by a lost packet, no receive, a write
 				    * refused (wholly lost ones: unseen) */
 	uint64_t threads_out_of_time; /* program threads that stayed away */
+	uint64_t pollers_moved;    /* pollers that left the CPU of the thread
+				    * they waited for, for another */
 	uint64_t dma_failures;     /* host memory another process could not reach */
 };
 

@@ -436,6 +436,11 @@ struct nic_world {
 	uint64_t          threads_out_of_time; /* nic_stats' */
 	struct nic_recorder *rec;        /* trace files, when recording */
 	bool              broken;        /* a process died holding the lock */
+	/* When (CLOCK_MONOTONIC) a poller last moved to another CPU, to stop
+	 * sharing one with the thread it waited for (nic_lock.c), and how
+	 * many did (nic_stats'). */
+	uint64_t          reseated_ns;
+	uint64_t          pollers_moved;
 };
 
 /* What one partition of the model keeps for the NICs whose events it runs

@@ -322,6 +322,7 @@ void nic_world_stats(const struct nic_world *world, struct nic_stats *out)
 	}
 	memcpy(out, sum, sizeof(*out));
 	out->threads_out_of_time += world->threads_out_of_time;
+	out->pollers_moved += __atomic_load_n(&world->pollers_moved, __ATOMIC_RELAXED);
 }
 
 /* One engine for every host; a partitioned world (MULTIPROCESS.md) will

@@ -5,8 +5,9 @@
 # between two processes on this machine, side by side in one run:
 # sim (two processes on one shared fabric, through fabsim run; real time,
 # not the virtual clock) next to Debian's own libfabric with its shm and
-# tcp providers. Each figure is the client's usec/xfer, the best of
-# PINGPONG_ROUNDS (5) rounds in which the three take turns.
+# tcp providers. Each figure is the client's usec/xfer, the median of
+# PINGPONG_ROUNDS (5) rounds in which the three take turns; the rounds'
+# range follows the table.
 set -euo pipefail
 fabsim="${RUNFILES_DIR:-$0.runfiles}/fabsim/tools/fabsim"
 line_handover="${RUNFILES_DIR:-$0.runfiles}/fabsim/providers/sim/bench/line_handover"
@@ -39,32 +40,44 @@ one_run() {
 	awk '/^[0-9]+[kmg]? / { print $7 }' <<<"$out" | tail -1
 }
 
-# min A B: the smaller figure ("" and "failed" lose).
-min() {
-	if [ -z "$1" ]; then echo "$2"; return; fi
-	if [ -z "$2" ]; then echo "$1"; return; fi
-	awk -v a="$1" -v b="$2" 'BEGIN { print (a < b ? a : b) }'
+# median FIGURES...: the middle one of those there are ("" if none).
+median() {
+	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+# range FIGURES...: "least-most" ("failed" if none).
+range() {
+	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[1] "-" v[NR] : "failed" }'
 }
 
 # This machine's speed comes and goes (a virtual machine's CPUs share the
-# host): the providers take turns, round after round, so that each sees the
-# same conditions, and each keeps its best figure.
+# host, and where the host runs them changes how fast they share memory:
+# shm's 64 B round has taken 0.31 us instead of ~0.63 in about one round in
+# fifty): the providers take turns, round after round, so that each sees
+# the same conditions, and each keeps the median of its rounds, which one
+# lucky or unlucky round does not move.
 rounds=${PINGPONG_ROUNDS:-5}
 # What the machine is like now (sim's figures scale with it; on a virtual
 # machine it may change during the run): before and after.
 "$line_handover" 300000
-echo "fi_pingpong -e rdm, $iters iterations, usec/xfer (client, best of $rounds rounds)"
+echo "fi_pingpong -e rdm, $iters iterations, usec/xfer (client, median of $rounds rounds)"
 printf "%10s %10s %10s %10s %14s %14s\n" bytes sim shm tcp "sim/tcp" "sim/shm"
+ranges=()
 for size in $sizes; do
-	sim="" shm="" tcp=""
+	sims=() shms=() tcps=()
 	for _ in $(seq "$rounds"); do
-		sim=$(min "$sim" "$(one_run sim "$size")")
-		shm=$(min "$shm" "$(one_run shm "$size")")
-		tcp=$(min "$tcp" "$(one_run tcp "$size")")
+		sims+=($(one_run sim "$size"))
+		shms+=($(one_run shm "$size"))
+		tcps+=($(one_run tcp "$size"))
 	done
+	sim=$(median "${sims[@]}") shm=$(median "${shms[@]}") tcp=$(median "${tcps[@]}")
 	printf "%10s %10s %10s %10s %14s %14s\n" "$size" "${sim:-failed}" \
 		"${shm:-failed}" "${tcp:-failed}" \
-		"$(awk -v a="$sim" -v b="$tcp" 'BEGIN { printf "%.2f", a / b }')" \
-		"$(awk -v a="$sim" -v b="$shm" 'BEGIN { printf "%.2f", a / b }')"
+		"$(awk -v a="$sim" -v b="$tcp" 'BEGIN { if (a && b) printf "%.2f", a / b; else print "-" }')" \
+		"$(awk -v a="$sim" -v b="$shm" 'BEGIN { if (a && b) printf "%.2f", a / b; else print "-" }')"
+	ranges+=("$(printf "%10s   sim %s   shm %s   tcp %s" "$size" \
+		"$(range "${sims[@]}")" "$(range "${shms[@]}")" "$(range "${tcps[@]}")")")
 done
+echo "each round's figures, least-most:"
+printf '%s\n' "${ranges[@]}"
 "$line_handover" 300000

@@ -535,36 +535,34 @@ static uint64_t ns_of(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
 }
 
-/* To another CPU of its affinity mask, which it keeps (the kernel moves a
- * running thread that its mask excludes at once); false when it has none. */
-static bool move_to_another_cpu(void)
+/* Its affinity mask, and the same without `cpu`: false when that leaves
+ * no CPU to move to (pinned, or a mask larger than cpu_set_t). */
+static bool other_cpus(int cpu, cpu_set_t *mine, cpu_set_t *others)
 {
-	cpu_set_t mine, others;
-	int cpu = sched_getcpu();
-
-	if (cpu < 0 || sched_getaffinity(0, sizeof(mine), &mine))
+	if (cpu < 0 || sched_getaffinity(0, sizeof(*mine), mine))
 		return false;
-	others = mine;
-	CPU_CLR(cpu, &others);
-	if (!CPU_COUNT(&others) || sched_setaffinity(0, sizeof(others), &others))
-		return false;
-	(void)sched_setaffinity(0, sizeof(mine), &mine);
-	return true;
+	*others = *mine;
+	CPU_CLR(cpu, others);
+	return CPU_COUNT(others) > 0;
 }
 
 /* The CPU goes to whichever thread may need it: the one the clock waits
  * for may be runnable on this very CPU. When it is (the yield came back
  * late, and another thread took the lock on this CPU meanwhile), the
- * poller moves to another CPU: two processes that poll each other and
- * share a CPU, the other one idle, would otherwise take turns through
- * yields for as long as the kernel judges them too cache-hot to move
- * (~30 ms seen here, at ~25 us a transfer instead of ~1.5: a fi_pingpong
- * started next to its peer), and a wake-up from a sleep may put the
- * sleeper back on the busy CPU. One moves, not both (reseated_ns). */
+ * poller moves to another CPU of its affinity mask, which it keeps (the
+ * kernel moves a running thread that its mask excludes at once): two
+ * processes that poll each other and share a CPU, the other one idle,
+ * would otherwise take turns through yields for as long as the kernel
+ * judges them too cache-hot to move (~30 ms seen here, at ~25 us a
+ * transfer instead of ~1.5: a fi_pingpong started next to its peer), and
+ * a wake-up from a sleep may put the sleeper back on the busy CPU. One
+ * moves, not both (reseated_ns), and only one that can. */
 static void give_cpu_away(struct nic_world *world)
 {
 	struct timespec before, after;
+	cpu_set_t mine, others;
 	uint64_t last, now;
+	int cpu;
 
 	nic_kernel_clock(CLOCK_MONOTONIC, &before);
 	sched_yield();
@@ -572,16 +570,20 @@ static void give_cpu_away(struct nic_world *world)
 	/* Another thread ran here meanwhile, and took the lock here last. */
 	if (us_between(&before, &after) < NIC_SHARED_YIELD_US ||
 	    __atomic_load_n(&world->last_holder, __ATOMIC_RELAXED) == (uint32_t)me() ||
-	    __atomic_load_n(&world->holder_cpu, __ATOMIC_RELAXED) != sched_getcpu())
+	    __atomic_load_n(&world->holder_cpu, __ATOMIC_RELAXED) != (cpu = sched_getcpu()) ||
+	    !other_cpus(cpu, &mine, &others))
 		return;
 	now = ns_of(&after);
 	last = __atomic_load_n(&world->reseated_ns, __ATOMIC_RELAXED);
-	if (last && (int64_t)(now - last) < (int64_t)NIC_RESEAT_EVERY_MS * 1000000)
+	if ((last && (int64_t)(now - last) < (int64_t)NIC_RESEAT_EVERY_MS * 1000000) ||
+	    !__atomic_compare_exchange_n(&world->reseated_ns, &last, now, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+	    sched_setaffinity(0, sizeof(others), &others))
 		return;
-	if (__atomic_compare_exchange_n(&world->reseated_ns, &last, now, false,
-					__ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
-	    move_to_another_cpu())
-		__atomic_add_fetch(&world->pollers_moved, 1, __ATOMIC_RELAXED);
+	/* Its own mask again (this fails only if its cpuset changed
+	 * meanwhile; the kernel then keeps what that allows). */
+	(void)sched_setaffinity(0, sizeof(mine), &mine);
+	__atomic_add_fetch(&world->pollers_moved, 1, __ATOMIC_RELAXED);
 }
 
 /* A poll that did not take the lock. */

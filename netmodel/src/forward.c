@@ -437,7 +437,8 @@ static uint64_t end_place(egress_port *p, uint64_t arrival)
 
 /* The place of the arrival downstream of a packet whose transmission on p ended in place
  * end_order: that place with the arrival's priority, unless the packet kept the place of its
- * arrival at p's switch (end_place), which it keeps further. */
+ * arrival at p's switch (end_place), which it keeps further. A kept place has the priority of a
+ * port earlier on the packet's path, never p's own: routes do not come back to a port. */
 static uint64_t arrival_place(const egress_port *p, uint64_t end_order, uint32_t priority)
 {
 	if (end_order >> SEQ_BITS != p->priority)
@@ -534,6 +535,7 @@ static void recall_launch(nm_network *net, egress_port *p)
 		uint32_t egress_id = next_egress(net, p, slot);
 		egress_port *e = &net->ports[egress_id];
 
+		look(e); /* an AHEAD port still waiting names a packet in flight */
 		if (e->state == PORT_AHEAD && e->in_service == p->in_service) {
 			nm_engine_cancel(e->engine, e->coast_arrival);
 			if (e->ahead_reserved)
@@ -855,6 +857,7 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 	nm_network *net = ctx;
 	uint32_t index = (uint32_t)arg;
 	packet_slot *slot = packet_at(net, index);
+	uint64_t place = engine_running_order(engine); /* before any trace callback */
 	uint32_t egress_id;
 	egress_port *egress;
 	if (slot->reserved_port != NO_INDEX) {
@@ -886,7 +889,7 @@ static void arrive_switch_event(nm_engine *engine, void *ctx, uint64_t arg)
 		net->parts[egress->partition].stats.ecn_marked++;
 	}
 	TRACE(net, engine, NM_TRACE_ENQUEUE, 0, egress->node, egress_id, &slot->pkt);
-	enqueue(net, egress_id, index, engine_running_order(engine));
+	enqueue(net, egress_id, index, place);
 }
 
 static void deliver_event(nm_engine *engine, void *ctx, uint64_t arg)

@@ -486,11 +486,19 @@ static bool ahead_due(const egress_port *p)
 	return engine_reached(p->engine, p->ahead_at, p->ahead_order);
 }
 
-static void wait_no_more(egress_port *p)
+/* The AHEAD port waits no more: the delivery scheduled for its packet is cancelled, the space
+ * held for the packet goes back on the packet's books, and the port is idle. The packet. */
+static packet_slot *take_back_delivery(nm_network *net, egress_port *p)
 {
+	packet_slot *slot = packet_at(net, p->in_service);
+
+	nm_engine_cancel(p->engine, p->coast_arrival);
+	if (p->ahead_reserved)
+		slot->reserved_port = (uint32_t)(p - net->ports);
 	p->state = PORT_IDLE;
 	p->in_service = NO_INDEX;
 	p->coast_arrival = NM_EVENT_NONE;
+	return slot;
 }
 
 /* The port as the arrival of the packet it waited for left it: queued, and coasting. */
@@ -509,14 +517,10 @@ static void ahead_arrived(egress_port *p)
 static void recall_ahead(nm_network *net, egress_port *p)
 {
 	uint32_t index = p->in_service;
-	packet_slot *slot = packet_at(net, index);
+	packet_slot *slot = take_back_delivery(net, p);
 	egress_port *sender = &net->ports[net->ports[slot->ingress_port].peer_port];
 	nm_event_id arrival;
 
-	nm_engine_cancel(p->engine, p->coast_arrival);
-	if (p->ahead_reserved)
-		slot->reserved_port = (uint32_t)(p - net->ports);
-	wait_no_more(p);
 	p->inbound++;
 	if (nm_engine_schedule_ordered(p->engine, p->ahead_at, p->ahead_order, arrive_switch_event,
 				       net, index, &arrival))
@@ -531,16 +535,11 @@ static void recall_ahead(nm_network *net, egress_port *p)
 static void recall_launch(nm_network *net, egress_port *p)
 {
 	if (p->peer_is_switch && !net->par) {
-		packet_slot *slot = packet_at(net, p->in_service);
-		uint32_t egress_id = next_egress(net, p, slot);
-		egress_port *e = &net->ports[egress_id];
+		egress_port *e = &net->ports[next_egress(net, p, packet_at(net, p->in_service))];
 
 		look(e); /* an AHEAD port still waiting names a packet in flight */
 		if (e->state == PORT_AHEAD && e->in_service == p->in_service) {
-			nm_engine_cancel(e->engine, e->coast_arrival);
-			if (e->ahead_reserved)
-				slot->reserved_port = egress_id;
-			wait_no_more(e);
+			take_back_delivery(net, e);
 			return;
 		}
 		e->inbound--;

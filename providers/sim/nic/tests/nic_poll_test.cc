@@ -136,6 +136,17 @@ void Fire(nm_engine *, void *ctx, uint64_t)
 	*static_cast<bool *>(ctx) = true;
 }
 
+// This thread (lock held) calls in and polls, with an event due 1 us
+// ahead that sets *fired: *ran, whether the poll ran the model.
+void PollWithAnEventDue(nic_world *world, bool *fired, bool *ran)
+{
+	*fired = false;
+	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, Fire, fired,
+				     nullptr), 0);
+	nic_sched_enter(world);
+	*ran = nic_sched_poll(world);
+}
+
 // The child's first poll finds nothing (this thread runs); its second,
 // while this thread holds the lock, makes it idle all the same: this
 // thread's poll may then move time.
@@ -148,12 +159,9 @@ TEST_F(NicPoll, APollOneShortOfIdleMakesThePollerIdleWithoutTheLock)
 
 	Held held(world);
 	EXPECT_EQ(Step('l'), 'k') << "the lock is held: the poll cannot take it";
-	bool fired = false;
-	ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, Fire, &fired,
-				     nullptr), 0);
-	nic_sched_enter(world);
-	EXPECT_TRUE(nic_sched_poll(world))
-		<< "the child's second poll did not make it idle";
+	bool fired, ran;
+	ASSERT_NO_FATAL_FAILURE(PollWithAnEventDue(world, &fired, &ran));
+	EXPECT_TRUE(ran) << "the child's second poll did not make it idle";
 	EXPECT_TRUE(fired);
 }
 
@@ -244,12 +252,9 @@ TEST_F(NicPoll, AThreadAsleepOnTheLockOnItsWayBackHoldsTheClock)
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
 		}
 		now = nic_world_now(world);
-		bool fired = false;
-		ASSERT_EQ(nic_world_schedule(world, 0, NM_NS_PER_US, Fire, &fired,
-					     nullptr), 0);
-		nic_sched_enter(world);
-		EXPECT_FALSE(nic_sched_poll(world))
-			<< "time moved while the child was on its way back";
+		bool fired, ran;
+		ASSERT_NO_FATAL_FAILURE(PollWithAnEventDue(world, &fired, &ran));
+		EXPECT_FALSE(ran) << "time moved while the child was on its way back";
 		EXPECT_EQ(nic_world_now(world), now);
 	}
 	ASSERT_EQ(read(from_child[0], &back, sizeof(back)), (ssize_t)sizeof(back));
